@@ -1,0 +1,39 @@
+//! Constraints, automata, samplers and metrics for faithful constrained sampling.
+//!
+//! Pure Rust with no GPU and no web dependencies: it builds for native targets and for
+//! `wasm32-unknown-unknown` with no feature flags.
+//!
+//! # Key types
+//! - [`LanguageModel`]: next-token log-probabilities over a vocabulary (async, so that a
+//!   WebGPU read-back can be awaited).
+//! - [`Constraint`]: an incremental token-level constraint (per-token check, full mask,
+//!   completeness and, for regular constraints, budget-aware masks).
+//! - [`Vocabulary`]: the byte string of every token, which lifts byte-level automata to tokens.
+//! - [`Event`] and [`EventSink`]: what a sampler reports while it runs.
+//! - [`RandomSource`]: injected randomness, so tests can enumerate every random path.
+//!
+//! # Usage
+//! Pick a sampler from [`samplers`], give it a model, a constraint, a random source and an
+//! event sink, and drive its future with [`block_on`] (native) or an executor of your own.
+#![deny(missing_docs)]
+
+pub mod block_on;
+pub mod constraint;
+pub mod error;
+pub mod event;
+pub mod lm;
+pub mod rng;
+pub mod token_set;
+pub mod vocab;
+
+pub use block_on::block_on;
+pub use constraint::Constraint;
+pub use error::SampleError;
+pub use event::{Event, EventSink, NullSink, VecSink};
+pub use lm::{LanguageModel, LmError};
+pub use rng::{RandomSource, SeededRng};
+pub use token_set::TokenSet;
+pub use vocab::Vocabulary;
+
+/// A token id in the model's vocabulary.
+pub type TokenId = u32;
