@@ -1,1 +1,47 @@
-//! placeholder until the crate is written
+//! The model runtime: GGUF reader, tokenizer, chat template and llama forward pass.
+//!
+//! # Key types
+//! - [`gguf::Gguf`]: a GGUF v2/v3 header parsed from a byte slice (metadata, tensor
+//!   infos, checked data ranges), with the quantization blocks ([`gguf::BlockQ4_1`],
+//!   [`gguf::BlockQ8_0`]) and their scalar dequantizers.
+//! - [`Tokenizer`]: byte-level BPE from the GGUF metadata (the `tokenizers` crate), the
+//!   chat template (minijinja), and the [`sampler_core::Vocabulary`] the samplers need.
+//! - [`Model`]: a llama-architecture model in memory, weights still quantized; a CPU
+//!   forward pass with a [`KvCache`]; [`Model::score`].
+//! - [`PromptedModel`]: a model conditioned on a prompt, implementing
+//!   [`sampler_core::LanguageModel`] with a KV cache reused by longest common prefix.
+//!
+//! # Usage
+//! ```no_run
+//! use lm::{Model, PromptedModel};
+//! use sampler_core::LanguageModel;
+//! use std::sync::Arc;
+//!
+//! let model = Arc::new(Model::load("assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")?);
+//! let vocab = model.tokenizer().vocabulary();
+//! let prompt = model.tokenizer().encode_prompt("Name a colour.", true)?;
+//! let mut lm = PromptedModel::new(model.clone(), prompt)?;
+//! let logprobs = sampler_core::block_on(lm.logprobs(&[]))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod byte_level;
+pub mod chat_template;
+pub mod config;
+pub mod error;
+pub mod forward;
+pub mod gguf;
+pub mod model;
+pub mod prompted;
+pub mod tokenizer;
+
+#[cfg(test)]
+mod test_gguf;
+
+pub use config::LlamaConfig;
+pub use error::LoadError;
+pub use forward::KvCache;
+pub use model::Model;
+pub use prompted::PromptedModel;
+pub use tokenizer::{TokenType, Tokenizer};

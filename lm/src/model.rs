@@ -1,0 +1,134 @@
+//! A loaded model: the file's bytes, its header, configuration, tokenizer and weights.
+
+use crate::config::LlamaConfig;
+use crate::error::LoadError;
+use crate::forward::{self, KvCache, Weights};
+use crate::gguf::Gguf;
+use crate::tokenizer::Tokenizer;
+use sampler_core::{LmError, TokenId};
+use std::path::Path;
+
+/// A llama-architecture GGUF model held in memory (weights stay quantized).
+pub struct Model {
+    bytes: Box<dyn AsRef<[u8]> + Send + Sync>,
+    gguf: Gguf,
+    config: LlamaConfig,
+    tokenizer: Tokenizer,
+    weights: Weights,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Reads a model file; a missing file gives the command that fetches the default one.
+    pub fn load(path: impl AsRef<Path>) -> Result<Model, LoadError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => LoadError::NotFound(path.to_path_buf()),
+            _ => LoadError::Io(path.to_path_buf(), e),
+        })?;
+        Model::from_bytes(bytes)
+    }
+
+    /// Builds a model from the bytes of a GGUF file: a `Vec<u8>`, a downloaded buffer,
+    /// or a memory map.
+    pub fn from_bytes(bytes: impl AsRef<[u8]> + Send + Sync + 'static) -> Result<Model, LoadError> {
+        let bytes: Box<dyn AsRef<[u8]> + Send + Sync> = Box::new(bytes);
+        let b = (*bytes).as_ref();
+        let gguf = Gguf::parse(b)?;
+        let config = LlamaConfig::from_gguf(&gguf)?;
+        let tokenizer = Tokenizer::from_gguf(&gguf)?;
+        if tokenizer.vocab_size() != config.vocab_size {
+            return Err(LoadError::Config(format!(
+                "the tokenizer has {} tokens but token_embd.weight has {} rows",
+                tokenizer.vocab_size(),
+                config.vocab_size
+            )));
+        }
+        let weights = Weights::new(&gguf, b, &config)?;
+        Ok(Model {
+            bytes,
+            gguf,
+            config,
+            tokenizer,
+            weights,
+        })
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &LlamaConfig {
+        &self.config
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The parsed GGUF header (metadata and tensor infos).
+    pub fn gguf(&self) -> &Gguf {
+        &self.gguf
+    }
+
+    /// The whole file; tensor data lies at [`crate::gguf::TensorInfo::range`].
+    pub fn bytes(&self) -> &[u8] {
+        (*self.bytes).as_ref()
+    }
+
+    /// An empty KV cache for this model.
+    pub fn new_cache(&self) -> KvCache {
+        KvCache::new(&self.config)
+    }
+
+    /// Runs `tokens` after the positions already in `cache` (appending theirs) and
+    /// returns the logits of positions `logits_from..tokens.len()`, `vocab_size` each.
+    pub fn forward(
+        &self,
+        cache: &mut KvCache,
+        tokens: &[TokenId],
+        logits_from: usize,
+    ) -> Result<Vec<f32>, LmError> {
+        forward::forward(
+            &self.config,
+            &self.weights,
+            self.bytes(),
+            cache,
+            tokens,
+            logits_from,
+        )
+    }
+
+    /// Log-probability of each text token and then of EOS, after the prompt:
+    /// `text.len() + 1` values. The prompt must not be empty.
+    pub fn token_logprobs(
+        &self,
+        prompt: &[TokenId],
+        text: &[TokenId],
+    ) -> Result<Vec<f64>, LmError> {
+        if prompt.is_empty() {
+            return Err(LmError(
+                "cannot score after an empty prompt: the model needs at least one token".into(),
+            ));
+        }
+        let seq: Vec<TokenId> = prompt.iter().chain(text).copied().collect();
+        let mut cache = self.new_cache();
+        let logits = self.forward(&mut cache, &seq, prompt.len() - 1)?;
+        let targets = text.iter().copied().chain([self.tokenizer.eos()]);
+        Ok(logits
+            .chunks_exact(self.config.vocab_size)
+            .zip(targets)
+            .map(|(row, t)| forward::log_softmax(row)[t as usize])
+            .collect())
+    }
+
+    /// `log P(text · EOS | prompt)`: the sum of [`Model::token_logprobs`].
+    pub fn score(&self, prompt: &[TokenId], text: &[TokenId]) -> Result<f64, LmError> {
+        Ok(self.token_logprobs(prompt, text)?.iter().sum())
+    }
+}

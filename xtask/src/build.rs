@@ -1,0 +1,118 @@
+//! The release page: `trunk build --release --offline`, then binaryen's `wasm-opt -Os`.
+
+use crate::setup::{MODEL_FILE, Tools, model_path};
+use crate::util::{self, Result, root, step};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Build switches.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Run binaryen's `wasm-opt -Os` on the page's wasm after trunk (when it is installed).
+    pub wasm_opt: bool,
+}
+
+impl Options {
+    /// From command-line flags (`--no-wasm-opt`).
+    pub fn from_flags(flags: &[String]) -> Self {
+        Options { wasm_opt: !flags.iter().any(|f| f == "--no-wasm-opt") }
+    }
+}
+
+/// What the build produced.
+pub struct Page {
+    /// The `dist/` folder.
+    pub dist: PathBuf,
+}
+
+/// wasm features rustc 1.95 emits for wasm32-unknown-unknown that binaryen 108 must be
+/// told about (DESIGN.md §5).
+const WASM_OPT_FEATURES: &[&str] = &[
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+
+/// Builds the page into `dist/` and links the model under `dist/models/`.
+pub fn build_page(tools: &Tools, opts: Options) -> Result<Page> {
+    let root = root();
+    let dist = root.join("dist");
+    let t0 = Instant::now();
+    // trunk must find our wasm-bindgen in PATH: its own download goes to GitHub.
+    util::run(
+        Command::new(&tools.trunk)
+            .args(["build", "--release", "--offline"])
+            .current_dir(&root)
+            .env("PATH", util::path_with_tools()),
+    )?;
+    let trunk_s = t0.elapsed().as_secs_f64();
+    let wasm = find_wasm(&dist)?;
+    let before = size(&wasm);
+    step(format!("trunk build: {trunk_s:.0} s, {} ({})", mb(before), rel(&wasm)));
+    if opts.wasm_opt {
+        match util::which("wasm-opt") {
+            Some(wasm_opt) => {
+                let t1 = Instant::now();
+                let out = wasm.with_extension("opt.wasm");
+                util::run(
+                    Command::new(wasm_opt)
+                        .arg("-Os")
+                        .args(WASM_OPT_FEATURES)
+                        .arg(&wasm)
+                        .arg("-o")
+                        .arg(&out),
+                )?;
+                fs::rename(&out, &wasm).map_err(|e| e.to_string())?;
+                step(format!(
+                    "wasm-opt -Os: {:.0} s, {} -> {}",
+                    t1.elapsed().as_secs_f64(),
+                    mb(before),
+                    mb(size(&wasm))
+                ));
+            }
+            None => step("wasm-opt not found (Debian package `binaryen`); page left unoptimized"),
+        }
+    }
+    link_model(&dist)?;
+    step(format!("page built in {:.0} s: {}", t0.elapsed().as_secs_f64(), rel(&dist)));
+    Ok(Page { dist })
+}
+
+/// `dist/models/<model>` → `assets/models/<model>` (a symlink; a copy where links fail).
+fn link_model(dist: &Path) -> Result<()> {
+    let src = model_path();
+    let dir = dist.join("models");
+    fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let dst = dir.join(MODEL_FILE);
+    let _ = fs::remove_file(&dst);
+    #[cfg(unix)]
+    if std::os::unix::fs::symlink(&src, &dst).is_ok() {
+        return Ok(());
+    }
+    fs::copy(&src, &dst).map(|_| ()).map_err(|e| format!("cannot copy the model into dist: {e}"))
+}
+
+fn find_wasm(dist: &Path) -> Result<PathBuf> {
+    fs::read_dir(dist)
+        .map_err(|e| format!("cannot read {}: {e}", dist.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "wasm"))
+        .ok_or_else(|| format!("trunk left no .wasm in {}", dist.display()))
+}
+
+fn size(p: &Path) -> u64 {
+    fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.2} MB", bytes as f64 / 1e6)
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root()).unwrap_or(p).display().to_string()
+}
