@@ -1,7 +1,7 @@
 //! `cargo xtask setup`: everything the page and the tests need, installed only when missing
 //! or at the wrong version.
 
-use crate::util::{self, Result, root, step, tools_dir};
+use crate::util::{self, Result, root, step};
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::io::Read;
@@ -131,8 +131,8 @@ pub fn lockfile_version(package: &str) -> Result<String> {
     }
 }
 
-/// Makes sure `bin --version` reports `version`, installing `krate` into `.tools/` with
-/// `cargo install` otherwise. Returns the binary's path.
+/// Makes sure `bin --version` reports `version`, installing `krate` with `cargo install`
+/// (into cargo's own bin folder, shared by every checkout) otherwise. Returns the binary's path.
 fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Result<PathBuf> {
     if let Some(path) = util::which(bin) {
         if let Some(v) = util::output(&path, &["--version"]) {
@@ -145,7 +145,10 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
         }
     }
     let mut cmd = Command::new("cargo");
-    cmd.args(["install", krate, "--version", version, "--root"]).arg(tools_dir());
+    cmd.args(["install", krate, "--version", version]);
+    // A private temporary build folder: a shared CARGO_TARGET_DIR would stay locked for
+    // the whole install and stall every other build using it.
+    cmd.env_remove("CARGO_TARGET_DIR");
     // trunk only compiles with its lockfile; wasm-bindgen-cli's lockfile holds a yanked
     // crate, so it must resolve afresh (DESIGN.md §5).
     if locked {
@@ -153,7 +156,7 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
     }
     step(format!("installing {krate} {version} (several minutes, once)"));
     util::run(&mut cmd)?;
-    let path = tools_dir().join("bin").join(bin);
+    let path = util::cargo_bin_dir().join(bin);
     match util::output(&path, &["--version"]) {
         Some(v) if v.split_whitespace().nth(1) == Some(version) => Ok(path),
         other => Err(format!("after installing, {} reports {other:?}", path.display())),

@@ -186,7 +186,7 @@ fn declares_wasm_bindgen_test(krate: &str) -> bool {
 /// `cargo test -p <krate> --target wasm32-unknown-unknown` with wasm-bindgen-test-runner
 /// driving headless Chromium (WebGPU on SwiftShader) through chromedriver.
 fn browser_tests(_tools: &Tools, krate: &str) -> Count {
-    let runner = util::tools_dir().join("bin").join("wasm-bindgen-test-runner");
+    let runner = util::cargo_bin_dir().join("wasm-bindgen-test-runner");
     let Some(chromedriver) = util::which("chromedriver") else {
         eprintln!("xtask: chromedriver is missing (Debian package `chromium-driver`): {krate}'s browser tests counted as 1 failure");
         return Count { passed: 0, failed: 1 };

@@ -15,14 +15,17 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Project-local tool root (`cargo install --root`), gitignored.
-pub fn tools_dir() -> PathBuf {
-    root().join(".tools")
+/// Where `cargo install` puts binaries: `$CARGO_HOME/bin`, by default `~/.cargo/bin`.
+pub fn cargo_bin_dir() -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
+    });
+    home.join("bin")
 }
 
-/// `PATH` with `.tools/bin` first, so trunk finds our wasm-bindgen.
+/// `PATH` with cargo's bin folder first, so trunk finds the wasm-bindgen we installed.
 pub fn path_with_tools() -> std::ffi::OsString {
-    let mut paths = vec![tools_dir().join("bin")];
+    let mut paths = vec![cargo_bin_dir()];
     if let Some(p) = std::env::var_os("PATH") {
         paths.extend(std::env::split_paths(&p));
     }
@@ -68,7 +71,7 @@ pub fn show(cmd: &Command) -> String {
     s
 }
 
-/// Finds `name` in `PATH` (with `.tools/bin` first).
+/// Finds `name` in `PATH` (with cargo's bin folder first).
 pub fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path_with_tools())
         .map(|d| d.join(name))
