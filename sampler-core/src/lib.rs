@@ -23,7 +23,9 @@ pub mod error;
 pub mod event;
 pub mod lm;
 pub mod rng;
+pub mod samplers;
 pub mod token_set;
+pub mod toy;
 pub mod vocab;
 
 pub use block_on::block_on;

@@ -1,0 +1,165 @@
+//! The run context every sampler works through: counted model and constraint calls,
+//! randomness, events, cancellation and the output callback.
+
+use super::{Counters, Params, Sample};
+use crate::{
+    Constraint, Event, EventSink, LanguageModel, RandomSource, SampleError, TokenId, TokenSet,
+    Vocabulary,
+};
+
+/// Everything a sampler needs during one run; counts every model and constraint call.
+pub struct Ctx<'a, L, C> {
+    /// The language model (use [`Ctx::logprobs`], which counts, instead of calling it directly).
+    pub lm: &'a mut L,
+    /// The constraint (use the counting wrappers below).
+    pub constraint: &'a C,
+    /// Every random choice goes through here.
+    pub rng: &'a mut dyn RandomSource,
+    /// Where events go; also says when the user pressed Stop.
+    pub sink: &'a mut dyn EventSink,
+    /// Run parameters.
+    pub params: &'a Params,
+    /// Costs so far.
+    pub counters: Counters,
+    /// Decodes tokens for messages (dead ends); `None` prints token ids.
+    pub vocab: Option<&'a Vocabulary>,
+    /// Receives each finished sample as soon as it exists.
+    pub out: &'a mut dyn FnMut(&Sample),
+}
+
+impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
+    /// Fails with [`SampleError::Cancelled`] when the sink asks to stop.
+    pub fn check_cancelled(&self) -> Result<(), SampleError> {
+        if self.sink.cancelled() {
+            Err(SampleError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Next-token log-probabilities after `prefix` (counted; checks for Stop first).
+    pub async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, SampleError> {
+        self.check_cancelled()?;
+        self.counters.lm_calls += 1;
+        let lp = self.lm.logprobs(prefix).await?;
+        self.counters.forward_tokens = self.lm.forward_tokens();
+        Ok(lp)
+    }
+
+    /// Batched [`Ctx::logprobs`] (SMC particles).
+    pub async fn logprobs_batch(
+        &mut self,
+        prefixes: &[&[TokenId]],
+    ) -> Result<Vec<Vec<f64>>, SampleError> {
+        self.check_cancelled()?;
+        self.counters.lm_calls += prefixes.len() as u64;
+        let lp = self.lm.logprobs_batch(prefixes).await?;
+        self.counters.forward_tokens = self.lm.forward_tokens();
+        Ok(lp)
+    }
+
+    /// The constraint's state after `token` (one counted check).
+    pub fn advance(&mut self, state: &C::State, token: TokenId) -> Option<C::State> {
+        self.counters.constraint_checks += 1;
+        self.constraint.advance(state, token)
+    }
+
+    /// Whether `token` may follow (one counted check).
+    pub fn allows(&mut self, state: &C::State, token: TokenId) -> bool {
+        self.counters.constraint_checks += 1;
+        self.constraint.allows(state, token)
+    }
+
+    /// The full mask (counted as one check per vocabulary token).
+    pub fn mask(&mut self, state: &C::State) -> TokenSet {
+        self.counters.constraint_checks += self.constraint.vocab_size() as u64;
+        self.constraint.mask(state)
+    }
+
+    /// The budget-aware mask (counted like [`Ctx::mask`]); an error when the constraint
+    /// is not regular.
+    pub fn budget_mask(
+        &mut self,
+        state: &C::State,
+        remaining: usize,
+    ) -> Result<TokenSet, SampleError> {
+        self.counters.constraint_checks += self.constraint.vocab_size() as u64;
+        self.constraint
+            .budget_mask(state, remaining)
+            .ok_or_else(|| {
+                SampleError::Unsupported(
+                    "this method needs a regular constraint (regex, or a grammar that is regular)"
+                        .into(),
+                )
+            })
+    }
+
+    /// The text of `tokens` for messages.
+    pub fn describe(&self, tokens: &[TokenId]) -> String {
+        match self.vocab {
+            Some(v) => String::from_utf8_lossy(&v.decode(tokens)).into_owned(),
+            None => format!("{tokens:?}"),
+        }
+    }
+
+    /// A dead-end error naming the text generated so far.
+    pub fn dead_end(&self, tokens: &[TokenId]) -> SampleError {
+        SampleError::DeadEnd {
+            prefix: self.describe(tokens),
+        }
+    }
+
+    /// Emits a `Token` event with the top tokens of `logprobs` (and whether `allowed` kept them).
+    pub fn emit_token(
+        &mut self,
+        particle: usize,
+        position: usize,
+        token: TokenId,
+        logprobs: &[f64],
+        kept_mass: Option<f64>,
+        allowed: Option<&TokenSet>,
+    ) {
+        let top = super::util::top_k(logprobs, self.params.top_k_events)
+            .into_iter()
+            .map(|t| {
+                let ok = allowed.is_none_or(|m| m.contains(t));
+                (t, logprobs[t as usize].exp(), ok)
+            })
+            .collect();
+        self.sink.emit(Event::Token {
+            particle,
+            position,
+            token,
+            logp: logprobs[token as usize],
+            kept_mass,
+            top,
+        });
+    }
+
+    /// Records a finished sample: emits `SampleFinished` and hands it to the output callback.
+    pub fn finish(
+        &mut self,
+        tokens: Vec<TokenId>,
+        logp: f64,
+        valid: bool,
+        weight: Option<f64>,
+        run: Option<usize>,
+    ) -> Sample {
+        let s = Sample {
+            tokens,
+            logp,
+            valid,
+            weight,
+            run,
+            counters: self.counters,
+        };
+        self.sink.emit(Event::SampleFinished {
+            tokens: s.tokens.clone(),
+            logp,
+            valid,
+            weight,
+        });
+        (self.out)(&s);
+        s
+    }
+}

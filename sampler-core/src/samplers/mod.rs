@@ -1,0 +1,178 @@
+//! The samplers of the five papers, generic over the model and constraint seams.
+//!
+//! # Key types
+//! - [`Method`]: the command-line name of each sampler.
+//! - [`Params`]: run parameters (`n`, steps, particles, max tokens, ...).
+//! - [`Ctx`]: the run context; every model and constraint call goes through it and is counted.
+//! - [`Sample`] and [`Counters`]: what a run produces and what it cost.
+//!
+//! # Usage
+//! ```
+//! use sampler_core::samplers::{run, Method, Params};
+//! use sampler_core::toy::{gsk_constraint, gsk_lm};
+//! use sampler_core::{block_on, NullSink, SeededRng};
+//!
+//! let (mut lm, c) = (gsk_lm(), gsk_constraint());
+//! let params = Params { n: 3, ..Params::default() };
+//! let mut samples = Vec::new();
+//! block_on(run(Method::Lcd, &params, &mut lm, &c, &mut SeededRng::new(1), &mut NullSink,
+//!     None, &mut |s| samples.push(s.clone()))).unwrap();
+//! assert!(samples.iter().all(|s| s.valid));
+//! ```
+
+mod ancestral;
+mod context;
+mod method;
+mod params;
+mod sample;
+pub mod util;
+
+pub use ancestral::{Generation, Masking, generate};
+pub use context::Ctx;
+pub use method::Method;
+pub use params::{Params, Resampling};
+pub use sample::{Counters, Sample};
+
+use crate::{Constraint, EventSink, LanguageModel, RandomSource, SampleError, Vocabulary};
+
+/// Runs `method` and hands each sample to `out` as soon as it exists.
+#[allow(clippy::too_many_arguments)]
+pub async fn run<L: LanguageModel, C: Constraint>(
+    method: Method,
+    params: &Params,
+    lm: &mut L,
+    constraint: &C,
+    rng: &mut dyn RandomSource,
+    sink: &mut dyn EventSink,
+    vocab: Option<&Vocabulary>,
+    out: &mut dyn FnMut(&Sample),
+) -> Result<Counters, SampleError> {
+    params.validate()?;
+    if method.needs_regular() && !constraint.is_regular() {
+        return Err(SampleError::Unsupported(format!(
+            "method {method} needs a regular constraint (a regex, or a grammar that is regular); \
+             this one is context-free"
+        )));
+    }
+    let mut ctx = Ctx {
+        lm,
+        constraint,
+        rng,
+        sink,
+        params,
+        counters: Counters::default(),
+        vocab,
+        out,
+    };
+    match method {
+        Method::Lm => ancestral::run(&mut ctx, Masking::None).await?,
+        Method::Lcd => ancestral::run(&mut ctx, Masking::Viable).await?,
+        Method::GcdBudget => ancestral::run(&mut ctx, Masking::Budget).await?,
+        other => {
+            return Err(SampleError::Unsupported(format!(
+                "method {other} is not available in this build yet"
+            )));
+        }
+    }
+    Ok(ctx.counters)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toy::{gsk_constraint, gsk_lm};
+    use crate::{NullSink, SeededRng, block_on};
+
+    fn draw(method: Method, n: usize, seed: u64) -> Vec<Sample> {
+        let (mut lm, c) = (gsk_lm(), gsk_constraint());
+        let params = Params {
+            n,
+            ..Params::default()
+        };
+        let mut out = Vec::new();
+        block_on(run(
+            method,
+            &params,
+            &mut lm,
+            &c,
+            &mut SeededRng::new(seed),
+            &mut NullSink,
+            None,
+            &mut |s| out.push(s.clone()),
+        ))
+        .unwrap();
+        out
+    }
+
+    /// Token masking on G_sk picks `0` first 45% of the time and is then trapped into
+    /// `00000` (P^L(00000) ≈ 10⁻⁹): the bias of seed 004 Ex. 3, with a binomial check.
+    #[test]
+    fn lcd_shows_the_gsk_bias() {
+        let s = draw(Method::Lcd, 2000, 3);
+        assert!(s.iter().all(|s| s.valid && s.tokens.len() == 6));
+        let zeros = s.iter().filter(|s| s.tokens[..5] == [0; 5]).count() as f64;
+        // Binomial(2000, 0.45): sd ≈ 22; 5 sd either side.
+        assert!((zeros - 900.0).abs() < 112.0, "00000 drawn {zeros} times");
+        // Ending with 1: 0.55 · 0.55 ≈ 0.30 (seed 004 reports 30%).
+        let ends1 = s.iter().filter(|s| s.tokens[4] == 1).count() as f64;
+        assert!((ends1 - 605.0).abs() < 112.0, "ends with 1: {ends1}");
+    }
+
+    /// `lm` ignores the constraint but reports validity; G_sk's LM always makes 5 tokens.
+    #[test]
+    fn lm_reports_validity() {
+        let s = draw(Method::Lm, 500, 5);
+        let valid = s.iter().filter(|s| s.valid).count();
+        // P(valid) = P(first token 1) ≈ 0.55 (00000 has probability ~1e-9).
+        assert!((valid as f64 - 275.0).abs() < 60.0, "{valid} valid");
+        assert!(s.iter().all(|s| s.valid == (s.tokens[0] == 1)));
+    }
+
+    #[test]
+    fn bad_params_and_non_regular_constraints_are_refused() {
+        let (mut lm, c) = (gsk_lm(), gsk_constraint());
+        let mut run_with = |m, p: Params| {
+            block_on(run(
+                m,
+                &p,
+                &mut lm,
+                &c,
+                &mut SeededRng::new(0),
+                &mut NullSink,
+                None,
+                &mut |_| {},
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let n0 = Params {
+            n: 0,
+            ..Params::default()
+        };
+        assert!(run_with(Method::Lcd, n0).contains("--n"));
+        assert!(run_with(Method::GcdBudget, Params::default()).contains("regular"));
+    }
+
+    /// When every allowed token has probability zero, the run ends with a dead-end message.
+    #[test]
+    fn dead_end_is_reported() {
+        use crate::toy::{FiniteLanguage, gsk_vocabulary};
+        // After five tokens the G_sk model puts all its mass on EOS, but this language
+        // needs a sixth `0`.
+        let c = FiniteLanguage::new(gsk_vocabulary(), vec![b"000000".to_vec()]);
+        let mut lm = gsk_lm();
+        let p = Params::default();
+        let e = block_on(run(
+            Method::Lcd,
+            &p,
+            &mut lm,
+            &c,
+            &mut SeededRng::new(0),
+            &mut NullSink,
+            Some(&crate::toy::gsk_vocabulary()),
+            &mut |_| {},
+        ))
+        .unwrap_err();
+        assert_eq!(e.to_string(), "dead end after \"00000\"");
+    }
+}

@@ -1,0 +1,72 @@
+//! Run parameters shared by every sampler.
+
+use crate::SampleError;
+
+/// How SMC resamples when the effective sample size falls below the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resampling {
+    /// Independent draws proportional to the weights.
+    Multinomial,
+    /// One uniform per stratum of width 1/M.
+    Stratified,
+}
+
+/// The knobs of a run (`--n`, `--steps`, `--particles`, `--max-tokens`, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// Samples, chains or SMC runs to produce (see DESIGN.md §6 for what it counts).
+    pub n: usize,
+    /// MCMC steps per chain (K = 1 is the initial GCD sample alone).
+    pub steps: usize,
+    /// SMC particles per run.
+    pub particles: usize,
+    /// Most tokens in one sequence, EOS included; a sequence that reaches it without EOS is invalid.
+    pub max_tokens: usize,
+    /// SMC resamples when ESS < `ess_threshold` · M.
+    pub ess_threshold: f64,
+    /// SMC resampling scheme.
+    pub resampling: Resampling,
+    /// Give up an exact sampler after this many full generations without a valid sample
+    /// (then "the constraint has probability zero under the model").
+    pub max_generations: u64,
+    /// How many of the most likely tokens each `Token` event lists.
+    pub top_k_events: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            n: 1,
+            steps: 10,
+            particles: 8,
+            max_tokens: 64,
+            ess_threshold: 0.5,
+            resampling: Resampling::Multinomial,
+            max_generations: 10_000,
+            top_k_events: 5,
+        }
+    }
+}
+
+impl Params {
+    /// Rejects parameters no method can run with (`--n 0`, `--particles 0`, ...).
+    pub fn validate(&self) -> Result<(), SampleError> {
+        let bad = |m: &str| Err(SampleError::Unsupported(m.to_string()));
+        if self.n == 0 {
+            return bad("--n must be at least 1");
+        }
+        if self.steps == 0 {
+            return bad("--steps must be at least 1");
+        }
+        if self.particles == 0 {
+            return bad("--particles must be at least 1");
+        }
+        if self.max_tokens == 0 {
+            return bad("--max-tokens must be at least 1");
+        }
+        if !(0.0..=1.0).contains(&self.ess_threshold) {
+            return bad("the ESS threshold must be between 0 and 1");
+        }
+        Ok(())
+    }
+}
