@@ -6,7 +6,7 @@
 //! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
 
 use crate::download::{self, Source};
-use crate::engine::{Engine, Finished, Method, Output, Request, TokenOut};
+use crate::engine::{Engine, Finished, Method, Output, Request, STOPPED, TokenOut};
 use crate::webgpu::{self, GpuStatus};
 use leptos::ev;
 use leptos::prelude::*;
@@ -122,6 +122,7 @@ pub fn App() -> impl IntoView {
     let progress = RwSignal::new((0u64, None::<u64>));
     let notes = RwSignal::new(Vec::<String>::new());
     let url = model_url();
+    let url_forget = url.clone();
 
     let prompt = RwSignal::new(DEFAULT_PROMPT.to_string());
     let chat = RwSignal::new(true);
@@ -171,7 +172,7 @@ pub fn App() -> impl IntoView {
                 Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
                 Source::Network { cached: false } => format!("{} downloaded (not cached)", fmt_mb(n)),
             });
-            phase.set(Phase::Loading("parsing the GGUF file and uploading the weights to the GPU".into()));
+            phase.set(Phase::Loading("reading the model".into()));
             let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
             match Engine::load(bytes, &set_status).await {
                 Ok(engine) => {
@@ -233,14 +234,18 @@ pub fn App() -> impl IntoView {
                     run_msg.set(if stopped {
                         "Stopped.".into()
                     } else if f.ended_with_eos {
-                        "Done: the model ended the sequence.".into()
+                        format!("Done ({}): the model ended the sequence.", req.method.name())
                     } else {
-                        format!("Done: reached max tokens ({}) without EOS.", req.max_tokens)
+                        format!(
+                            "Done ({}): reached max tokens ({}) without EOS.",
+                            req.method.name(),
+                            req.max_tokens
+                        )
                     });
                     result.set(Some(f));
                 }
                 Err(msg) => {
-                    if STOP.load(Ordering::Relaxed) && msg == "stopped" {
+                    if msg == STOPPED {
                         run_state.set("stopped");
                         run_msg.set("Stopped.".into());
                     } else {
@@ -313,7 +318,22 @@ pub fn App() -> impl IntoView {
                     _ => ().into_any(),
                 }}
                 <Show when=move || !model_info.get().is_empty()>
-                    <div id="model-info" class="muted">"Model: " {move || model_info.get()}</div>
+                    <div id="model-info" class="muted">
+                        "Model: " {move || model_info.get()} " "
+                        <button id="forget-model" class="link" title="Delete the copy in this browser's Cache Storage; the next visit downloads it again"
+                            on:click={
+                                let url = url_forget.clone();
+                                move |_| {
+                                    let url = url.clone();
+                                    spawn_local(async move {
+                                        download::forget(&url).await;
+                                        notes.update(|v| v.push("The cached model was deleted; the next visit downloads it again.".into()));
+                                    });
+                                }
+                            }>
+                            "forget the cached copy"
+                        </button>
+                    </div>
                 </Show>
                 <For
                     each=move || notes.get().into_iter().enumerate()

@@ -114,9 +114,8 @@ pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
 /// Runs a cargo test command, echoing its output and counting `test result:` lines; a
 /// failing command with no failed test counted (a build error) counts as one failure.
 fn cargo_tests(cmd: &mut Command, what: &str) -> Count {
-    cmd.current_dir(root())
-        .env("XDG_RUNTIME_DIR", util::xdg_runtime_dir())
-        .env("PATH", util::path_with_tools());
+    cmd.current_dir(root()).env("PATH", util::path_with_tools());
+    step(util::gpu_env(cmd));
     let (count, ok) = run_counting(cmd, parse_cargo_line);
     finish(what, count, ok)
 }

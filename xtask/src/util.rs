@@ -90,3 +90,42 @@ pub fn xdg_runtime_dir() -> PathBuf {
     }
     dir
 }
+
+/// Sets what GPU code needs on this machine: a private `XDG_RUNTIME_DIR`, and, when the
+/// machine has no GPU device, Mesa's lavapipe as the Vulkan driver (unless
+/// `VK_ICD_FILENAMES` is already set). Returns a note on what was chosen.
+pub fn gpu_env(cmd: &mut Command) -> String {
+    cmd.env("XDG_RUNTIME_DIR", xdg_runtime_dir());
+    if std::env::var_os("VK_ICD_FILENAMES").is_some() {
+        return "Vulkan driver from VK_ICD_FILENAMES".into();
+    }
+    if has_gpu_device() {
+        return "GPU device present: the system's Vulkan drivers".into();
+    }
+    match lavapipe_icd() {
+        Some(icd) => {
+            let note = format!("no GPU device: lavapipe ({})", icd.display());
+            cmd.env("VK_ICD_FILENAMES", icd);
+            note
+        }
+        None => "no GPU device and no lavapipe ICD (Debian package mesa-vulkan-drivers)".into(),
+    }
+}
+
+/// A DRM render node or an NVIDIA device node.
+fn has_gpu_device() -> bool {
+    let render = std::fs::read_dir("/dev/dri").is_ok_and(|d| {
+        d.filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+    });
+    render || Path::new("/dev/nvidia0").exists()
+}
+
+/// Mesa's lavapipe ICD manifest (`lvp_icd.<arch>.json`).
+fn lavapipe_icd() -> Option<PathBuf> {
+    ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()))
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("lvp_icd")))
+}

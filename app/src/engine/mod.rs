@@ -1,0 +1,202 @@
+//! The model and the samplers behind the page.
+//!
+//! The UI knows only this module's types: a [`Request`] in, [`TokenOut`]s streamed to an
+//! [`Output`], a [`Finished`] or an error message at the end. Sampling is sampler-core's
+//! (`lm` and `lcd`), the model is a [`backend::Backend`], the constraint a regex.
+
+mod backend;
+mod regex;
+
+use backend::Backend;
+use regex::RegexConstraint;
+use sampler_core::samplers::{self, Params, Sample};
+use sampler_core::{Event, EventSink, SampleError, SeededRng, Vocabulary};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+
+/// Which sampler to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Unconstrained ancestral sampling.
+    Lm,
+    /// Token masking (locally constrained decoding).
+    Lcd,
+}
+
+impl Method {
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Lm => "lm",
+            Method::Lcd => "lcd",
+        }
+    }
+
+    fn sampler(self) -> samplers::Method {
+        match self {
+            Method::Lm => samplers::Method::Lm,
+            Method::Lcd => samplers::Method::Lcd,
+        }
+    }
+}
+
+/// One run's settings.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The prompt text.
+    pub prompt: String,
+    /// Wrap the prompt in the model's chat template.
+    pub chat: bool,
+    /// The constraint (used by `lcd`; `lm` ignores it but the result says whether it matched).
+    pub regex: String,
+    /// Most tokens to generate (EOS included).
+    pub max_tokens: usize,
+    /// Seed of the sampler's random source.
+    pub seed: u64,
+    /// The sampler.
+    pub method: Method,
+}
+
+/// One generated token as the page shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenOut {
+    /// Its text (lossy for tokens that split a UTF-8 character); empty for EOS.
+    pub text: String,
+    /// Its id.
+    pub id: u32,
+    /// P(token | prefix) under the unconstrained model.
+    pub p: f64,
+    /// The mass the mask kept at this step (token masking only).
+    pub z: Option<f64>,
+    /// Whether it is the end-of-sequence token.
+    pub eos: bool,
+}
+
+/// Where a run's tokens go; also says when the user pressed Stop.
+pub trait Output {
+    /// A token was drawn.
+    fn token(&mut self, t: TokenOut);
+    /// Whether the run should stop now.
+    fn cancelled(&self) -> bool;
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finished {
+    /// The generated text (EOS excluded), decoded as a whole.
+    pub text: String,
+    /// Whether the output is in the regex's language and ended with EOS.
+    pub valid: bool,
+    /// Whether the run reached EOS (otherwise it hit max tokens).
+    pub ended_with_eos: bool,
+    /// Tokens run through the network (prompt included).
+    pub forward_tokens: u64,
+}
+
+/// The message a run ends with when the user pressed Stop.
+pub const STOPPED: &str = "stopped";
+
+/// A loaded model ready to sample.
+pub struct Engine {
+    backend: Backend,
+    vocab: Vocabulary,
+}
+
+impl Engine {
+    /// Parses the GGUF file and builds the tokenizer and the weights.
+    pub async fn load(bytes: Vec<u8>, status: &dyn Fn(&str)) -> Result<Engine, String> {
+        status("parsing the GGUF file and building the tokenizer");
+        // Let the page paint the status before the (blocking) parse.
+        yield_now().await;
+        let backend = Backend::cpu(bytes)?;
+        let vocab = backend.model().tokenizer().vocabulary();
+        Ok(Engine { backend, vocab })
+    }
+
+    /// One line about the model (name, size, where it runs).
+    pub fn describe(&self) -> String {
+        let c = self.backend.model().config();
+        format!(
+            "{} blocks, d={}, vocab {}, context {} · runs on {}",
+            c.n_layers,
+            c.d_model,
+            c.vocab_size,
+            c.context_length,
+            self.backend.name()
+        )
+    }
+
+    /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` when the user stopped it.
+    pub async fn generate(&mut self, req: &Request, out: &mut dyn Output) -> Result<Finished, String> {
+        let constraint = RegexConstraint::new(&req.regex, self.vocab.clone())?;
+        let tokenizer = self.backend.model().tokenizer();
+        let prompt = tokenizer
+            .encode_prompt(&req.prompt, req.chat)
+            .map_err(|e| format!("the prompt cannot be tokenized: {e}"))?;
+        let mut lm = self.backend.conditioned(prompt).map_err(|e| e.to_string())?;
+        let params = Params { n: 1, max_tokens: req.max_tokens, ..Params::default() };
+        let mut sink = PageSink { vocab: &self.vocab, out };
+        let mut sample: Option<Sample> = None;
+        let run = samplers::run(
+            req.method.sampler(),
+            &params,
+            &mut lm,
+            &constraint,
+            &mut SeededRng::new(req.seed),
+            &mut sink,
+            Some(&self.vocab),
+            &mut |s| sample = Some(s.clone()),
+        )
+        .await;
+        match run {
+            Ok(counters) => {
+                let s = sample.ok_or("the sampler finished without a sample")?;
+                Ok(Finished {
+                    text: String::from_utf8_lossy(&self.vocab.decode(&s.tokens)).into_owned(),
+                    valid: s.valid,
+                    ended_with_eos: s.tokens.last() == Some(&self.vocab.eos()),
+                    forward_tokens: counters.forward_tokens,
+                })
+            }
+            Err(SampleError::Cancelled) => Err(STOPPED.into()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Turns the sampler's `Token` events into [`TokenOut`]s for the page.
+struct PageSink<'a> {
+    vocab: &'a Vocabulary,
+    out: &'a mut dyn Output,
+}
+
+impl EventSink for PageSink<'_> {
+    fn emit(&mut self, event: Event) {
+        if let Event::Token { token, logp, kept_mass, .. } = event {
+            let eos = token == self.vocab.eos();
+            let text = if eos {
+                String::new()
+            } else {
+                String::from_utf8_lossy(self.vocab.bytes(token)).into_owned()
+            };
+            self.out.token(TokenOut { text, id: token, p: logp.exp(), z: kept_mass, eos });
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.out.cancelled()
+    }
+}
+
+/// Gives the browser a turn (a `setTimeout(0)` task): it repaints and handles input.
+pub async fn yield_now() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(w) = web_sys::window() {
+            if w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0).is_ok() {
+                return;
+            }
+        }
+        let _ = resolve.call0(&JsValue::UNDEFINED);
+    });
+    let _ = JsFuture::from(promise).await;
+}
