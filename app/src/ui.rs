@@ -2,11 +2,11 @@
 //!
 //! Stable hooks for tests and scripts: `main[data-phase]` (`checking`, `no-webgpu`,
 //! `downloading`, `loading`, `ready`, `running`, `failed`), `#run-status[data-state]`
-//! (`idle`, `running`, `done`, `stopped`, `error`), `#result-text` (the finished run's
+//! (`idle`, `running`, `done`, `stopped`, `error`; `data-run` counts runs), `#result-text` (the finished run's
 //! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
 
 use crate::download::{self, Source};
-use crate::engine::{Engine, Finished, Method, Output, Request, STOPPED, TokenOut};
+use crate::engine::{Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
 use crate::webgpu::{self, GpuStatus};
 use leptos::ev;
 use leptos::prelude::*;
@@ -108,9 +108,6 @@ impl Output for PageOutput {
             v.push((i, t));
         });
     }
-    fn cancelled(&self) -> bool {
-        STOP.load(Ordering::Relaxed)
-    }
 }
 
 /// The page.
@@ -134,6 +131,8 @@ pub fn App() -> impl IntoView {
     let tokens = RwSignal::new(Vec::<(usize, TokenOut)>::new());
     let stats = RwSignal::new(Stats::default());
     let run_state = RwSignal::new("idle");
+    // Counts Generate presses (tests wait for it to change).
+    let runs = RwSignal::new(0u32);
     let run_msg = RwSignal::new(String::new());
     let result = RwSignal::new(None::<Finished>);
 
@@ -192,6 +191,7 @@ pub fn App() -> impl IntoView {
         if phase.get_untracked() != Phase::Ready {
             return;
         }
+        runs.update(|n| *n += 1);
         let max = match max_tokens.get_untracked().trim().parse::<usize>() {
             Ok(n) if (1..=4096).contains(&n) => n,
             _ => {
@@ -226,7 +226,8 @@ pub fn App() -> impl IntoView {
         phase.set(Phase::Running);
         spawn_local(async move {
             let mut out = PageOutput { tokens, stats };
-            let r = engine.borrow_mut().generate(&req, &mut out).await;
+            let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
+            let r = engine.borrow_mut().generate(&req, &mut out, stop_check).await;
             match r {
                 Ok(f) => {
                     let stopped = STOP.load(Ordering::Relaxed);
@@ -394,7 +395,7 @@ pub fn App() -> impl IntoView {
                         children=|(_, t)| view! { <TokenView t=t/> }
                     />
                 </div>
-                <div id="run-status" data-state=move || run_state.get()
+                <div id="run-status" data-state=move || run_state.get() data-run=move || runs.get().to_string()
                     class=move || if run_state.get() == "error" { "error" } else { "muted" }>
                     {move || run_msg.get()}
                 </div>

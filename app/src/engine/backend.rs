@@ -4,7 +4,11 @@
 use super::yield_now;
 use lm::{Model, PromptedModel};
 use sampler_core::{LanguageModel, LmError, TokenId};
+use std::rc::Rc;
 use std::sync::Arc;
+
+/// Says whether the user asked the run to stop.
+pub type StopCheck = Rc<dyn Fn() -> bool>;
 
 /// A loaded model on one compute backend.
 pub enum Backend {
@@ -32,44 +36,53 @@ impl Backend {
         }
     }
 
-    /// The model conditioned on `prompt`, as the samplers see it.
-    pub fn conditioned(&self, prompt: Vec<TokenId>) -> Result<BackendLm, LmError> {
-        match self {
-            Backend::Cpu(m) => Ok(BackendLm::Cpu(PromptedModel::new(m.clone(), prompt)?)),
-        }
+    /// The model conditioned on `prompt`, as the samplers see it; its forward passes fail
+    /// with [`super::STOPPED`] once `stop` says so.
+    pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
+        let inner = match self {
+            Backend::Cpu(m) => Inner::Cpu(PromptedModel::new(m.clone(), prompt)?),
+        };
+        Ok(BackendLm { inner, stop })
     }
 }
 
 /// A conditioned model that yields to the browser before every forward pass, so the page
-/// repaints each streamed token and Stop (Esc) is handled between tokens.
-pub enum BackendLm {
-    /// See [`Backend::Cpu`].
+/// repaints each streamed token and Stop (Esc) takes effect before the next forward pass.
+pub struct BackendLm {
+    inner: Inner,
+    stop: StopCheck,
+}
+
+enum Inner {
     Cpu(PromptedModel),
 }
 
 impl LanguageModel for BackendLm {
     fn vocab_size(&self) -> usize {
-        match self {
-            BackendLm::Cpu(m) => m.vocab_size(),
+        match &self.inner {
+            Inner::Cpu(m) => m.vocab_size(),
         }
     }
 
     fn eos(&self) -> TokenId {
-        match self {
-            BackendLm::Cpu(m) => m.eos(),
+        match &self.inner {
+            Inner::Cpu(m) => m.eos(),
         }
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
         yield_now().await;
-        match self {
-            BackendLm::Cpu(m) => m.logprobs(prefix).await,
+        if (self.stop)() {
+            return Err(LmError(super::STOPPED.into()));
+        }
+        match &mut self.inner {
+            Inner::Cpu(m) => m.logprobs(prefix).await,
         }
     }
 
     fn forward_tokens(&self) -> u64 {
-        match self {
-            BackendLm::Cpu(m) => m.forward_tokens(),
+        match &self.inner {
+            Inner::Cpu(m) => m.forward_tokens(),
         }
     }
 }

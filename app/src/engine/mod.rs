@@ -7,6 +7,8 @@
 mod backend;
 mod regex;
 
+pub use backend::StopCheck;
+
 use backend::Backend;
 use regex::RegexConstraint;
 use sampler_core::samplers::{self, Params, Sample};
@@ -72,12 +74,10 @@ pub struct TokenOut {
     pub eos: bool,
 }
 
-/// Where a run's tokens go; also says when the user pressed Stop.
+/// Where a run's tokens go.
 pub trait Output {
     /// A token was drawn.
     fn token(&mut self, t: TokenOut);
-    /// Whether the run should stop now.
-    fn cancelled(&self) -> bool;
 }
 
 /// How a run ended.
@@ -126,16 +126,21 @@ impl Engine {
         )
     }
 
-    /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` when the user stopped it.
-    pub async fn generate(&mut self, req: &Request, out: &mut dyn Output) -> Result<Finished, String> {
+    /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` once `stop` says so.
+    pub async fn generate(
+        &mut self,
+        req: &Request,
+        out: &mut dyn Output,
+        stop: StopCheck,
+    ) -> Result<Finished, String> {
         let constraint = RegexConstraint::new(&req.regex, self.vocab.clone())?;
         let tokenizer = self.backend.model().tokenizer();
         let prompt = tokenizer
             .encode_prompt(&req.prompt, req.chat)
             .map_err(|e| format!("the prompt cannot be tokenized: {e}"))?;
-        let mut lm = self.backend.conditioned(prompt).map_err(|e| e.to_string())?;
+        let mut lm = self.backend.conditioned(prompt, stop.clone()).map_err(|e| e.to_string())?;
         let params = Params { n: 1, max_tokens: req.max_tokens, ..Params::default() };
-        let mut sink = PageSink { vocab: &self.vocab, out };
+        let mut sink = PageSink { vocab: &self.vocab, out, stop };
         let mut sample: Option<Sample> = None;
         let run = samplers::run(
             req.method.sampler(),
@@ -159,6 +164,7 @@ impl Engine {
                 })
             }
             Err(SampleError::Cancelled) => Err(STOPPED.into()),
+            Err(SampleError::Lm(e)) if e.0 == STOPPED => Err(STOPPED.into()),
             Err(e) => Err(e.to_string()),
         }
     }
@@ -168,6 +174,7 @@ impl Engine {
 struct PageSink<'a> {
     vocab: &'a Vocabulary,
     out: &'a mut dyn Output,
+    stop: StopCheck,
 }
 
 impl EventSink for PageSink<'_> {
@@ -184,7 +191,7 @@ impl EventSink for PageSink<'_> {
     }
 
     fn cancelled(&self) -> bool {
-        self.out.cancelled()
+        (self.stop)()
     }
 }
 

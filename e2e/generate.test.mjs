@@ -1,0 +1,199 @@
+// The real path through the page: download and cache the model, sample with `lcd` under a
+// date regex and under (yes|no|maybe), compare with `lm`, stop a run, reload from the cache,
+// and refuse bad regexes with clear messages. Every regex check here is JavaScript's own
+// RegExp, outside the code under test. One browser session: the model loads once.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { ARTIFACTS, BASE_URL, launch, waitForPhase } from './lib.mjs';
+
+// The CPU forward pass in wasm is slow: small token budgets, generous time limits.
+const LOAD_MS = 300_000;
+const RUN_MS = 240_000;
+const DATE = '[0-9]{4}-[0-9]{2}-[0-9]{2}';
+const DATE_PROMPT = 'On what date did Apollo 11 land on the Moon? Answer with the date only.';
+const YNM = '(yes|no|maybe)';
+const YNM_PROMPT = 'Is the sky blue on a clear day? Answer yes, no or maybe.';
+
+let b;
+let failed = false;
+
+before(async () => {
+  b = await launch({ webgpu: true });
+});
+
+after(async () => {
+  if (failed) {
+    await b.page.screenshot({ path: join(ARTIFACTS, 'generate-failure.png'), fullPage: true }).catch(() => {});
+    console.error(`--- page console ---\n${b.logs.join('\n')}`);
+  }
+  await b.close();
+});
+
+/** Runs `body`, remembering a failure for the screenshot in `after`. */
+async function step(body) {
+  try {
+    await body();
+  } catch (e) {
+    failed = true;
+    throw e;
+  }
+}
+
+/** Fills the form and starts a run with Ctrl+Enter (the shortcut, as a user would). */
+async function start(page, { prompt, regex, method, maxTokens, seed = 1, chat = true }) {
+  await page.fill('#prompt', prompt);
+  await page.fill('#regex', regex);
+  await page.fill('#max-tokens', String(maxTokens));
+  await page.fill('#seed', String(seed));
+  await page.setChecked('#chat', chat);
+  await page.check(`#method-${method}`);
+  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
+  await page.locator('#prompt').press('Control+Enter');
+  await page.waitForFunction((n) => Number(document.querySelector('#run-status')?.dataset.run) > n, runs, {
+    timeout: 10_000,
+  });
+}
+
+/** Waits for the run to end; returns what the page shows. */
+async function finish(page) {
+  await page.waitForFunction(
+    () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
+    null,
+    { timeout: RUN_MS, polling: 200 },
+  );
+  return page.evaluate(() => ({
+    state: document.querySelector('#run-status').dataset.state,
+    message: document.querySelector('#run-status').textContent,
+    text: document.querySelector('#result-text')?.textContent ?? null,
+    valid: document.querySelector('#result-text')?.dataset.valid ?? null,
+    stats: document.querySelector('#stats').textContent,
+    tokens: [...document.querySelectorAll('#output .tok')].map((t) => ({
+      p: Number(t.dataset.p),
+      z: t.dataset.z === undefined ? null : Number(t.dataset.z),
+      eos: t.classList.contains('eos'),
+      text: t.querySelector('.tok-text').textContent,
+    })),
+  }));
+}
+
+/** Whole-string match with JavaScript's RegExp. */
+const fullMatch = (re, s) => new RegExp(`^(?:${re})$`).test(s);
+
+/** Decode rate the page shows, for the log. */
+const rate = (stats) => stats.match(/([0-9.]+) tokens\/s/)?.[1] ?? '?';
+
+describe('the page samples from SmolLM2', () => {
+  let lcdDate;
+
+  it('downloads the model with a progress bar and loads it', async () => {
+    await step(async () => {
+      const { page } = b;
+      await page.goto(BASE_URL);
+      // The progress bar shows bytes of total while the model streams in.
+      await page.waitForSelector('#model-progress', { timeout: 60_000 });
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      const info = await page.locator('#model-info').textContent();
+      assert.match(info, /98\.4 MB downloaded and cached/);
+      assert.match(info, /30 blocks/);
+    });
+  });
+
+  it('lcd under a date regex gives a date, every token with its kept mass Z', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: DATE_PROMPT, regex: DATE, method: 'lcd', maxTokens: 14 });
+      const r = await finish(page);
+      console.log(`lcd date: ${JSON.stringify(r.text)} · ${r.stats}`);
+      assert.equal(r.state, 'done', r.message);
+      assert.ok(fullMatch(DATE, r.text), `lcd output ${JSON.stringify(r.text)} is not a date`);
+      assert.equal(r.valid, 'true');
+      assert.equal(r.tokens.at(-1).eos, true, 'the run ends with EOS');
+      for (const t of r.tokens) {
+        assert.ok(t.z !== null && t.z > 0 && t.z <= 1 + 1e-9, `Z = ${t.z}`);
+        assert.ok(t.p > 0 && t.p <= 1 + 1e-9, `p = ${t.p}`);
+      }
+      assert.match(r.stats, /tokens\/s/);
+      await page.screenshot({ path: join(ARTIFACTS, 'lcd-date.png'), fullPage: true });
+      lcdDate = r;
+    });
+  });
+
+  it('lm on the same prompt is unconstrained: no Z, and its text differs from the date', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: DATE_PROMPT, regex: DATE, method: 'lm', maxTokens: 8 });
+      const r = await finish(page);
+      console.log(`lm: ${JSON.stringify(r.text)} · ${r.stats}`);
+      assert.equal(r.state, 'done', r.message);
+      assert.ok(r.tokens.length > 0);
+      assert.ok(r.tokens.every((t) => t.z === null), 'lm tokens carry no Z');
+      assert.notEqual(r.text, lcdDate.text);
+      // The page's verdict on the lm output agrees with JavaScript's regex.
+      assert.equal(r.valid === 'true', fullMatch(DATE, r.text) && r.tokens.at(-1).eos);
+      // Under lcd the mask removed mass the model wanted to put elsewhere: Z < 1 somewhere.
+      assert.ok(
+        lcdDate.tokens.some((t) => t.z < 0.999),
+        `lcd kept all the mass at every step: ${lcdDate.tokens.map((t) => t.z)}`,
+      );
+    });
+  });
+
+  it('lcd under (yes|no|maybe) answers with one of the three words', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 6, seed: 7 });
+      const r = await finish(page);
+      console.log(`lcd yes/no/maybe: ${JSON.stringify(r.text)} · ${r.stats}`);
+      assert.equal(r.state, 'done', r.message);
+      assert.ok(fullMatch(YNM, r.text), `output ${JSON.stringify(r.text)}`);
+      assert.equal(r.valid, 'true');
+      await page.screenshot({ path: join(ARTIFACTS, 'finished-run.png'), fullPage: true });
+    });
+  });
+
+  it('Esc stops a run at once', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: 'Write a long story about a cat.', regex: '.*', method: 'lm', maxTokens: 400 });
+      await page.waitForFunction(() => document.querySelectorAll('#output .tok').length >= 2, null, {
+        timeout: RUN_MS,
+      });
+      const t0 = Date.now();
+      await page.keyboard.press('Escape');
+      const r = await finish(page);
+      const waited = Date.now() - t0;
+      assert.equal(r.state, 'stopped', r.message);
+      assert.ok(r.tokens.length < 400);
+      // At most the token being computed finishes (well under the CPU's per-token time).
+      assert.ok(waited < 15_000, `stopping took ${waited} ms`);
+      assert.equal(await page.locator('#generate').isDisabled(), false);
+    });
+  });
+
+  it('bad regexes get clear messages before any token', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: 'x', regex: '[0-9', method: 'lcd', maxTokens: 4 });
+      let r = await finish(page);
+      assert.equal(r.state, 'error');
+      assert.match(r.message, /invalid regex/);
+      assert.match(r.message, /unclosed character class/);
+      assert.equal(r.tokens.length, 0);
+
+      await start(page, { prompt: 'x', regex: '[a&&b]', method: 'lcd', maxTokens: 4 });
+      r = await finish(page);
+      assert.equal(r.state, 'error');
+      assert.match(r.message, /the constraint matches no string/);
+    });
+  });
+
+  it('a reload reads the model from Cache Storage', async () => {
+    await step(async () => {
+      const { page } = b;
+      await page.reload();
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      assert.match(await page.locator('#model-info').textContent(), /read from this browser's cache/);
+    });
+  });
+});
