@@ -43,7 +43,10 @@ pub async fn fetch_model(
     let url = &absolute(url);
     let cache = open_cache(&window).await;
     if cache.is_none() {
-        notify("Cache Storage is unavailable here; the model will be downloaded on every visit.".into());
+        notify(
+            "Cache Storage is unavailable here; the model will be downloaded on every visit."
+                .into(),
+        );
     }
 
     // 1. The size, from the server.
@@ -54,7 +57,9 @@ pub async fn fetch_model(
             // Offline or the server is down: any complete cached copy of this URL will do.
             if let Some(cache) = &cache {
                 if let Some(bytes) = any_complete_entry(cache, url).await {
-                    notify(format!("{url} is unreachable ({msg}); using the copy cached in this browser."));
+                    notify(format!(
+                        "{url} is unreachable ({msg}); using the copy cached in this browser."
+                    ));
                     progress(bytes.len() as u64, Some(bytes.len() as u64));
                     return Ok((bytes, Source::Cache));
                 }
@@ -79,13 +84,17 @@ pub async fn fetch_model(
                     ));
                     let _ = JsFuture::from(cache.delete_with_str(&key)).await;
                 }
-                Err(e) => notify(format!("The cached copy could not be read ({e}); downloading it again.")),
+                Err(e) => notify(format!(
+                    "The cached copy could not be read ({e}); downloading it again."
+                )),
             }
         }
     }
 
     // 3. The network, streamed.
-    let resp = fetch(&window, url, "GET").await.map_err(|e| unreachable_message(url, &e))?;
+    let resp = fetch(&window, url, "GET")
+        .await
+        .map_err(|e| unreachable_message(url, &e))?;
     if !resp.ok() {
         return Err(status_message(url, &resp));
     }
@@ -114,7 +123,10 @@ pub async fn fetch_model(
                     js_error_message(&e)
                 )),
             },
-            Err(e) => notify(format!("cannot build the cache entry: {}", js_error_message(&e))),
+            Err(e) => notify(format!(
+                "cannot build the cache entry: {}",
+                js_error_message(&e)
+            )),
         }
     }
     Ok((bytes, Source::Network { cached }))
@@ -122,7 +134,9 @@ pub async fn fetch_model(
 
 /// Removes every cached copy of `url` (the "clear cache" button).
 pub async fn forget(url: &str) {
-    let Some(window) = web_sys::window() else { return };
+    let Some(window) = web_sys::window() else {
+        return;
+    };
     if let Some(cache) = open_cache(&window).await {
         delete_other_sizes(&cache, &absolute(url), u64::MAX).await;
     }
@@ -137,7 +151,10 @@ pub fn cache_key(url: &str, size: u64) -> String {
 /// The size encoded in a cache key for `url` (both absolute), if the key belongs to it.
 pub fn size_from_key(key_url: &str, url: &str) -> Option<u64> {
     let rest = key_url.strip_prefix(url)?;
-    rest.strip_prefix(['?', '&'])?.strip_prefix(SIZE_PARAM)?.parse().ok()
+    rest.strip_prefix(['?', '&'])?
+        .strip_prefix(SIZE_PARAM)?
+        .parse()
+        .ok()
 }
 
 /// `url` made absolute against the page's address (cache keys come back absolute).
@@ -175,7 +192,11 @@ async fn fetch(window: &web_sys::Window, url: &str, method: &str) -> Result<Resp
 }
 
 fn content_length(resp: &Response) -> Option<u64> {
-    resp.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok())
+    resp.headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse().ok())
 }
 
 fn status_message(url: &str, resp: &Response) -> String {
@@ -209,10 +230,16 @@ async fn stream_body(
     let mut done_bytes: u64 = 0;
     progress(0, total);
     loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| format!("the download failed after {done_bytes} bytes: {}", js_error_message(&e)))?;
-        let done = Reflect::get(&chunk, &"done".into()).ok().and_then(|v| v.as_bool()).unwrap_or(true);
+        let chunk = JsFuture::from(reader.read()).await.map_err(|e| {
+            format!(
+                "the download failed after {done_bytes} bytes: {}",
+                js_error_message(&e)
+            )
+        })?;
+        let done = Reflect::get(&chunk, &"done".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
         if done {
             break;
         }
@@ -223,7 +250,10 @@ async fn stream_body(
         let n = value.length() as u64;
         if done_bytes + n > buf.length() as u64 {
             if total.is_some() {
-                return Err(format!("the server sent more than the announced {} bytes", buf.length()));
+                return Err(format!(
+                    "the server sent more than the announced {} bytes",
+                    buf.length()
+                ));
             }
             // Unknown size: grow geometrically.
             let bigger = Uint8Array::new_with_length(((done_bytes + n) * 2) as u32);
@@ -234,7 +264,11 @@ async fn stream_body(
         done_bytes += n;
         progress(done_bytes, total);
     }
-    Ok(if buf.length() as u64 == done_bytes { buf } else { buf.slice(0, done_bytes as u32) })
+    Ok(if buf.length() as u64 == done_bytes {
+        buf
+    } else {
+        buf.slice(0, done_bytes as u32)
+    })
 }
 
 async fn read_all(resp: &Response) -> Result<Vec<u8>, String> {
@@ -245,7 +279,11 @@ async fn read_all(resp: &Response) -> Result<Vec<u8>, String> {
 
 async fn open_cache(window: &web_sys::Window) -> Option<Cache> {
     let storage = window.caches().ok()?;
-    JsFuture::from(storage.open(CACHE_NAME)).await.ok()?.dyn_into().ok()
+    JsFuture::from(storage.open(CACHE_NAME))
+        .await
+        .ok()?
+        .dyn_into()
+        .ok()
 }
 
 async fn cache_match(cache: &Cache, key: &str) -> Option<Response> {
@@ -255,7 +293,9 @@ async fn cache_match(cache: &Cache, key: &str) -> Option<Response> {
 
 /// Cache keys (absolute URLs) of entries for `url`, with their sizes.
 async fn entries_for(cache: &Cache, url: &str) -> Vec<(String, u64)> {
-    let Ok(keys) = JsFuture::from(cache.keys()).await else { return Vec::new() };
+    let Ok(keys) = JsFuture::from(cache.keys()).await else {
+        return Vec::new();
+    };
     let keys: js_sys::Array = keys.unchecked_into();
     keys.iter()
         .filter_map(|k| {
@@ -293,11 +333,26 @@ mod tests {
 
     #[test]
     fn keys_carry_the_size() {
-        assert_eq!(cache_key("/models/m.gguf", 42), "/models/m.gguf?strait-bytes=42");
+        assert_eq!(
+            cache_key("/models/m.gguf", 42),
+            "/models/m.gguf?strait-bytes=42"
+        );
         assert_eq!(cache_key("/m.gguf?v=2", 42), "/m.gguf?v=2&strait-bytes=42");
         let url = "http://127.0.0.1:8080/models/m.gguf";
-        assert_eq!(size_from_key("http://127.0.0.1:8080/models/m.gguf?strait-bytes=42", url), Some(42));
-        assert_eq!(size_from_key("http://127.0.0.1:8080/models/m.gguf.bak?strait-bytes=42", url), None);
-        assert_eq!(size_from_key("http://127.0.0.1:8080/models/m.gguf", url), None);
+        assert_eq!(
+            size_from_key("http://127.0.0.1:8080/models/m.gguf?strait-bytes=42", url),
+            Some(42)
+        );
+        assert_eq!(
+            size_from_key(
+                "http://127.0.0.1:8080/models/m.gguf.bak?strait-bytes=42",
+                url
+            ),
+            None
+        );
+        assert_eq!(
+            size_from_key("http://127.0.0.1:8080/models/m.gguf", url),
+            None
+        );
     }
 }

@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where the default model is served (by `cargo xtask serve`); `?model=URL` overrides it.
 const DEFAULT_MODEL_URL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
-const DEFAULT_PROMPT: &str = "On what date did Apollo 11 land on the Moon? Answer with the date only.";
+const DEFAULT_PROMPT: &str =
+    "On what date did Apollo 11 land on the Moon? Answer with the date only.";
 const DEFAULT_REGEX: &str = "[0-9]{4}-[0-9]{2}-[0-9]{2}";
 
 thread_local! {
@@ -68,12 +69,16 @@ impl Stats {
     /// Decode rate: tokens after the first over the time since the first.
     fn tokens_per_s(&self) -> Option<f64> {
         let first = self.first?;
-        (self.tokens > 1 && self.last > first).then(|| (self.tokens - 1) as f64 * 1000.0 / (self.last - first))
+        (self.tokens > 1 && self.last > first)
+            .then(|| (self.tokens - 1) as f64 * 1000.0 / (self.last - first))
     }
 }
 
 fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }
 
 fn model_url() -> String {
@@ -169,7 +174,9 @@ pub fn App() -> impl IntoView {
             model_info.set(match source {
                 Source::Cache => format!("{} read from this browser's cache", fmt_mb(n)),
                 Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
-                Source::Network { cached: false } => format!("{} downloaded (not cached)", fmt_mb(n)),
+                Source::Network { cached: false } => {
+                    format!("{} downloaded (not cached)", fmt_mb(n))
+                }
             });
             phase.set(Phase::Loading("reading the model".into()));
             let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
@@ -182,7 +189,9 @@ pub fn App() -> impl IntoView {
                     ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(RefCell::new(engine))));
                     phase.set(Phase::Ready);
                 }
-                Err(msg) => phase.set(Phase::Failed(format!("The model could not be loaded: {msg}"))),
+                Err(msg) => phase.set(Phase::Failed(format!(
+                    "The model could not be loaded: {msg}"
+                ))),
             }
         });
     }
@@ -204,7 +213,8 @@ pub fn App() -> impl IntoView {
             Ok(s) => s,
             Err(_) => {
                 run_state.set("error");
-                run_msg.set("The seed must be a whole number from 0 to 18446744073709551615.".into());
+                run_msg
+                    .set("The seed must be a whole number from 0 to 18446744073709551615.".into());
                 return;
             }
         };
@@ -216,18 +226,26 @@ pub fn App() -> impl IntoView {
             seed,
             method: method.get_untracked(),
         };
-        let Some(engine) = ENGINE.with(|e| e.borrow().clone()) else { return };
+        let Some(engine) = ENGINE.with(|e| e.borrow().clone()) else {
+            return;
+        };
         STOP.store(false, Ordering::Relaxed);
         tokens.set(Vec::new());
         result.set(None);
         run_msg.set(String::new());
         run_state.set("running");
-        stats.set(Stats { started: now_ms(), ..Stats::default() });
+        stats.set(Stats {
+            started: now_ms(),
+            ..Stats::default()
+        });
         phase.set(Phase::Running);
         spawn_local(async move {
             let mut out = PageOutput { tokens, stats };
             let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
-            let r = engine.borrow_mut().generate(&req, &mut out, stop_check).await;
+            let r = engine
+                .borrow_mut()
+                .generate(&req, &mut out, stop_check)
+                .await;
             match r {
                 Ok(f) => {
                     let stopped = STOP.load(Ordering::Relaxed);
@@ -235,7 +253,10 @@ pub fn App() -> impl IntoView {
                     run_msg.set(if stopped {
                         "Stopped.".into()
                     } else if f.ended_with_eos {
-                        format!("Done ({}): the model ended the sequence.", req.method.name())
+                        format!(
+                            "Done ({}): the model ended the sequence.",
+                            req.method.name()
+                        )
                     } else {
                         format!(
                             "Done ({}): reached max tokens ({}) without EOS.",
@@ -278,7 +299,12 @@ pub fn App() -> impl IntoView {
     let progress_text = move || {
         let (done, total) = progress.get();
         match total {
-            Some(t) => format!("{} of {} ({:.0}%)", fmt_mb(done), fmt_mb(t), done as f64 * 100.0 / t.max(1) as f64),
+            Some(t) => format!(
+                "{} of {} ({:.0}%)",
+                fmt_mb(done),
+                fmt_mb(t),
+                done as f64 * 100.0 / t.max(1) as f64
+            ),
             None => format!("{} of unknown size", fmt_mb(done)),
         }
     };
@@ -288,7 +314,7 @@ pub fn App() -> impl IntoView {
         <main class="app" data-phase=move || phase.get().name()>
             <header>
                 <h1>"Strait"</h1>
-                <p class="tagline">"Constrained sampling from a small language model, on WebGPU in this page."</p>
+                <p class="tagline">"Constrained sampling from a small language model, running in this page."</p>
             </header>
 
             <section id="status" class="status">
@@ -436,7 +462,11 @@ pub fn App() -> impl IntoView {
 
 #[component]
 fn TokenView(t: TokenOut) -> impl IntoView {
-    let shown = if t.eos { "⟨eos⟩".to_string() } else { t.text.clone() };
+    let shown = if t.eos {
+        "⟨eos⟩".to_string()
+    } else {
+        t.text.clone()
+    };
     let title = match t.z {
         Some(z) => format!("token {} · p = {:.4} · Z = {:.4}", t.id, t.p, z),
         None => format!("token {} · p = {:.4}", t.id, t.p),

@@ -77,7 +77,11 @@ fn describe(adapter: &JsValue) -> String {
         .iter()
         .filter_map(|k| field(k))
         .collect();
-    if parts.is_empty() { "a WebGPU adapter".into() } else { parts.join(" · ") }
+    if parts.is_empty() {
+        "a WebGPU adapter".into()
+    } else {
+        parts.join(" · ")
+    }
 }
 
 /// The message of a JS error (or its string form).

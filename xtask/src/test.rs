@@ -45,7 +45,14 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
         Ok(t) => Some(t),
         Err(e) => {
             eprintln!("xtask: setup failed: {e}");
-            suites.push(("setup".into(), Count { passed: 0, failed: 1 }, 0.0));
+            suites.push((
+                "setup".into(),
+                Count {
+                    passed: 0,
+                    failed: 1,
+                },
+                0.0,
+            ));
             None
         }
     };
@@ -55,46 +62,82 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
         Command::new("cargo").args(["test", "--workspace", "--exclude", "app"]),
         "native cargo test",
     );
-    suites.push(("native (cargo test)".into(), native, t.elapsed().as_secs_f64()));
+    suites.push((
+        "native (cargo test)".into(),
+        native,
+        t.elapsed().as_secs_f64(),
+    ));
 
     if let Some(tools) = &tools {
         let t = Instant::now();
         let built = build::build_page(tools, build::Options { wasm_opt: true });
         let ok = match &built {
-            Ok(_) => Count { passed: 1, failed: 0 },
+            Ok(_) => Count {
+                passed: 1,
+                failed: 0,
+            },
             Err(e) => {
                 eprintln!("xtask: wasm build of the page failed: {e}");
-                Count { passed: 0, failed: 1 }
+                Count {
+                    passed: 0,
+                    failed: 1,
+                }
             }
         };
-        suites.push(("wasm build of the page".into(), ok, t.elapsed().as_secs_f64()));
+        suites.push((
+            "wasm build of the page".into(),
+            ok,
+            t.elapsed().as_secs_f64(),
+        ));
 
         for krate in BROWSER_TEST_CRATES {
             if declares_wasm_bindgen_test(krate) {
                 let t = Instant::now();
                 let c = browser_tests(tools, krate);
-                suites.push((format!("{krate} in the browser"), c, t.elapsed().as_secs_f64()));
+                suites.push((
+                    format!("{krate} in the browser"),
+                    c,
+                    t.elapsed().as_secs_f64(),
+                ));
             }
         }
 
         if built.is_ok() {
             let t = Instant::now();
             let c = e2e(&root().join("dist"));
-            suites.push(("end to end (Playwright)".into(), c, t.elapsed().as_secs_f64()));
+            suites.push((
+                "end to end (Playwright)".into(),
+                c,
+                t.elapsed().as_secs_f64(),
+            ));
         } else {
-            suites.push(("end to end (no page)".into(), Count { passed: 0, failed: 1 }, 0.0));
+            suites.push((
+                "end to end (no page)".into(),
+                Count {
+                    passed: 0,
+                    failed: 1,
+                },
+                0.0,
+            ));
         }
     }
 
     let mut total = Count::default();
     eprintln!();
     for (name, c, secs) in &suites {
-        eprintln!("  {name:<28} {:>4} passed, {:>3} failed  ({secs:.0} s)", c.passed, c.failed);
+        eprintln!(
+            "  {name:<28} {:>4} passed, {:>3} failed  ({secs:.0} s)",
+            c.passed, c.failed
+        );
         total += *c;
     }
     eprintln!("  total time {:.0} s", t0.elapsed().as_secs_f64());
     println!("{} passed, {} failed", total.passed, total.failed);
-    Ok(if total.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if total.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `cargo xtask e2e [--no-build]`: only the end-to-end test.
@@ -108,7 +151,11 @@ pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
     };
     let c = e2e(&dist);
     println!("{} passed, {} failed", c.passed, c.failed);
-    Ok(if c.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if c.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Runs a cargo test command, echoing its output and counting `test result:` lines; a
@@ -122,7 +169,9 @@ fn cargo_tests(cmd: &mut Command, what: &str) -> Count {
 
 fn finish(what: &str, mut count: Count, ok: bool) -> Count {
     if !ok && count.failed == 0 {
-        eprintln!("xtask: {what} failed before any test failed (a build error?): counted as 1 failure");
+        eprintln!(
+            "xtask: {what} failed before any test failed (a build error?): counted as 1 failure"
+        );
         count.failed += 1;
     }
     count
@@ -139,7 +188,10 @@ fn run_counting(cmd: &mut Command, parse: fn(&str) -> Option<Count>) -> (Count, 
         }
     };
     let mut count = Count::default();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines().map_while(|l| l.ok()) {
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(|l| l.ok())
+    {
         println!("{line}");
         if let Some(c) = parse(&line) {
             count += c;
@@ -171,8 +223,14 @@ fn parse_tap_line(line: &str) -> Option<Count> {
     let mut w = rest.split_whitespace();
     let (key, n) = (w.next()?, w.next()?.parse::<u64>().ok()?);
     match key {
-        "pass" => Some(Count { passed: n, failed: 0 }),
-        "fail" | "cancelled" => Some(Count { passed: 0, failed: n }),
+        "pass" => Some(Count {
+            passed: n,
+            failed: 0,
+        }),
+        "fail" | "cancelled" => Some(Count {
+            passed: 0,
+            failed: n,
+        }),
         _ => None,
     }
 }
@@ -187,8 +245,13 @@ fn declares_wasm_bindgen_test(krate: &str) -> bool {
 fn browser_tests(_tools: &Tools, krate: &str) -> Count {
     let runner = util::cargo_bin_dir().join("wasm-bindgen-test-runner");
     let Some(chromedriver) = util::which("chromedriver") else {
-        eprintln!("xtask: chromedriver is missing (Debian package `chromium-driver`): {krate}'s browser tests counted as 1 failure");
-        return Count { passed: 0, failed: 1 };
+        eprintln!(
+            "xtask: chromedriver is missing (Debian package `chromium-driver`): {krate}'s browser tests counted as 1 failure"
+        );
+        return Count {
+            passed: 0,
+            failed: 1,
+        };
     };
     let mut cmd = Command::new("cargo");
     cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
@@ -197,7 +260,11 @@ fn browser_tests(_tools: &Tools, krate: &str) -> Count {
         // webdriver.json in the working directory carries Chromium's WebGPU flags.
         .env("WASM_BINDGEN_TEST_TIMEOUT", "600");
     let dir = root().join(krate);
-    cmd.current_dir(if dir.join("webdriver.json").is_file() { dir } else { root() });
+    cmd.current_dir(if dir.join("webdriver.json").is_file() {
+        dir
+    } else {
+        root()
+    });
     cmd.env("PATH", util::path_with_tools());
     let (count, ok) = run_counting(&mut cmd, parse_cargo_line);
     finish(&format!("{krate} browser tests"), count, ok)
@@ -210,7 +277,10 @@ fn e2e(dist: &Path) -> Count {
         Ok(a) => a,
         Err(e) => {
             eprintln!("xtask: cannot serve {}: {e}", dist.display());
-            return Count { passed: 0, failed: 1 };
+            return Count {
+                passed: 0,
+                failed: 1,
+            };
         }
     };
     let mut tests: Vec<String> = std::fs::read_dir(&e2e)
@@ -224,7 +294,10 @@ fn e2e(dist: &Path) -> Count {
     tests.sort();
     if tests.is_empty() {
         eprintln!("xtask: no e2e/*.test.mjs found");
-        return Count { passed: 0, failed: 1 };
+        return Count {
+            passed: 0,
+            failed: 1,
+        };
     }
     let mut cmd = Command::new("node");
     cmd.args(["--test", "--test-reporter=tap", "--test-concurrency=1"])
@@ -242,17 +315,45 @@ mod tests {
 
     #[test]
     fn parses_cargo_summaries() {
-        let c = parse_cargo_line("test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s");
-        assert_eq!(c, Some(Count { passed: 12, failed: 0 }));
-        let c = parse_cargo_line("test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out");
-        assert_eq!(c, Some(Count { passed: 3, failed: 2 }));
+        let c = parse_cargo_line(
+            "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+        );
+        assert_eq!(
+            c,
+            Some(Count {
+                passed: 12,
+                failed: 0
+            })
+        );
+        let c = parse_cargo_line(
+            "test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out",
+        );
+        assert_eq!(
+            c,
+            Some(Count {
+                passed: 3,
+                failed: 2
+            })
+        );
         assert_eq!(parse_cargo_line("running 3 tests"), None);
     }
 
     #[test]
     fn parses_tap_summaries() {
-        assert_eq!(parse_tap_line("# pass 4"), Some(Count { passed: 4, failed: 0 }));
-        assert_eq!(parse_tap_line("# fail 1"), Some(Count { passed: 0, failed: 1 }));
+        assert_eq!(
+            parse_tap_line("# pass 4"),
+            Some(Count {
+                passed: 4,
+                failed: 0
+            })
+        );
+        assert_eq!(
+            parse_tap_line("# fail 1"),
+            Some(Count {
+                passed: 0,
+                failed: 1
+            })
+        );
         assert_eq!(parse_tap_line("# tests 5"), None);
         assert_eq!(parse_tap_line("ok 1 - loads"), None);
         assert_eq!(parse_tap_line("    # pass 9"), None);

@@ -17,9 +17,11 @@ pub fn root() -> PathBuf {
 
 /// Where `cargo install` puts binaries: `$CARGO_HOME/bin`, by default `~/.cargo/bin`.
 pub fn cargo_bin_dir() -> PathBuf {
-    let home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
-    });
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
+        });
     home.join("bin")
 }
 
@@ -41,7 +43,9 @@ pub fn step(msg: impl AsRef<str>) {
 pub fn run(cmd: &mut Command) -> Result<()> {
     let shown = show(cmd);
     step(format!("running {shown}"));
-    let status = cmd.status().map_err(|e| format!("cannot start `{shown}`: {e}"))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -58,7 +62,9 @@ pub fn output(program: impl AsRef<OsStr>, args: &[&str]) -> Option<String> {
         .stderr(Stdio::null())
         .output()
         .ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// A command line as a person would type it.
@@ -123,9 +129,16 @@ fn has_gpu_device() -> bool {
 
 /// Mesa's lavapipe ICD manifest (`lvp_icd.<arch>.json`).
 fn lavapipe_icd() -> Option<PathBuf> {
-    ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"]
-        .iter()
-        .filter_map(|d| std::fs::read_dir(d).ok())
-        .flat_map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()))
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("lvp_icd")))
+    [
+        "/usr/share/vulkan/icd.d",
+        "/etc/vulkan/icd.d",
+        "/usr/local/share/vulkan/icd.d",
+    ]
+    .iter()
+    .filter_map(|d| std::fs::read_dir(d).ok())
+    .flat_map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()))
+    .find(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("lvp_icd"))
+    })
 }

@@ -19,7 +19,9 @@ pub enum Backend {
 impl Backend {
     /// Parses a GGUF file's bytes on the CPU backend.
     pub fn cpu(bytes: Vec<u8>) -> Result<Backend, String> {
-        Model::from_bytes(bytes).map(|m| Backend::Cpu(Arc::new(m))).map_err(|e| e.to_string())
+        Model::from_bytes(bytes)
+            .map(|m| Backend::Cpu(Arc::new(m)))
+            .map_err(|e| e.to_string())
     }
 
     /// The model (header, configuration, tokenizer).

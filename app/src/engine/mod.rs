@@ -138,9 +138,20 @@ impl Engine {
         let prompt = tokenizer
             .encode_prompt(&req.prompt, req.chat)
             .map_err(|e| format!("the prompt cannot be tokenized: {e}"))?;
-        let mut lm = self.backend.conditioned(prompt, stop.clone()).map_err(|e| e.to_string())?;
-        let params = Params { n: 1, max_tokens: req.max_tokens, ..Params::default() };
-        let mut sink = PageSink { vocab: &self.vocab, out, stop };
+        let mut lm = self
+            .backend
+            .conditioned(prompt, stop.clone())
+            .map_err(|e| e.to_string())?;
+        let params = Params {
+            n: 1,
+            max_tokens: req.max_tokens,
+            ..Params::default()
+        };
+        let mut sink = PageSink {
+            vocab: &self.vocab,
+            out,
+            stop,
+        };
         let mut sample: Option<Sample> = None;
         let run = samplers::run(
             req.method.sampler(),
@@ -179,14 +190,26 @@ struct PageSink<'a> {
 
 impl EventSink for PageSink<'_> {
     fn emit(&mut self, event: Event) {
-        if let Event::Token { token, logp, kept_mass, .. } = event {
+        if let Event::Token {
+            token,
+            logp,
+            kept_mass,
+            ..
+        } = event
+        {
             let eos = token == self.vocab.eos();
             let text = if eos {
                 String::new()
             } else {
                 String::from_utf8_lossy(self.vocab.bytes(token)).into_owned()
             };
-            self.out.token(TokenOut { text, id: token, p: logp.exp(), z: kept_mass, eos });
+            self.out.token(TokenOut {
+                text,
+                id: token,
+                p: logp.exp(),
+                z: kept_mass,
+                eos,
+            });
         }
     }
 
@@ -199,7 +222,9 @@ impl EventSink for PageSink<'_> {
 pub async fn yield_now() {
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
         if let Some(w) = web_sys::window() {
-            if w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0).is_ok() {
+            if w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
+                .is_ok()
+            {
                 return;
             }
         }

@@ -61,7 +61,12 @@ impl RegexConstraint {
         if !live.contains(&start) {
             return Err("the constraint matches no string".into());
         }
-        Ok(RegexConstraint { dfa, start, live, vocab })
+        Ok(RegexConstraint {
+            dfa,
+            start,
+            live,
+            vocab,
+        })
     }
 
     fn walk(&self, mut s: StateID, bytes: &[u8]) -> Option<StateID> {
@@ -127,7 +132,12 @@ fn live_states(dfa: &dense::DFA<Vec<u32>>, start: StateID) -> Result<HashSet<Sta
             }
         }
     }
-    Ok(states.into_iter().zip(live).filter(|(_, l)| *l).map(|(s, _)| s).collect())
+    Ok(states
+        .into_iter()
+        .zip(live)
+        .filter(|(_, l)| *l)
+        .map(|(s, _)| s)
+        .collect())
 }
 
 impl Constraint for RegexConstraint {
