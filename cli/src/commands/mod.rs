@@ -1,0 +1,6 @@
+//! One module per subcommand.
+
+pub mod bench;
+pub mod enumerate;
+pub mod sample;
+pub mod score;
