@@ -75,9 +75,9 @@ impl TensorizedAutomaton {
                 (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
                 _ => continue,
             };
-            for e in lo..hi {
-                if (self.dist[self.edge_dst[e] as usize] as usize) <= k {
-                    flags[e] = 1;
+            for (f, &d) in flags[lo..hi].iter_mut().zip(&self.edge_dst[lo..hi]) {
+                if (self.dist[d as usize] as usize) <= k {
+                    *f = 1;
                 }
             }
         }
