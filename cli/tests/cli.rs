@@ -124,3 +124,114 @@ fn unknown_methods_and_toys_are_named() {
     let e = error(&strait(&["score", "--model", "toy:nope", "--text", "1"]));
     assert!(e.contains("toy:gsk"), "{e}");
 }
+
+const GSK: &str = "00000|1[01]{4}";
+
+#[test]
+fn sample_lines_follow_the_contract() {
+    let v = lines(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", GSK, "--method", "lcd", "--n", "4", "--seed",
+        "7",
+    ]));
+    assert_eq!(v.len(), 4);
+    for l in &v {
+        for key in [
+            "text",
+            "tokens",
+            "logp",
+            "valid",
+            "weight",
+            "lm_calls",
+            "forward_tokens",
+            "constraint_checks",
+            "elapsed_ms",
+        ] {
+            assert!(l.get(key).is_some(), "{key} missing in {l}");
+        }
+        let text = l["text"].as_str().unwrap();
+        assert!(
+            text == "00000" || (text.len() == 5 && text.starts_with('1')),
+            "{text}"
+        );
+        assert_eq!(l["valid"], true);
+    }
+    // Counters are cumulative over the run.
+    assert!(v[3]["lm_calls"].as_u64() > v[0]["lm_calls"].as_u64());
+    // The same seed gives the same samples.
+    let again = lines(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", GSK, "--method", "lcd", "--n", "4", "--seed",
+        "7",
+    ]));
+    let texts = |v: &[Value]| v.iter().map(|l| l["text"].clone()).collect::<Vec<_>>();
+    assert_eq!(texts(&v), texts(&again));
+}
+
+#[test]
+fn events_are_json_lines_with_a_type() {
+    let v = lines(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", GSK, "--method", "lcd", "--events",
+    ]));
+    let tokens = v.iter().filter(|l| l["type"] == "token").count();
+    assert_eq!(tokens, 6, "five symbols and EOS");
+    assert!(v.iter().any(|l| l["type"] == "sample_finished"));
+    assert!(
+        v.iter()
+            .any(|l| l.get("type").is_none() && l["valid"] == true)
+    );
+}
+
+#[test]
+fn regex_errors_are_one_line_with_position() {
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "(0|1", "--method", "lcd",
+    ]));
+    assert!(e.contains("column"), "{e}");
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--regex",
+        "[^\\x00-\\x{10FFFF}]",
+        "--method",
+        "lcd",
+    ]));
+    assert!(e.contains("the constraint matches no string"), "{e}");
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "0", "--method", "lcd", "--n", "0",
+    ]));
+    assert!(e.contains("--n"), "{e}");
+    // Nothing in the toy vocabulary spells a letter: the first step is a dead end.
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "[a-z]+", "--method", "lcd",
+    ]));
+    assert!(e.contains("dead end after"), "{e}");
+}
+
+#[test]
+fn lcd_on_the_real_model_matches_the_regex() {
+    let v = lines(&strait(&[
+        "sample",
+        "--model",
+        MODEL,
+        "--chat",
+        "--prompt",
+        "Is the sky blue? Answer yes, no or maybe.",
+        "--regex",
+        "(yes|no|maybe)",
+        "--method",
+        "lcd",
+        "--n",
+        "2",
+        "--seed",
+        "3",
+    ]));
+    for l in &v {
+        let t = l["text"].as_str().unwrap();
+        assert!(["yes", "no", "maybe"].contains(&t), "{t}");
+        assert_eq!(
+            l["tokens"].as_array().unwrap().last().unwrap(),
+            2,
+            "ends with EOS"
+        );
+    }
+}
