@@ -9,7 +9,10 @@ use std::time::Instant;
 pub fn run(args: &BenchArgs) -> Result<()> {
     match args.what.as_str() {
         "decode" => decode(args),
-        other => fail(format!("unknown benchmark {other:?}; expected `decode`")),
+        "masks" => super::bench_masks::run(args),
+        other => fail(format!(
+            "unknown benchmark {other:?}; expected `decode` or `masks`"
+        )),
     }
 }
 
