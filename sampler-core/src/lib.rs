@@ -21,6 +21,7 @@ pub mod block_on;
 pub mod constraint;
 pub mod error;
 pub mod event;
+pub mod exact;
 pub mod lm;
 pub mod rng;
 pub mod samplers;
