@@ -239,3 +239,246 @@ fn expand<L: LanguageModel, C: Constraint>(
     trie.set_expanded(u);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::{Limits, chi_square, enumerate, explore, total_variation};
+    use crate::samplers::{Counters, Params, Sample};
+    use crate::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
+    use crate::{EventSink, NullSink, RandomSource, SeededRng, VecSink, Vocabulary, block_on};
+    use std::collections::HashMap;
+
+    fn drive(
+        strategy: Strategy,
+        params: &Params,
+        trie: &mut Trie,
+        rng: &mut dyn RandomSource,
+        sink: &mut dyn EventSink,
+        freeze_after: Option<usize>,
+    ) -> (Result<(), SampleError>, Vec<Sample>) {
+        let (mut lm, c) = (gsk_lm(), gsk_constraint());
+        drive_on(&mut lm, &c, strategy, params, trie, rng, sink, freeze_after)
+    }
+
+    /// Tokens a, b, ab and EOS over a seeded random bigram model; "ab" has two
+    /// tokenizations, "aab" and "abb" three.
+    fn random_problem() -> (RandomLm, FiniteLanguage) {
+        let w = |ws: &[&str]| ws.iter().map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+        let vocab = Vocabulary::new(w(&["a", "b", "ab", ""]), 3, &[3]);
+        let c = FiniteLanguage::new(vocab, w(&["ab", "b", "abb", "ba", "aab"]));
+        (RandomLm::new(4, 3, 2, 11), c)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn drive_on<L: LanguageModel, C: Constraint>(
+        lm: &mut L,
+        c: &C,
+        strategy: Strategy,
+        params: &Params,
+        trie: &mut Trie,
+        rng: &mut dyn RandomSource,
+        sink: &mut dyn EventSink,
+        freeze_after: Option<usize>,
+    ) -> (Result<(), SampleError>, Vec<Sample>) {
+        let mut out = Vec::new();
+        let mut push = |s: &Sample| out.push(s.clone());
+        let mut ctx = Ctx {
+            lm,
+            constraint: c,
+            rng,
+            sink,
+            params,
+            counters: Counters::default(),
+            vocab: None,
+            out: &mut push,
+        };
+        let r = block_on(rejection_sample(&mut ctx, strategy, trie, freeze_after));
+        (r, out)
+    }
+
+    fn params(n: usize) -> Params {
+        Params {
+            n,
+            max_tokens: 8,
+            ..Params::default()
+        }
+    }
+
+    fn random_exact() -> crate::exact::ExactDistribution {
+        let (mut lm, c) = random_problem();
+        let limits = Limits {
+            max_tokens: 8,
+            max_sequences: 100,
+        };
+        block_on(enumerate(&mut lm, &c, limits)).unwrap()
+    }
+
+    /// TV between P^L and what one generation from `trie` accepts (renormalized), on the
+    /// random problem.
+    fn one_generation_tv(trie: &Trie) -> f64 {
+        let exact = random_exact();
+        let (lm, c) = random_problem();
+        let p = Params {
+            max_generations: 1,
+            ..params(1)
+        };
+        let e = explore(0.0, 10_000, |rng, sink| {
+            let mut t = trie.clone();
+            let mut lm = lm.clone();
+            let (_, s) = drive_on(&mut lm, &c, Strategy::Cars, &p, &mut t, rng, sink, None);
+            s.first().map(|s| s.tokens.clone())
+        })
+        .unwrap();
+        let mut dist = HashMap::new();
+        let mut acc = 0.0;
+        for (o, q) in e.outcomes {
+            if let Some(t) = o {
+                *dist.entry(t).or_insert(0.0) += q;
+                acc += q;
+            }
+        }
+        dist.values_mut().for_each(|q| *q /= acc);
+        let (q, _) = exact.align(&dist);
+        total_variation(&q, &exact.probs())
+    }
+
+    /// The mutant (CARS without upward propagation) must fail the checks the real CARS
+    /// passes: the exact per-generation distribution and the chi-square test. (On G_sk the
+    /// mutant's error hides in 00000's 10⁻⁹ mass, so the witness is a random model.)
+    #[test]
+    fn cars_without_propagation_is_caught() {
+        let (lm, c) = random_problem();
+        for (mutant, expect_exact) in [(false, true), (true, false)] {
+            let new_trie = || {
+                if mutant {
+                    Trie::without_propagation(4)
+                } else {
+                    Trie::new(4)
+                }
+            };
+            let mut trie = new_trie();
+            let mut rng = SeededRng::new(1);
+            let mut worst: f64 = 0.0;
+            for _ in 0..10 {
+                worst = worst.max(one_generation_tv(&trie));
+                let p = Params {
+                    max_generations: 1,
+                    ..params(1)
+                };
+                let mut lm = lm.clone();
+                let _ = drive_on(
+                    &mut lm,
+                    &c,
+                    Strategy::Cars,
+                    &p,
+                    &mut trie,
+                    &mut rng,
+                    &mut NullSink,
+                    None,
+                );
+            }
+            assert_eq!(worst < 1e-9, expect_exact, "mutant {mutant}: TV {worst}");
+
+            let mut trie = new_trie();
+            let (r, s) = drive_on(
+                &mut lm.clone(),
+                &c,
+                Strategy::Cars,
+                &params(2000),
+                &mut trie,
+                &mut SeededRng::new(7),
+                &mut NullSink,
+                None,
+            );
+            r.unwrap();
+            let exact = random_exact();
+            let (counts, outside) = exact.counts(s.iter().map(|s| s.tokens.as_slice()));
+            let chi = chi_square(&counts, &exact.probs(), outside);
+            println!("mutant {mutant}: worst per-generation TV {worst:.3e}, chi2 {chi:?}");
+            assert_eq!(chi.p_value > 1e-3, expect_exact, "mutant {mutant}: {chi:?}");
+        }
+    }
+
+    #[test]
+    fn frozen_trie_stops_growing_and_n_counts_accepted_samples() {
+        let mut trie = Trie::new(3);
+        let mut sink = VecSink::default();
+        let (r, s) = drive(
+            Strategy::Ars,
+            &params(50),
+            &mut trie,
+            &mut SeededRng::new(3),
+            &mut sink,
+            Some(1),
+        );
+        r.unwrap();
+        assert_eq!(s.len(), 50);
+        assert!(s.iter().all(|s| s.valid));
+        assert!(trie.is_frozen());
+        let rejected = sink
+            .0
+            .iter()
+            .filter(|e| matches!(e, Event::Rejected { .. }))
+            .count();
+        assert!(rejected > 0, "G_sk rejects 45% of first tokens");
+        // Nothing joined the trie after the first accepted sample.
+        let first_accept = sink
+            .0
+            .iter()
+            .position(|e| matches!(e, Event::SampleFinished { .. }))
+            .unwrap();
+        assert!(
+            !sink.0[first_accept..]
+                .iter()
+                .any(|e| matches!(e, Event::TriePrune { .. } | Event::TrieInsert { .. }))
+        );
+    }
+
+    #[test]
+    fn rs_runs_to_max_tokens_and_rejects_without_eos() {
+        // Max 3 tokens: no G_sk sentence (5 tokens + EOS) fits, so every generation fails.
+        let p = Params {
+            n: 1,
+            max_tokens: 3,
+            max_generations: 20,
+            ..Params::default()
+        };
+        let mut sink = VecSink::default();
+        let (r, _) = drive(
+            Strategy::Rs,
+            &p,
+            &mut Trie::new(3),
+            &mut SeededRng::new(0),
+            &mut sink,
+            None,
+        );
+        assert_eq!(r, Err(SampleError::ZeroProbability));
+        let reasons: Vec<_> = sink
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                Event::Rejected { tokens, reason, .. } => Some((tokens.len(), reason.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reasons.len(), 20);
+        assert!(
+            reasons
+                .iter()
+                .all(|r| r == &(3, "max tokens reached".to_string()))
+        );
+        // CARS proves it: after pruning, p_ε reaches exactly 0 and the run stops early.
+        let mut trie = Trie::new(3);
+        let (r, _) = drive(
+            Strategy::Cars,
+            &p,
+            &mut trie,
+            &mut SeededRng::new(0),
+            &mut NullSink,
+            None,
+        );
+        assert_eq!(r, Err(SampleError::ZeroProbability));
+        assert_eq!(trie.p_root(), 0.0);
+    }
+}
