@@ -33,6 +33,51 @@ pub enum Event {
         /// Its importance weight where the method has one.
         weight: Option<f64>,
     },
+    /// A generation of a rejection sampler ended without a valid sample.
+    Rejected {
+        /// The tokens generated before the sampler stopped (it stops at the first
+        /// non-viable prefix, except plain `rs`).
+        tokens: Vec<TokenId>,
+        /// log P of those tokens under the unconstrained model.
+        logp: f64,
+        /// Why: "non-viable prefix", "max tokens reached" or "dead end".
+        reason: String,
+    },
+    /// A node joined the trie of a rejection sampler (or of ASAp) with mass `mass`.
+    TrieInsert {
+        /// The node's token prefix.
+        prefix: Vec<TokenId>,
+        /// p_u (rejection samplers) or c̃(u) (ASAp) when inserted.
+        mass: f64,
+    },
+    /// Continuations of `prefix` were proven non-viable and now have mass 0.
+    TriePrune {
+        /// The prefix whose continuations were cut off.
+        prefix: Vec<TokenId>,
+        /// How many tokens were cut off.
+        count: usize,
+        /// The mass P(a|u)·p_ua removed from the node.
+        removed: f64,
+        /// The most likely pruned tokens with P(a|u), at most `top_k_events` of them.
+        top: Vec<(TokenId, f64)>,
+    },
+    /// A node's mass dropped because one of its children's did (upward propagation).
+    TrieUpdate {
+        /// The node's token prefix.
+        prefix: Vec<TokenId>,
+        /// Its mass after the update.
+        mass: f64,
+        /// By how much it dropped.
+        removed: f64,
+    },
+    /// ASAp's over-approximated expected future grammaticality c̃ at a prefix of the
+    /// sample just drawn (emitted walking backward, seed 004 Alg. 1).
+    EfgUpdate {
+        /// The prefix.
+        prefix: Vec<TokenId>,
+        /// c̃(prefix) after the update.
+        efg: f64,
+    },
     /// A free-form progress note (phase changes, counters).
     Note {
         /// The message.

@@ -22,6 +22,7 @@ pub mod byte_automaton;
 pub mod constraint;
 pub mod error;
 pub mod event;
+pub mod exact;
 pub mod limits;
 pub mod lm;
 pub mod regex;

@@ -21,10 +21,13 @@
 //! ```
 
 mod ancestral;
+pub mod asap;
 mod context;
 mod method;
 mod params;
+pub mod rejection;
 mod sample;
+pub mod trie;
 pub mod util;
 
 pub use ancestral::{Generation, Masking, generate};
@@ -68,6 +71,12 @@ pub async fn run<L: LanguageModel, C: Constraint>(
         Method::Lm => ancestral::run(&mut ctx, Masking::None).await?,
         Method::Lcd => ancestral::run(&mut ctx, Masking::Viable).await?,
         Method::GcdBudget => ancestral::run(&mut ctx, Masking::Budget).await?,
+        Method::Rs => rejection::run(&mut ctx, rejection::Strategy::Rs).await?,
+        Method::SampleVerify => rejection::run(&mut ctx, rejection::Strategy::SampleVerify).await?,
+        Method::Ars => rejection::run(&mut ctx, rejection::Strategy::Ars).await?,
+        Method::Rsft => rejection::run(&mut ctx, rejection::Strategy::Rsft).await?,
+        Method::Cars => rejection::run(&mut ctx, rejection::Strategy::Cars).await?,
+        Method::Asap => asap::run(&mut ctx).await?,
         other => {
             return Err(SampleError::Unsupported(format!(
                 "method {other} is not available in this build yet"
