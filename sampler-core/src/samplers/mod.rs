@@ -21,10 +21,12 @@
 //! ```
 
 mod ancestral;
+pub mod awrs;
 mod context;
 mod method;
 mod params;
 mod sample;
+pub mod path_enum;
 pub mod util;
 
 pub use ancestral::{Generation, Masking, generate};
@@ -68,6 +70,7 @@ pub async fn run<L: LanguageModel, C: Constraint>(
         Method::Lm => ancestral::run(&mut ctx, Masking::None).await?,
         Method::Lcd => ancestral::run(&mut ctx, Masking::Viable).await?,
         Method::GcdBudget => ancestral::run(&mut ctx, Masking::Budget).await?,
+        Method::AwrsLcd => awrs::run_lcd(&mut ctx).await?,
         other => {
             return Err(SampleError::Unsupported(format!(
                 "method {other} is not available in this build yet"
