@@ -23,6 +23,7 @@
 mod ancestral;
 pub mod awrs;
 mod context;
+pub mod mcmc;
 mod method;
 mod params;
 mod sample;
@@ -71,6 +72,9 @@ pub async fn run<L: LanguageModel, C: Constraint>(
         Method::Lcd => ancestral::run(&mut ctx, Masking::Viable).await?,
         Method::GcdBudget => ancestral::run(&mut ctx, Masking::Budget).await?,
         Method::AwrsLcd => awrs::run_lcd(&mut ctx).await?,
+        Method::McmcUniform => mcmc::run(&mut ctx, mcmc::Truncation::Uniform).await?,
+        Method::McmcPriority => mcmc::run(&mut ctx, mcmc::Truncation::Priority).await?,
+        Method::McmcRestart => mcmc::run(&mut ctx, mcmc::Truncation::Restart).await?,
         other => {
             return Err(SampleError::Unsupported(format!(
                 "method {other} is not available in this build yet"
