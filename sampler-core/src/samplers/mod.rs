@@ -27,6 +27,7 @@ pub mod mcmc;
 mod method;
 mod params;
 mod sample;
+pub mod smc;
 pub mod path_enum;
 pub mod util;
 
@@ -75,6 +76,17 @@ pub async fn run<L: LanguageModel, C: Constraint>(
         Method::McmcUniform => mcmc::run(&mut ctx, mcmc::Truncation::Uniform).await?,
         Method::McmcPriority => mcmc::run(&mut ctx, mcmc::Truncation::Priority).await?,
         Method::McmcRestart => mcmc::run(&mut ctx, mcmc::Truncation::Restart).await?,
+        Method::AwrsSmc => smc::run(&mut ctx, smc::TokenProposal::Awrs).await?,
+        Method::WrsSmc => smc::run(&mut ctx, smc::TokenProposal::Wrs).await?,
+        Method::TwistedSmc => smc::run(&mut ctx, smc::TokenProposal::Twisted).await?,
+        Method::SmcGcd => {
+            let p = if constraint.is_regular() {
+                smc::TokenProposal::BudgetMask
+            } else {
+                smc::TokenProposal::Mask
+            };
+            smc::run(&mut ctx, p).await?
+        }
         other => {
             return Err(SampleError::Unsupported(format!(
                 "method {other} is not available in this build yet"
