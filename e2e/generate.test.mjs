@@ -179,6 +179,7 @@ describe('the page samples from SmolLM2', () => {
       assert.equal(r.state, 'error');
       assert.match(r.message, /invalid regex/);
       assert.match(r.message, /unclosed character class/);
+      assert.match(r.message, /line 1, column 1/);
       assert.equal(r.tokens.length, 0);
 
       await start(page, { prompt: 'x', regex: '[a&&b]', method: 'lcd', maxTokens: 4 });

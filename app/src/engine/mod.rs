@@ -2,17 +2,15 @@
 //!
 //! The UI knows only this module's types: a [`Request`] in, [`TokenOut`]s streamed to an
 //! [`Output`], a [`Finished`] or an error message at the end. Sampling is sampler-core's
-//! (`lm` and `lcd`), the model is a [`backend::Backend`], the constraint a regex.
+//! (`lm` and `lcd`), the model is a [`backend::Backend`], the constraint sampler-core's regex constraint.
 
 mod backend;
-mod regex;
 
 pub use backend::StopCheck;
 
 use backend::Backend;
-use regex::RegexConstraint;
 use sampler_core::samplers::{self, Params, Sample};
-use sampler_core::{Event, EventSink, SampleError, SeededRng, Vocabulary};
+use sampler_core::{Event, EventSink, RegexConstraint, SampleError, SeededRng, Vocabulary};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
@@ -133,7 +131,8 @@ impl Engine {
         out: &mut dyn Output,
         stop: StopCheck,
     ) -> Result<Finished, String> {
-        let constraint = RegexConstraint::new(&req.regex, self.vocab.clone())?;
+        let constraint =
+            RegexConstraint::from_regex(&req.regex, &self.vocab).map_err(|e| e.to_string())?;
         let tokenizer = self.backend.model().tokenizer();
         let prompt = tokenizer
             .encode_prompt(&req.prompt, req.chat)
