@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, BASE_URL, launch, waitForPhase } from './lib.mjs';
+import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
 
 // The CPU forward pass in wasm is slow: small token budgets, generous time limits.
 const LOAD_MS = 300_000;
@@ -17,6 +17,7 @@ const YNM_PROMPT = 'Is the sky blue on a clear day? Answer yes, no or maybe.';
 
 let b;
 let failed = false;
+let loaded = false;
 
 before(async () => {
   b = await launch({ webgpu: true });
@@ -30,8 +31,10 @@ after(async () => {
   await b.close();
 });
 
-/** Runs `body`, remembering a failure for the screenshot in `after`. */
-async function step(body) {
+/** Runs `body`, remembering a failure for the screenshot in `after`; once the model
+ *  failed to load, later steps fail at once instead of waiting out their timeouts. */
+async function step(body, { needsModel = true } = {}) {
+  if (needsModel && !loaded) throw new Error('the model did not load (see the first test)');
   try {
     await body();
   } catch (e) {
@@ -57,10 +60,13 @@ async function start(page, { prompt, regex, method, maxTokens, seed = 1, chat = 
 
 /** Waits for the run to end; returns what the page shows. */
 async function finish(page) {
-  await page.waitForFunction(
-    () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
-    null,
-    { timeout: RUN_MS, polling: 200 },
+  await unlessCrash(
+    page,
+    page.waitForFunction(
+      () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
+      null,
+      { timeout: RUN_MS, polling: 200 },
+    ),
   );
   return page.evaluate(() => ({
     state: document.querySelector('#run-status').dataset.state,
@@ -96,7 +102,8 @@ describe('the page samples from SmolLM2', () => {
       const info = await page.locator('#model-info').textContent();
       assert.match(info, /98\.4 MB downloaded and cached/);
       assert.match(info, /30 blocks/);
-    });
+      loaded = true;
+    }, { needsModel: false });
   });
 
   it('lcd under a date regex gives a date, every token with its kept mass Z', async () => {

@@ -38,7 +38,12 @@ export async function launch({ webgpu = true, extraArgs = [] } = {}) {
   const page = context.pages()[0] ?? (await context.newPage());
   const logs = [];
   page.on('console', (m) => logs.push(`[${m.type()}] ${m.text()}`));
-  page.on('pageerror', (e) => logs.push(`[pageerror] ${e.message}`));
+  // Uncaught page errors also end waits early (see waitForPhase).
+  page.straitErrors = [];
+  page.on('pageerror', (e) => {
+    logs.push(`[pageerror] ${e.message}`);
+    page.straitErrors.push(e.message);
+  });
   return {
     context,
     page,
@@ -69,16 +74,46 @@ export async function phase(page) {
   return page.getAttribute('main', 'data-phase');
 }
 
-/** Waits until `main[data-phase]` is one of `phases`; fails fast on `failed`/`no-webgpu`. */
+/** Rejects as soon as the page throws an uncaught error (a crashed wasm never settles). */
+function pageCrash(page) {
+  let timer;
+  const crashed = new Promise((_, reject) => {
+    timer = setInterval(() => {
+      if (page.straitErrors?.length) reject(new Error(`the page threw: ${page.straitErrors[0]}`));
+    }, 250);
+  });
+  return { crashed, stop: () => clearInterval(timer) };
+}
+
+/** `promise`, or a rejection as soon as the page throws an uncaught error. */
+export async function unlessCrash(page, promise) {
+  const crash = pageCrash(page);
+  try {
+    return await Promise.race([crash.crashed, promise]);
+  } finally {
+    crash.stop();
+  }
+}
+
+/** Waits until `main[data-phase]` is one of `phases`; fails fast on `failed`/`no-webgpu`
+ *  and on an uncaught page error. */
 export async function waitForPhase(page, phases, timeout) {
-  await page.waitForFunction(
-    (want) => {
-      const p = document.querySelector('main')?.dataset.phase;
-      return want.includes(p) || p === 'failed' || p === 'no-webgpu';
-    },
-    phases,
-    { timeout, polling: 250 },
-  );
+  const crash = pageCrash(page);
+  try {
+    await Promise.race([
+      crash.crashed,
+      page.waitForFunction(
+        (want) => {
+          const p = document.querySelector('main')?.dataset.phase;
+          return want.includes(p) || p === 'failed' || p === 'no-webgpu';
+        },
+        phases,
+        { timeout, polling: 250 },
+      ),
+    ]);
+  } finally {
+    crash.stop();
+  }
   const p = await phase(page);
   if (!phases.includes(p)) {
     const msg = await page.locator('#model-error, #webgpu-missing').first().textContent().catch(() => '');

@@ -1,4 +1,8 @@
-//! The release page: `trunk build --release --offline`, then binaryen's `wasm-opt -Os`.
+//! The release page: `trunk build --release --offline`, with trunk's own wasm-opt off
+//! (its download goes to GitHub). Debian's binaryen 108 is not used either: its
+//! `wasm-opt -Os` rewrites the externref table that wasm-bindgen 0.2.130 sets up (rustc
+//! enables reference types), and the page then fails to start with "WebAssembly.Table.set():
+//! Argument 1 is invalid for table" (Chromium 148); it would save only ~0.5 MB of 3 MB.
 
 use crate::setup::{MODEL_FILE, Tools, model_path};
 use crate::util::{self, Result, root, step};
@@ -7,41 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// Build switches.
-#[derive(Clone, Copy, Debug)]
-pub struct Options {
-    /// Run binaryen's `wasm-opt -Os` on the page's wasm after trunk (when it is installed).
-    pub wasm_opt: bool,
-}
-
-impl Options {
-    /// From command-line flags (`--no-wasm-opt`).
-    pub fn from_flags(flags: &[String]) -> Self {
-        Options {
-            wasm_opt: !flags.iter().any(|f| f == "--no-wasm-opt"),
-        }
-    }
-}
-
 /// What the build produced.
 pub struct Page {
     /// The `dist/` folder.
     pub dist: PathBuf,
 }
 
-/// wasm features rustc 1.95 emits for wasm32-unknown-unknown that binaryen 108 must be
-/// told about (DESIGN.md §5).
-const WASM_OPT_FEATURES: &[&str] = &[
-    "--enable-bulk-memory",
-    "--enable-nontrapping-float-to-int",
-    "--enable-sign-ext",
-    "--enable-mutable-globals",
-    "--enable-reference-types",
-    "--enable-multivalue",
-];
-
 /// Builds the page into `dist/` and links the model under `dist/models/`.
-pub fn build_page(tools: &Tools, opts: Options) -> Result<Page> {
+pub fn build_page(tools: &Tools) -> Result<Page> {
     let root = root();
     let dist = root.join("dist");
     let t0 = Instant::now();
@@ -54,36 +31,11 @@ pub fn build_page(tools: &Tools, opts: Options) -> Result<Page> {
     )?;
     let trunk_s = t0.elapsed().as_secs_f64();
     let wasm = find_wasm(&dist)?;
-    let before = size(&wasm);
     step(format!(
         "trunk build: {trunk_s:.0} s, {} ({})",
-        mb(before),
+        mb(size(&wasm)),
         rel(&wasm)
     ));
-    if opts.wasm_opt {
-        match util::which("wasm-opt") {
-            Some(wasm_opt) => {
-                let t1 = Instant::now();
-                let out = wasm.with_extension("opt.wasm");
-                util::run(
-                    Command::new(wasm_opt)
-                        .arg("-Os")
-                        .args(WASM_OPT_FEATURES)
-                        .arg(&wasm)
-                        .arg("-o")
-                        .arg(&out),
-                )?;
-                fs::rename(&out, &wasm).map_err(|e| e.to_string())?;
-                step(format!(
-                    "wasm-opt -Os: {:.0} s, {} -> {}",
-                    t1.elapsed().as_secs_f64(),
-                    mb(before),
-                    mb(size(&wasm))
-                ));
-            }
-            None => step("wasm-opt not found (Debian package `binaryen`); page left unoptimized"),
-        }
-    }
     link_model(&dist)?;
     step(format!(
         "page built in {:.0} s: {}",

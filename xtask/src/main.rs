@@ -4,7 +4,7 @@
 //!   target, trunk and wasm-bindgen-cli at the versions the lockfile needs, and the
 //!   end-to-end test's npm packages. Idempotent: whatever is present at the right version
 //!   is kept.
-//! - `build`: setup, then the release page into `dist/` (trunk, then wasm-opt).
+//! - `build`: setup, then the release page into `dist/` (trunk).
 //! - `serve [--port N] [--no-build]`: build, then serve `dist/` and the model on
 //!   <http://127.0.0.1:8080>.
 //! - `test`: every test suite (native cargo tests, the wasm build, kernel tests in the
@@ -24,8 +24,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup                      fetch the model, install trunk, wasm-bindgen-cli, npm packages
-  build [--no-wasm-opt]      build the release page into dist/
-  serve [--port N] [--no-build] [--no-wasm-opt]
+  build                      build the release page into dist/
+  serve [--port N] [--no-build]
                              build and serve the page on http://127.0.0.1:8080
   test                       run every test; ends with `N passed, N failed`
   e2e [--no-build]           run only the end-to-end browser test
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "setup" => setup::setup().map(|_| ExitCode::SUCCESS),
         "build" => setup::setup()
-            .and_then(|tools| build::build_page(&tools, build::Options::from_flags(flags)))
+            .and_then(|tools| build::build_page(&tools))
             .map(|_| ExitCode::SUCCESS),
         "serve" => serve::command(flags),
         "test" => test::command(flags),

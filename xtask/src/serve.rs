@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::thread;
 
-/// `cargo xtask serve [--port N] [--no-build] [--no-wasm-opt]`.
+/// `cargo xtask serve [--port N] [--no-build]`.
 pub fn command(flags: &[String]) -> Result<ExitCode> {
     let mut port = 8080u16;
     let mut it = flags.iter();
@@ -29,7 +29,7 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         root().join("dist")
     } else {
         let tools = setup::setup()?;
-        build::build_page(&tools, build::Options::from_flags(flags))?.dist
+        build::build_page(&tools)?.dist
     };
     if !dist.join("index.html").is_file() {
         return Err(format!(

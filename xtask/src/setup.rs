@@ -134,13 +134,12 @@ pub fn lockfile_version(package: &str) -> Result<String> {
     let mut lines = lock.lines();
     let mut found = Vec::new();
     while let Some(line) = lines.next() {
-        if line.trim() == format!("name = \"{package}\"") {
-            if let Some(v) = lines
+        if line.trim() == format!("name = \"{package}\"")
+            && let Some(v) = lines
                 .next()
                 .and_then(|l| l.trim().strip_prefix("version = \""))
-            {
-                found.push(v.trim_end_matches('"').to_string());
-            }
+        {
+            found.push(v.trim_end_matches('"').to_string());
         }
     }
     match found.as_slice() {
@@ -157,18 +156,18 @@ pub fn lockfile_version(package: &str) -> Result<String> {
 /// Makes sure `bin --version` reports `version`, installing `krate` with `cargo install`
 /// (into cargo's own bin folder, shared by every checkout) otherwise. Returns the binary's path.
 fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Result<PathBuf> {
-    if let Some(path) = util::which(bin) {
-        if let Some(v) = util::output(&path, &["--version"]) {
-            // `trunk 0.21.14`, `wasm-bindgen 0.2.130`
-            if v.split_whitespace().nth(1) == Some(version) {
-                step(format!("{bin} {version} present: {}", path.display()));
-                return Ok(path);
-            }
-            step(format!(
-                "{} reports `{v}`; installing {krate} {version}",
-                path.display()
-            ));
+    if let Some(path) = util::which(bin)
+        && let Some(v) = util::output(&path, &["--version"])
+    {
+        // `trunk 0.21.14`, `wasm-bindgen 0.2.130`
+        if v.split_whitespace().nth(1) == Some(version) {
+            step(format!("{bin} {version} present: {}", path.display()));
+            return Ok(path);
         }
+        step(format!(
+            "{} reports `{v}`; installing {krate} {version}",
+            path.display()
+        ));
     }
     let mut cmd = Command::new("cargo");
     cmd.args(["install", krate, "--version", version]);

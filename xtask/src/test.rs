@@ -3,7 +3,7 @@
 //! Suites, in order:
 //! 1. native: `cargo test --workspace --exclude app` (GPU tests on lavapipe where there is no
 //!    GPU), counted from cargo's `test result:` lines;
-//! 2. the wasm build of the page (`trunk build --release --offline` + wasm-opt): one test;
+//! 2. the wasm build of the page (`trunk build --release --offline`, as served): one test;
 //! 3. browser tests of crates that declare `wasm-bindgen-test` (the WGSL kernels on
 //!    Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through chromedriver with
 //!    the WebGPU flags from `webdriver.json`, counted from the same `test result:` lines;
@@ -70,7 +70,7 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
 
     if let Some(tools) = &tools {
         let t = Instant::now();
-        let built = build::build_page(tools, build::Options { wasm_opt: true });
+        let built = build::build_page(tools);
         let ok = match &built {
             Ok(_) => Count {
                 passed: 1,
@@ -147,7 +147,7 @@ pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
         root().join("dist")
     } else {
         let tools = setup::setup()?;
-        build::build_page(&tools, build::Options::from_flags(flags))?.dist
+        build::build_page(&tools)?.dist
     };
     let c = e2e(&dist);
     println!("{} passed, {} failed", c.passed, c.failed);
