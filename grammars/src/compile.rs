@@ -9,6 +9,7 @@ use crate::constraint::CfgConstraint;
 use crate::engine_errors::classify;
 use crate::error::{ErrorKind, GrammarError};
 use crate::format::Format;
+use crate::json_keywords::check_keywords;
 use crate::gbnf;
 use crate::limits::Limits;
 use crate::tok_env::tok_env;
@@ -89,6 +90,7 @@ impl Compiler {
                         format!("invalid JSON: {e}"),
                     )
                 })?;
+                check_keywords(&value)?;
                 TopLevelGrammar::from_json_schema(value)
             }
             Format::Regex => {

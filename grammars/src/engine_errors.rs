@@ -10,7 +10,9 @@ pub fn classify(message: &str, format: Format, source: &str) -> GrammarError {
         ErrorKind::Unsupported
     } else if first.contains("too big") || first.contains("too large") {
         ErrorKind::TooLarge
-    } else if first.contains("nknown rule") || first.contains("undefined") {
+    } else if first.contains("nknown format") {
+        ErrorKind::Unsupported
+    } else if first.contains("unknown name") || first.contains("undefined") {
         ErrorKind::UndefinedRule
     } else if format == Format::Lark || format == Format::Regex {
         ErrorKind::Syntax
@@ -24,15 +26,25 @@ pub fn classify(message: &str, format: Format, source: &str) -> GrammarError {
     err
 }
 
-/// Finds `line N` (and `column M`, if given) in an llguidance Lark error.
+/// Finds llguidance's `LINE(COLUMN)` position in a Lark error, e.g. `at 2(5): …`.
 fn lark_location(message: &str, source: &str) -> Option<Location> {
-    let line = number_after(message, "line ")?;
-    let column = number_after(message, "column ").unwrap_or(1);
-    (line >= 1 && line <= source.lines().count().max(1)).then_some(Location { line, column })
-}
-
-fn number_after(s: &str, key: &str) -> Option<usize> {
-    let i = s.find(key)? + key.len();
-    let digits: String = s[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
+    let first = message.lines().next()?;
+    let bytes = first.as_bytes();
+    for (i, _) in first.match_indices('(') {
+        let line_start = bytes[..i]
+            .iter()
+            .rposition(|b| !b.is_ascii_digit())
+            .map_or(0, |p| p + 1);
+        let close = first[i + 1..].find(')')? + i + 1;
+        let (Ok(line), Ok(column)) = (
+            first[line_start..i].parse::<usize>(),
+            first[i + 1..close].parse::<usize>(),
+        ) else {
+            continue;
+        };
+        if line >= 1 && line <= source.lines().count().max(1) {
+            return Some(Location { line, column });
+        }
+    }
+    None
 }

@@ -20,6 +20,7 @@ mod engine_errors;
 pub mod error;
 pub mod format;
 pub mod gbnf;
+mod json_keywords;
 pub mod limits;
 mod tok_env;
 
