@@ -62,7 +62,7 @@ fn undefined_refs(e: &Expr, index: &HashMap<&str, usize>) -> Result<(), GrammarE
 }
 
 /// Which rules derive at least one finite string (least fixpoint).
-fn productive_rules(g: &Grammar, index: &HashMap<&str, usize>) -> Vec<bool> {
+pub(crate) fn productive_rules(g: &Grammar, index: &HashMap<&str, usize>) -> Vec<bool> {
     let mut productive = vec![false; g.rules.len()];
     loop {
         let mut changed = false;
@@ -78,7 +78,7 @@ fn productive_rules(g: &Grammar, index: &HashMap<&str, usize>) -> Vec<bool> {
     }
 }
 
-fn derives(e: &Expr, productive: &[bool], index: &HashMap<&str, usize>) -> bool {
+pub(crate) fn derives(e: &Expr, productive: &[bool], index: &HashMap<&str, usize>) -> bool {
     match e {
         Expr::Alt(xs) => xs.iter().any(|x| derives(x, productive, index)),
         Expr::Seq(xs) => xs.iter().all(|x| derives(x, productive, index)),

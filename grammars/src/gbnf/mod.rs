@@ -4,6 +4,7 @@ pub mod ast;
 pub mod check;
 pub mod lark;
 pub mod parser;
+pub mod prune;
 
 use crate::error::GrammarError;
 
@@ -11,5 +12,5 @@ use crate::error::GrammarError;
 pub fn to_lark(source: &str) -> Result<String, GrammarError> {
     let grammar = parser::parse(source)?;
     check::check(&grammar)?;
-    Ok(lark::to_lark(&grammar))
+    Ok(lark::to_lark(&prune::prune(&grammar)))
 }
