@@ -15,13 +15,25 @@ const WALKS: &[(&str, &str)] = &[
     ("gsk.gbnf", "10101"),
     ("arithmetic.lark", "2*(3+4*(5-1))/7"),
     ("json_x_integer.json", "{\"x\": 42}"),
-    ("tool_call.json", "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}"),
-    ("sqlite_test.gbnf", "set testdir [file dirname $argv0]\nsource $testdir/tester.tcl\nset testprefix wal\nset ::timeout 60000\ndo_test wal-1.1 {\n  execsql {CREATE TABLE t1(a INTEGER, b TEXT)}\n} {}\ndo_test wal-1.2 {\n  execsql {SELECT count(*) FROM t1}\n} {0}\nfinish_test\n"),
-    ("xml_doctype.gbnf", "<?xml version=\"1.0\"?>\n<!DOCTYPE note [\n  <!ELEMENT note (#PCDATA)>\n  <!ATTLIST note lang CDATA #IMPLIED>\n]>\n<note lang=\"en\">Hello</note>"),
+    (
+        "tool_call.json",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}",
+    ),
+    (
+        "sqlite_test.gbnf",
+        "set testdir [file dirname $argv0]\nsource $testdir/tester.tcl\nset testprefix wal\nset ::timeout 60000\ndo_test wal-1.1 {\n  execsql {CREATE TABLE t1(a INTEGER, b TEXT)}\n} {}\ndo_test wal-1.2 {\n  execsql {SELECT count(*) FROM t1}\n} {0}\nfinish_test\n",
+    ),
+    (
+        "xml_doctype.gbnf",
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE note [\n  <!ELEMENT note (#PCDATA)>\n  <!ATTLIST note lang CDATA #IMPLIED>\n]>\n<note lang=\"en\">Hello</note>",
+    ),
     ("smiles_acrylate.gbnf", "C=CC(=O)OCC1=CC=CC=C1"),
     ("sygus_slia.gbnf", "(str.++ (str.at name 0) \".\")"),
     ("sygus_bv4.gbnf", "(bvnot (bvlshr s t))"),
-    ("pddl_satellite.lark", "(switch_on instrument0 satellite0) (take_image satellite0 Star4 instrument0 spectrograph2)"),
+    (
+        "pddl_satellite.lark",
+        "(switch_on instrument0 satellite0) (take_image satellite0 Star4 instrument0 spectrograph2)",
+    ),
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -56,7 +68,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let t = Instant::now();
             let mask = c.mask(&state);
             times.push(t.elapsed().as_secs_f64() * 1e6);
-            assert!(mask.contains(tok), "{file}: token {tok} of the walk is allowed");
+            assert!(
+                mask.contains(tok),
+                "{file}: token {tok} of the walk is allowed"
+            );
             state = c.advance(&state, tok).ok_or("walk leaves the language")?;
         }
         let t = Instant::now();

@@ -9,8 +9,8 @@ use crate::constraint::CfgConstraint;
 use crate::engine_errors::classify;
 use crate::error::{ErrorKind, GrammarError};
 use crate::format::Format;
-use crate::json_keywords::check_keywords;
 use crate::gbnf;
+use crate::json_keywords::check_keywords;
 use crate::limits::Limits;
 use crate::tok_env::tok_env;
 
@@ -64,7 +64,11 @@ impl Compiler {
     ///
     /// Regexes are not compiled here: sampler-core's regex constraint handles them (use
     /// [`Compiler::compile_regex_reference`] for llguidance's view of a regex in tests).
-    pub fn compile(&self, source: &str, format: Option<Format>) -> Result<CfgConstraint, GrammarError> {
+    pub fn compile(
+        &self,
+        source: &str,
+        format: Option<Format>,
+    ) -> Result<CfgConstraint, GrammarError> {
         let format = format.unwrap_or_else(|| Format::detect(source));
         if source.len() > self.limits.max_source_bytes {
             return Err(GrammarError::new(

@@ -71,7 +71,11 @@ impl CfgState {
 
 impl CfgConstraint {
     /// Wraps a freshly created matcher; fails when llguidance reported a compile error.
-    pub(crate) fn new(matcher: Matcher, vocab_size: usize, eos: TokenId) -> Result<Self, GrammarError> {
+    pub(crate) fn new(
+        matcher: Matcher,
+        vocab_size: usize,
+        eos: TokenId,
+    ) -> Result<Self, GrammarError> {
         if let Some(e) = matcher.get_error() {
             return Err(engine_error(e));
         }
@@ -85,7 +89,10 @@ impl CfgConstraint {
 
     /// The last llguidance error met through the [`Constraint`] methods, if any (cleared).
     pub fn take_error(&self) -> Option<GrammarError> {
-        self.last_error.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     fn record<T>(&self, r: Result<T, GrammarError>, fallback: T) -> T {
@@ -141,7 +148,10 @@ impl CfgConstraint {
         if slot.dead || slot.matcher.is_stopped() {
             return Ok(false);
         }
-        let n = slot.matcher.validate_tokens(&[token]).map_err(engine_error)?;
+        let n = slot
+            .matcher
+            .validate_tokens(&[token])
+            .map_err(engine_error)?;
         Ok(n == 1)
     }
 
@@ -184,7 +194,10 @@ impl CfgConstraint {
                 }
                 Ok(set)
             }
-            Err(e) if e.to_string().starts_with(&StopReason::NoExtensionBias.to_string()) => {
+            Err(e)
+                if e.to_string()
+                    .starts_with(&StopReason::NoExtensionBias.to_string()) =>
+            {
                 slot.dead = true;
                 Ok(out)
             }

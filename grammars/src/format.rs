@@ -43,9 +43,19 @@ impl Format {
         if trimmed.starts_with('{')
             && let Ok(serde_json::Value::Object(map)) =
                 serde_json::from_str::<serde_json::Value>(source)
-            && ["type", "properties", "$schema", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"]
-                .iter()
-                .any(|k| map.contains_key(*k))
+            && [
+                "type",
+                "properties",
+                "$schema",
+                "$ref",
+                "anyOf",
+                "oneOf",
+                "allOf",
+                "enum",
+                "const",
+            ]
+            .iter()
+            .any(|k| map.contains_key(*k))
         {
             return Format::JsonSchema;
         }
@@ -85,7 +95,11 @@ fn looks_like_lark_rule(line: &str) -> bool {
     let rest = line[name_len..].trim_start();
     // `name.2:` priorities and `name{…}:` parameters are rare; plain `name:` is the rule form.
     rest.starts_with(':') && !rest.starts_with("::")
-        || rest.starts_with('.') && rest[1..].trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
+        || rest.starts_with('.')
+            && rest[1..]
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start()
+                .starts_with(':')
 }
 
 impl fmt::Display for Format {

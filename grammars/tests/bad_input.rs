@@ -59,7 +59,10 @@ fn gbnf_bad_escape_and_range() {
 
 #[test]
 fn gbnf_undefined_rule() {
-    let e = err("root ::= greeting \" \" name\ngreeting ::= \"hi\"\n", Format::Gbnf);
+    let e = err(
+        "root ::= greeting \" \" name\ngreeting ::= \"hi\"\n",
+        Format::Gbnf,
+    );
     assert_eq!(e.kind, ErrorKind::UndefinedRule);
     assert_eq!(e.location, at(1, 23));
     assert_eq!(e.message, "undefined rule `name`");
@@ -72,13 +75,20 @@ fn gbnf_missing_root_and_duplicate_rule() {
     assert!(e.message.contains("no `root` rule"), "{e}");
     let e = err("root ::= \"a\"\nroot ::= \"b\"\n", Format::Gbnf);
     assert_eq!(e.location, at(2, 1));
-    assert!(e.message.contains("defined twice (first at line 1, column 1)"), "{e}");
+    assert!(
+        e.message
+            .contains("defined twice (first at line 1, column 1)"),
+        "{e}"
+    );
 }
 
 #[test]
 fn gbnf_empty_language_is_detected() {
     // Every alternative of `root` needs another `root`: no finite string.
-    let e = err("root ::= \"(\" root \")\" | \"[\" loop\nloop ::= loop \"x\"\n", Format::Gbnf);
+    let e = err(
+        "root ::= \"(\" root \")\" | \"[\" loop\nloop ::= loop \"x\"\n",
+        Format::Gbnf,
+    );
     assert_eq!(e.kind, ErrorKind::EmptyLanguage);
     assert!(e.message.contains("matches no string"), "{e}");
     // An empty class can never match; `[^\x00-\U0010FFFF]` neither.
@@ -101,10 +111,18 @@ fn left_recursion_is_supported() {
     // llama.cpp rejects left recursion; llguidance's Earley parser handles it, so both
     // our GBNF translation and Lark accept it and the language is right.
     for (src, f) in [
-        ("root ::= expr\nexpr ::= expr \"+\" num | num\nnum ::= [0-9]+\n", Format::Gbnf),
-        ("start: expr\nexpr: expr \"+\" NUM | NUM\nNUM: /[0-9]+/\n", Format::Lark),
+        (
+            "root ::= expr\nexpr ::= expr \"+\" num | num\nnum ::= [0-9]+\n",
+            Format::Gbnf,
+        ),
+        (
+            "start: expr\nexpr: expr \"+\" NUM | NUM\nNUM: /[0-9]+/\n",
+            Format::Lark,
+        ),
     ] {
-        let c = small_compiler().compile(src, Some(f)).expect("left recursion compiles");
+        let c = small_compiler()
+            .compile(src, Some(f))
+            .expect("left recursion compiles");
         for ok in ["1", "1+2", "10+20+30"] {
             assert!(common::small_accepts(&c, ok), "{f}: {ok}");
         }
@@ -141,14 +159,20 @@ fn unsupported_json_schema_keywords_are_named() {
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.message.contains("`minimun` at #/properties/x"), "{e}");
     // Unknown string formats are named too.
-    let e = err(r#"{"type": "string", "format": "bogus"}"#, Format::JsonSchema);
+    let e = err(
+        r#"{"type": "string", "format": "bogus"}"#,
+        Format::JsonSchema,
+    );
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.message.contains("bogus"), "{e}");
 }
 
 #[test]
 fn invalid_json_has_a_position() {
-    let e = err("{\"type\": \"object\",\n \"properties\": }", Format::JsonSchema);
+    let e = err(
+        "{\"type\": \"object\",\n \"properties\": }",
+        Format::JsonSchema,
+    );
     assert_eq!((e.kind, e.location), (ErrorKind::Syntax, at(2, 16)));
 }
 
@@ -162,14 +186,19 @@ fn too_large_grammars_name_the_limit_and_the_size() {
     let src = format!("root ::= \"{}\"\n", "a".repeat(100));
     let e = c.compile(&src, Some(Format::Gbnf)).expect_err("too large");
     assert_eq!(e.kind, ErrorKind::TooLarge);
-    assert!(e.message.contains("112 bytes") && e.message.contains("64 bytes"), "{e}");
+    assert!(
+        e.message.contains("112 bytes") && e.message.contains("64 bytes"),
+        "{e}"
+    );
 
     let few_symbols = Limits {
         max_grammar_symbols: 50,
         ..Limits::default()
     };
     let c = Compiler::with_limits(common::small_vocab(), few_symbols).expect("compiler");
-    let e = c.compile(&src, Some(Format::Gbnf)).expect_err("too many symbols");
+    let e = c
+        .compile(&src, Some(Format::Gbnf))
+        .expect_err("too many symbols");
     assert_eq!(e.kind, ErrorKind::TooLarge, "{e}");
     assert!(e.message.contains("limit for this grammar: 50"), "{e}");
 

@@ -14,7 +14,11 @@ fn examples_dir() -> PathBuf {
 
 /// (file, accepted, rejected) for every grammar example.
 const CASES: &[(&str, &[&str], &[&str])] = &[
-    ("gsk.gbnf", &["00000", "10101", "11111", "10000"], &["00001", "0000", "101010", ""]),
+    (
+        "gsk.gbnf",
+        &["00000", "10101", "11111", "10000"],
+        &["00001", "0000", "101010", ""],
+    ),
     (
         "arithmetic.lark",
         &["1+2", "(3+5)*3", "24", "2*(3+4*(5-1))/7"],
@@ -23,7 +27,13 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
     (
         "json_x_integer.json",
         &["{\"x\": 7}", "{\"x\":-42}", "{ \"x\" : 100 }"],
-        &["{\"x\": 7.5}", "{\"y\": 1}", "{}", "{\"x\": \"7\"}", "{\"x\": 1, \"y\": 2}"],
+        &[
+            "{\"x\": 7.5}",
+            "{\"y\": 1}",
+            "{}",
+            "{\"x\": \"7\"}",
+            "{\"x\": 1, \"y\": 2}",
+        ],
     ),
     (
         "tool_call.json",
@@ -122,7 +132,13 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
             "CCCOC(=O)C=C",
             "C=CC(=O)OCC[N+](C)(C)C",
         ],
-        &["CCO", "C=CC(=O)O", "C=CC(=O)OC(", "c1ccccc1", "C=CC(=O)OCCX"],
+        &[
+            "CCO",
+            "C=CC(=O)O",
+            "C=CC(=O)OC(",
+            "c1ccccc1",
+            "C=CC(=O)OCCX",
+        ],
     ),
     (
         "sygus_slia.gbnf",
@@ -131,11 +147,20 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
             "(str.++ (str.at name 0) (str.++ \".\" (str.++ (str.at name (+ (str.indexof name \" \" 0) 1)) \".\")))",
             "name",
         ],
-        &["(str.++ name)", "(str.at name 3)", "\"N\"", "(str.len name)"],
+        &[
+            "(str.++ name)",
+            "(str.at name 3)",
+            "\"N\"",
+            "(str.len name)",
+        ],
     ),
     (
         "sygus_bv4.gbnf",
-        &["(bvnot (bvlshr s t))", "#x7", "(bvadd (bvneg s) (bvand t #x8))"],
+        &[
+            "(bvnot (bvlshr s t))",
+            "#x7",
+            "(bvadd (bvneg s) (bvand t #x8))",
+        ],
         &["(bvnot s t)", "#x9", "(bvlor s t)", "u"],
     ),
     (
@@ -162,18 +187,30 @@ fn every_example_compiles_and_constrains() {
         .collect();
     entries.sort();
     for path in entries {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
         if name.ends_with(".prompt.txt") || name == "README.md" {
             continue;
         }
-        let format = Format::from_path(&name).unwrap_or_else(|| panic!("{name}: unknown extension"));
+        let format =
+            Format::from_path(&name).unwrap_or_else(|| panic!("{name}: unknown extension"));
         if format == Format::Regex {
             continue; // regexes belong to sampler-core's regex constraint
         }
-        let prompt = path.with_file_name(format!("{}.prompt.txt", name.split('.').next().unwrap_or("")));
+        let prompt = path.with_file_name(format!(
+            "{}.prompt.txt",
+            name.split('.').next().unwrap_or("")
+        ));
         assert!(prompt.exists(), "{name} has a sibling prompt file");
         let source = std::fs::read_to_string(&path).expect("readable");
-        assert_eq!(Format::detect(&source), format, "{name}: detection agrees with the extension");
+        assert_eq!(
+            Format::detect(&source),
+            format,
+            "{name}: detection agrees with the extension"
+        );
         let (_, accept, reject) = CASES
             .iter()
             .find(|(f, _, _)| *f == name)

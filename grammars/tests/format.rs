@@ -5,9 +5,18 @@ use grammars::Format;
 #[test]
 fn detects_each_format() {
     assert_eq!(Format::detect("root ::= \"a\"\n"), Format::Gbnf);
-    assert_eq!(Format::detect("start: \"a\" b\nb: /[0-9]+/\n"), Format::Lark);
-    assert_eq!(Format::detect("// c\n%import common.NUMBER\nstart: NUMBER\n"), Format::Lark);
-    assert_eq!(Format::detect("{\"type\": \"integer\"}"), Format::JsonSchema);
+    assert_eq!(
+        Format::detect("start: \"a\" b\nb: /[0-9]+/\n"),
+        Format::Lark
+    );
+    assert_eq!(
+        Format::detect("// c\n%import common.NUMBER\nstart: NUMBER\n"),
+        Format::Lark
+    );
+    assert_eq!(
+        Format::detect("{\"type\": \"integer\"}"),
+        Format::JsonSchema
+    );
     assert_eq!(Format::detect("  {\"properties\": {}}"), Format::JsonSchema);
     assert_eq!(Format::detect("[0-9]{4}-[0-9]{2}-[0-9]{2}"), Format::Regex);
     assert_eq!(Format::detect("(a|b)*c"), Format::Regex);

@@ -18,8 +18,16 @@ fn random_walks(c: &CfgConstraint, walks: usize, steps: usize, seed: u64) -> usi
         for _ in 0..steps {
             let mask = c.mask(&s);
             for t in 0..v {
-                assert_eq!(mask.contains(t), c.allows(&s, t), "mask vs allows at token {t}");
-                assert_eq!(mask.contains(t), c.advance(&s, t).is_some(), "mask vs advance at {t}");
+                assert_eq!(
+                    mask.contains(t),
+                    c.allows(&s, t),
+                    "mask vs allows at token {t}"
+                );
+                assert_eq!(
+                    mask.contains(t),
+                    c.advance(&s, t).is_some(),
+                    "mask vs advance at {t}"
+                );
             }
             assert_eq!(mask.contains(c.eos()), c.is_complete(&s));
             checked += 1;
@@ -51,7 +59,10 @@ fn mask_matches_per_token_checks_on_gbnf_and_lark() {
 #[test]
 fn unproductive_alternatives_are_never_offered() {
     let c = small_compiler()
-        .compile("root ::= \"a\" | \"b\" loop\nloop ::= \"x\" loop\n", Some(Format::Gbnf))
+        .compile(
+            "root ::= \"a\" | \"b\" loop\nloop ::= \"x\" loop\n",
+            Some(Format::Gbnf),
+        )
         .expect("compiles");
     let m = c.mask(&c.initial());
     assert!(m.contains(b'a' as TokenId));
@@ -60,7 +71,9 @@ fn unproductive_alternatives_are_never_offered() {
 
 #[test]
 fn eos_only_after_a_complete_sentence_and_nothing_after_eos() {
-    let c = small_compiler().compile("root ::= \"ab\" \"c\"?\n", Some(Format::Gbnf)).expect("ok");
+    let c = small_compiler()
+        .compile("root ::= \"ab\" \"c\"?\n", Some(Format::Gbnf))
+        .expect("ok");
     let v = small_vocab();
     let s0 = c.initial();
     assert!(!c.is_complete(&s0));
@@ -83,10 +96,14 @@ fn eos_only_after_a_complete_sentence_and_nothing_after_eos() {
 fn multi_byte_tokens_are_allowed_not_only_forced_ones() {
     // A token spanning several grammar characters is allowed, and so is the one-byte
     // token for the same start: masks are faithful, never narrowed to a forced token.
-    let c = small_compiler().compile("root ::= \"the cat\"\n", Some(Format::Gbnf)).expect("ok");
+    let c = small_compiler()
+        .compile("root ::= \"the cat\"\n", Some(Format::Gbnf))
+        .expect("ok");
     let v = small_vocab();
     let m = c.mask(&c.initial());
-    let the = (0..v.len() as TokenId).find(|&t| v.bytes(t) == b"the").expect("token `the`");
+    let the = (0..v.len() as TokenId)
+        .find(|&t| v.bytes(t) == b"the")
+        .expect("token `the`");
     assert!(m.contains(the) && m.contains(b't' as TokenId));
     assert_eq!(m.count(), 2);
 }
@@ -118,7 +135,12 @@ fn exact_on_finite_language(c: &CfgConstraint, lang: &[&str]) -> usize {
     let mut states = 0;
     while let Some((s, prefix)) = stack.pop() {
         let mask: Vec<TokenId> = c.mask(&s).iter().collect();
-        assert_eq!(mask, brute_force_mask(lang, &prefix), "prefix {:?}", String::from_utf8_lossy(&prefix));
+        assert_eq!(
+            mask,
+            brute_force_mask(lang, &prefix),
+            "prefix {:?}",
+            String::from_utf8_lossy(&prefix)
+        );
         states += 1;
         for t in mask.into_iter().filter(|&t| t != v.eos()) {
             let mut p = prefix.clone();
@@ -131,8 +153,11 @@ fn exact_on_finite_language(c: &CfgConstraint, lang: &[&str]) -> usize {
 
 #[test]
 fn gsk_masks_are_exact() {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/examples/gsk.gbnf"))
-        .expect("gsk.gbnf");
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/examples/gsk.gbnf"
+    ))
+    .expect("gsk.gbnf");
     let c = small_compiler().compile(&src, None).expect("compiles");
     let mut lang = vec!["00000".to_string()];
     for i in 0..16 {
@@ -146,11 +171,15 @@ fn gsk_masks_are_exact() {
 fn gbnf_keeps_character_level_meaning_where_lark_lexes_greedily() {
     // {abc, abbc}: "abc" needs the short literal "a" before "bc".
     let lang = ["abc", "abbc"];
-    let c = small_compiler().compile("root ::= (\"a\" | \"ab\") \"bc\"\n", Some(Format::Gbnf)).expect("ok");
+    let c = small_compiler()
+        .compile("root ::= (\"a\" | \"ab\") \"bc\"\n", Some(Format::Gbnf))
+        .expect("ok");
     exact_on_finite_language(&c, &lang);
     // llguidance's Lark lexes "ab" greedily and so loses "abc" (documented behaviour of
     // its lexer, kept as written for Lark input).
-    let lark = small_compiler().compile("start: (\"a\" | \"ab\") \"bc\"\n", Some(Format::Lark)).expect("ok");
+    let lark = small_compiler()
+        .compile("start: (\"a\" | \"ab\") \"bc\"\n", Some(Format::Lark))
+        .expect("ok");
     assert!(common::small_accepts(&lark, "abbc"));
     assert!(!common::small_accepts(&lark, "abc"));
 }

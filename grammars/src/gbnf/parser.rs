@@ -9,7 +9,10 @@ pub const MAX_REPETITION: u32 = 10_000;
 
 /// Parses GBNF source into rules.
 pub fn parse(source: &str) -> Result<Grammar, GrammarError> {
-    let mut p = Parser { src: source, pos: 0 };
+    let mut p = Parser {
+        src: source,
+        pos: 0,
+    };
     let mut rules = Vec::new();
     loop {
         p.skip_space(true);

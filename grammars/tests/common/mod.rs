@@ -10,8 +10,28 @@ use sampler_core::{Constraint, TokenId, Vocabulary};
 
 /// Multi-byte tokens of the small vocabulary (besides the 256 single bytes).
 const EXTRA: &[&str] = &[
-    "ab", "the", " the", "12", "00", "true", "false", "null", "\": ", "{\"", "\"}", ", ",
-    "  ", "\n", "int ", "return", "1. ", "e4", "O-O", "<!DOCTYPE", "</", "/>",
+    "ab",
+    "the",
+    " the",
+    "12",
+    "00",
+    "true",
+    "false",
+    "null",
+    "\": ",
+    "{\"",
+    "\"}",
+    ", ",
+    "  ",
+    "\n",
+    "int ",
+    "return",
+    "1. ",
+    "e4",
+    "O-O",
+    "<!DOCTYPE",
+    "</",
+    "/>",
 ];
 
 /// A small vocabulary: every byte, some multi-byte tokens, then EOS (last).
@@ -87,17 +107,32 @@ pub fn accepts_tokens(c: &CfgConstraint, tokens: &[TokenId]) -> bool {
     for &t in tokens {
         let allowed = c.allows(&s, t);
         let next = c.advance(&s, t);
-        assert_eq!(allowed, next.is_some(), "allows and advance disagree on token {t}");
-        assert_eq!(c.mask(&s).contains(t), allowed, "mask and allows disagree on token {t}");
+        assert_eq!(
+            allowed,
+            next.is_some(),
+            "allows and advance disagree on token {t}"
+        );
+        assert_eq!(
+            c.mask(&s).contains(t),
+            allowed,
+            "mask and allows disagree on token {t}"
+        );
         match next {
             Some(n) => s = n,
             None => return false,
         }
     }
     let complete = c.is_complete(&s);
-    assert_eq!(c.mask(&s).contains(c.eos()), complete, "EOS in mask iff complete");
+    assert_eq!(
+        c.mask(&s).contains(c.eos()),
+        complete,
+        "EOS in mask iff complete"
+    );
     assert_eq!(c.advance(&s, c.eos()).is_some(), complete);
-    assert!(c.take_error().is_none(), "no llguidance error while walking");
+    assert!(
+        c.take_error().is_none(),
+        "no llguidance error while walking"
+    );
     complete
 }
 
@@ -115,8 +150,12 @@ pub fn real_accepts(c: &CfgConstraint, text: &str) -> bool {
 /// Compiles `source` for both vocabularies and checks every accepted and rejected string
 /// on both.
 pub fn check_language(source: &str, format: Format, accept: &[&str], reject: &[&str]) {
-    let small = small_compiler().compile(source, Some(format)).expect("compiles (small vocab)");
-    let real = real_compiler().compile(source, Some(format)).expect("compiles (real vocab)");
+    let small = small_compiler()
+        .compile(source, Some(format))
+        .expect("compiles (small vocab)");
+    let real = real_compiler()
+        .compile(source, Some(format))
+        .expect("compiles (real vocab)");
     for s in accept {
         assert!(small_accepts(&small, s), "small vocab should accept {s:?}");
         assert!(real_accepts(&real, s), "SmolLM2 vocab should accept {s:?}");
