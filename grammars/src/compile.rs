@@ -108,6 +108,22 @@ impl Compiler {
         self.build(grammar, format, source)
     }
 
+    /// Reads and compiles the file at `path`: the format is `format`, else the one its
+    /// extension names, else detected; errors carry the file name.
+    pub fn compile_file(
+        &self,
+        path: &std::path::Path,
+        format: Option<Format>,
+    ) -> Result<CfgConstraint, GrammarError> {
+        let name = path.display().to_string();
+        let source = std::fs::read_to_string(path).map_err(|e| {
+            GrammarError::new(ErrorKind::Syntax, format!("cannot read the grammar: {e}"))
+                .in_file(&name)
+        })?;
+        let format = format.or_else(|| Format::from_path(&name));
+        self.compile(&source, format).map_err(|e| e.in_file(&name))
+    }
+
     /// llguidance's constraint for a regex (a reference for differential tests of the
     /// regex constraint; samplers should use sampler-core's).
     pub fn compile_regex_reference(&self, regex: &str) -> Result<CfgConstraint, GrammarError> {

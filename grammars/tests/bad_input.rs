@@ -212,3 +212,32 @@ fn regexes_are_sent_to_sampler_core() {
     assert_eq!(e.kind, ErrorKind::WrongFormat);
     assert!(e.message.contains("sampler-core"), "{e}");
 }
+
+#[test]
+fn file_errors_name_the_file() {
+    let dir = std::env::temp_dir().join(format!("grammars-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("bad.gbnf");
+    std::fs::write(&path, "root ::= \"a\"\n\nitem ::= (\"b\"\n").expect("write");
+    let e = small_compiler()
+        .compile_file(&path, None)
+        .expect_err("syntax error");
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(&format!("{}:4:1: expected `)`", path.display())),
+        "{shown}"
+    );
+    // The extension decides the format even when the text would be detected otherwise.
+    let path = dir.join("ok.gbnf");
+    std::fs::write(&path, "root ::= \"a\"\n").expect("write");
+    assert!(small_compiler().compile_file(&path, None).is_ok());
+    let e = small_compiler()
+        .compile_file(&dir.join("missing.lark"), None)
+        .expect_err("missing");
+    assert!(
+        e.to_string()
+            .contains("missing.lark: cannot read the grammar"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
