@@ -53,8 +53,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t0.elapsed().as_secs_f64() * 1e3
     );
     println!(
-        "{:<22} {:>10} {:>7} {:>10} {:>10} {:>10} {:>10}",
-        "example", "compile_ms", "masks", "first_us", "mean_us", "median_us", "max_us"
+        "{:<22} {:>10} {:>7} {:>10} {:>10} {:>10} {:>10} {:>11}",
+        "example",
+        "compile_ms",
+        "masks",
+        "first_us",
+        "mean_us",
+        "median_us",
+        "max_us",
+        "advance_us"
     );
     for (file, text) in WALKS {
         let source = std::fs::read_to_string(root.join("assets/examples").join(file))?;
@@ -64,6 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let tokens = tokenizer.encode(text)?;
         let mut state = c.initial();
         let mut times = Vec::new();
+        let mut advance_us = 0.0;
         for &tok in &tokens {
             let t = Instant::now();
             let mask = c.mask(&state);
@@ -72,7 +80,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 mask.contains(tok),
                 "{file}: token {tok} of the walk is allowed"
             );
+            let t = Instant::now();
             state = c.advance(&state, tok).ok_or("walk leaves the language")?;
+            advance_us += t.elapsed().as_secs_f64() * 1e6;
         }
         let t = Instant::now();
         let last = c.mask(&state);
@@ -85,8 +95,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let median = sorted[sorted.len() / 2];
         let max = sorted[sorted.len() - 1];
         println!(
-            "{file:<22} {compile_ms:>10.2} {:>7} {first:>10.1} {mean:>10.1} {median:>10.1} {max:>10.1}",
-            times.len()
+            "{file:<22} {compile_ms:>10.2} {:>7} {first:>10.1} {mean:>10.1} {median:>10.1} {max:>10.1} {:>11.1}",
+            times.len(),
+            advance_us / tokens.len().max(1) as f64
         );
     }
     Ok(())

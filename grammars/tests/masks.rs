@@ -183,3 +183,24 @@ fn gbnf_keeps_character_level_meaning_where_lark_lexes_greedily() {
     assert!(common::small_accepts(&lark, "abbc"));
     assert!(!common::small_accepts(&lark, "abc"));
 }
+
+#[test]
+fn constraints_and_states_can_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<grammars::Compiler>();
+    send_sync::<CfgConstraint>();
+    send::<grammars::CfgState>();
+    // A forked state advanced on another thread leaves the original untouched.
+    let c = small_compiler()
+        .compile("root ::= \"ab\" | \"ac\"\n", Some(Format::Gbnf))
+        .expect("ok");
+    let s = c.advance(&c.initial(), b'a' as TokenId).expect("a");
+    let fork = s.clone();
+    let done = std::thread::scope(|sc| {
+        sc.spawn(|| c.advance(&fork, b'b' as TokenId).is_some())
+            .join()
+            .expect("thread")
+    });
+    assert!(done && c.allows(&s, b'c' as TokenId));
+}
