@@ -1,0 +1,436 @@
+//! The trie of invalid prefixes W and masses p_u (seed 002 §3), shared by `rs`,
+//! `sample-verify`, `ars`, `rsft`, `cars` and, holding c̃ instead of p, by `asap`.
+//!
+//! Every node is a token prefix u that has been visited. It stores p_u = Σ_a P(a|u)·p_ua,
+//! where p_ua is 0 for a pruned (invalid) continuation, the child's own mass for a child
+//! node and 1 off the trie. A node keeps the mass it has lost, `removed` = Σ_a P(a|u)·(1 −
+//! p_ua), so p_u = 1 − removed; when p_ua drops by x, p_u drops by P(a|u)·x and the change
+//! travels up to the root. Pruned continuations are one bit each (a [`TokenSet`]), so a
+//! node of a 150k-token model costs about 19 KB, not a node per token.
+//!
+//! Exact zeros: each node also counts its *live* continuations (P(a|u) > 0 and not pruned);
+//! when none is left its mass is exactly 0 and it is pruned from its parent, so "the
+//! constraint has probability zero" is detected without rounding.
+
+use crate::{Event, EventSink, TokenId, TokenSet};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Index of a node in a [`Trie`].
+pub type NodeId = usize;
+
+/// Most probabilities (floats) the trie caches across all nodes (32 MB).
+const CACHE_FLOATS: usize = 1 << 22;
+
+/// The root's id.
+pub const ROOT: NodeId = 0;
+
+#[derive(Clone, Debug)]
+struct Node {
+    parent: Option<NodeId>,
+    token: TokenId,
+    /// P(token | parent prefix).
+    edge_p: f64,
+    /// p_u (or c̃(u) for ASAp).
+    p: f64,
+    /// Σ_a P(a|u)·(1 − p_ua).
+    removed: f64,
+    /// Continuations with P(a|u) > 0 that are not pruned.
+    live: usize,
+    /// Pruned continuations (p_ua = 0).
+    dead: TokenSet,
+    children: HashMap<TokenId, NodeId>,
+    /// P(·|u), when the cache had room.
+    probs: Option<Rc<[f64]>>,
+    /// Every non-viable continuation of u is already pruned (CARS, RSFT at the root, ASAp).
+    expanded: bool,
+}
+
+/// The trie of seed 002 §3 (see the module docs); persists across the samples of a run.
+#[derive(Clone, Debug)]
+pub struct Trie {
+    nodes: Vec<Node>,
+    vocab_size: usize,
+    has_root: bool,
+    frozen: bool,
+    propagate: bool,
+    cached: usize,
+    top_k: usize,
+}
+
+/// Next-token probabilities from log-probabilities, renormalized in f64 so that p_u = 1 −
+/// removed matches Σ_a P(a|u)·p_ua exactly up to rounding.
+pub fn normalize(logprobs: &[f64]) -> Vec<f64> {
+    let mut p: Vec<f64> = logprobs.iter().map(|l| l.exp()).collect();
+    let s: f64 = p.iter().sum();
+    if s > 0.0 {
+        p.iter_mut().for_each(|x| *x /= s);
+    }
+    p
+}
+
+impl Trie {
+    /// An empty trie (W = ∅, p_u = 1 everywhere) over a vocabulary of `vocab_size` tokens.
+    pub fn new(vocab_size: usize) -> Self {
+        Trie {
+            nodes: Vec::new(),
+            vocab_size,
+            has_root: false,
+            frozen: false,
+            propagate: true,
+            cached: 0,
+            top_k: 5,
+        }
+    }
+
+    /// A deliberately wrong trie that never propagates mass changes upward: it exists only
+    /// so tests can show that the exactness checks catch such a bug.
+    #[cfg(test)]
+    pub(crate) fn without_propagation(vocab_size: usize) -> Self {
+        Trie {
+            propagate: false,
+            ..Trie::new(vocab_size)
+        }
+    }
+
+    /// How many pruned tokens each `TriePrune` event lists.
+    pub fn set_event_top_k(&mut self, k: usize) {
+        self.top_k = k;
+    }
+
+    /// Stops every future update (seed 002 App. E.3): sampling continues, exactly, from the
+    /// frozen R^W, and memory stays bounded.
+    pub fn freeze(&mut self) {
+        self.frozen = true;
+    }
+
+    /// Whether [`Trie::freeze`] was called.
+    pub fn is_frozen(&self) -> bool {
+        self.frozen
+    }
+
+    /// Number of nodes (pruned leaves are bits, not nodes).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the trie has no node yet.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// p_ε: the mass of every sequence that avoids W (1 before the root exists).
+    pub fn p_root(&self) -> f64 {
+        if self.has_root {
+            self.nodes[ROOT].p
+        } else {
+            1.0
+        }
+    }
+
+    /// Whether the root is known to have no live continuation (the constraint has
+    /// probability zero under the model).
+    pub fn root_is_dead(&self) -> bool {
+        self.has_root && self.nodes[ROOT].live == 0
+    }
+
+    /// Creates the root from P(·|ε) if it does not exist; the root always caches its
+    /// probabilities. Returns [`ROOT`].
+    pub fn ensure_root(&mut self, probs: &[f64], sink: &mut dyn EventSink) -> NodeId {
+        if !self.has_root {
+            self.has_root = true;
+            self.cached += probs.len();
+            self.nodes.push(Node {
+                parent: None,
+                token: 0,
+                edge_p: 1.0,
+                p: 1.0,
+                removed: 0.0,
+                live: probs.iter().filter(|&&x| x > 0.0).count(),
+                dead: TokenSet::empty(self.vocab_size),
+                children: HashMap::new(),
+                probs: Some(probs.into()),
+                expanded: false,
+            });
+            sink.emit(Event::TrieInsert {
+                prefix: Vec::new(),
+                mass: 1.0,
+            });
+        }
+        ROOT
+    }
+
+    /// The child `parent·token` (created with mass 1 if absent), given P(token|parent) and
+    /// the child's own next-token probabilities.
+    pub fn ensure_child(
+        &mut self,
+        parent: NodeId,
+        token: TokenId,
+        edge_p: f64,
+        probs: &[f64],
+        sink: &mut dyn EventSink,
+    ) -> NodeId {
+        if let Some(&c) = self.nodes[parent].children.get(&token) {
+            return c;
+        }
+        let id = self.nodes.len();
+        let cache = self.cached + probs.len() <= CACHE_FLOATS;
+        if cache {
+            self.cached += probs.len();
+        }
+        self.nodes.push(Node {
+            parent: Some(parent),
+            token,
+            edge_p,
+            p: 1.0,
+            removed: 0.0,
+            live: probs.iter().filter(|&&x| x > 0.0).count(),
+            dead: TokenSet::empty(self.vocab_size),
+            children: HashMap::new(),
+            probs: cache.then(|| probs.into()),
+            expanded: false,
+        });
+        self.nodes[parent].children.insert(token, id);
+        sink.emit(Event::TrieInsert {
+            prefix: self.prefix(id),
+            mass: 1.0,
+        });
+        id
+    }
+
+    /// The live child node `node·token`, if it is in the trie and not pruned.
+    pub fn child(&self, node: NodeId, token: TokenId) -> Option<NodeId> {
+        let n = &self.nodes[node];
+        if n.dead.contains(token) {
+            return None;
+        }
+        n.children.get(&token).copied()
+    }
+
+    /// p_ua for a node u and token a: 0 pruned, the child's mass, or 1 off the trie.
+    pub fn child_mass(&self, node: NodeId, token: TokenId) -> f64 {
+        let n = &self.nodes[node];
+        if n.dead.contains(token) {
+            return 0.0;
+        }
+        n.children.get(&token).map_or(1.0, |&c| self.nodes[c].p)
+    }
+
+    /// The unnormalized R^W weights P(a|u)·p_ua at node u.
+    pub fn weights(&self, node: NodeId, probs: &[f64]) -> Vec<f64> {
+        probs
+            .iter()
+            .enumerate()
+            .map(|(a, &p)| {
+                if p > 0.0 {
+                    p * self.child_mass(node, a as TokenId)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    /// P(·|u) if the node cached it.
+    pub fn cached_probs(&self, node: NodeId) -> Option<Rc<[f64]>> {
+        self.nodes[node].probs.clone()
+    }
+
+    /// The node's mass p_u (c̃(u) for ASAp).
+    pub fn node_mass(&self, node: NodeId) -> f64 {
+        self.nodes[node].p
+    }
+
+    /// Whether every non-viable continuation of the node is already pruned.
+    pub fn is_expanded(&self, node: NodeId) -> bool {
+        self.nodes[node].expanded
+    }
+
+    /// Records that every non-viable continuation of the node is pruned.
+    pub fn set_expanded(&mut self, node: NodeId) {
+        self.nodes[node].expanded = true;
+    }
+
+    /// The token prefix of a node.
+    pub fn prefix(&self, mut node: NodeId) -> Vec<TokenId> {
+        let mut out = Vec::new();
+        while let Some(parent) = self.nodes[node].parent {
+            out.push(self.nodes[node].token);
+            node = parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// p_u of any prefix: follows the trie, 0 below a pruned continuation, 1 off the trie.
+    pub fn mass(&self, prefix: &[TokenId]) -> f64 {
+        if !self.has_root {
+            return 1.0;
+        }
+        let mut node = ROOT;
+        for &t in prefix {
+            if self.nodes[node].dead.contains(t) {
+                return 0.0;
+            }
+            match self.nodes[node].children.get(&t) {
+                Some(&c) => node = c,
+                None => return 1.0,
+            }
+        }
+        self.nodes[node].p
+    }
+
+    /// Every node as (prefix, mass), in insertion order.
+    pub fn entries(&self) -> Vec<(Vec<TokenId>, f64)> {
+        (0..self.nodes.len())
+            .map(|id| (self.prefix(id), self.nodes[id].p))
+            .collect()
+    }
+
+    /// Prunes continuations `ua` (given as (a, P(a|u))) of node u: p_ua becomes 0 and the
+    /// loss travels up to the root. Does nothing on a frozen trie.
+    pub fn prune(&mut self, node: NodeId, tokens: &[(TokenId, f64)], sink: &mut dyn EventSink) {
+        if self.frozen {
+            return;
+        }
+        let old = self.nodes[node].p;
+        let mut removed = 0.0;
+        let mut pruned: Vec<(TokenId, f64)> = Vec::new();
+        for &(t, pt) in tokens {
+            if self.nodes[node].dead.contains(t) {
+                continue;
+            }
+            let current = self.child_mass(node, t);
+            let n = &mut self.nodes[node];
+            n.dead.insert(t);
+            n.removed += pt * current;
+            removed += pt * current;
+            if pt > 0.0 && current > 0.0 {
+                n.live -= 1;
+            }
+            pruned.push((t, pt));
+        }
+        if pruned.is_empty() {
+            return;
+        }
+        self.refresh(node);
+        pruned.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let count = pruned.len();
+        pruned.truncate(self.top_k);
+        sink.emit(Event::TriePrune {
+            prefix: self.prefix(node),
+            count,
+            removed,
+            top: pruned,
+        });
+        self.propagate_from(node, old, sink);
+    }
+
+    fn refresh(&mut self, node: NodeId) {
+        let n = &mut self.nodes[node];
+        n.p = if n.live == 0 {
+            0.0
+        } else {
+            (1.0 - n.removed).clamp(0.0, 1.0)
+        };
+    }
+
+    /// When p_u changed from `old`, its parent loses P(u|parent)·(old − new), and so on up.
+    fn propagate_from(&mut self, mut node: NodeId, mut old: f64, sink: &mut dyn EventSink) {
+        while self.propagate {
+            let new = self.nodes[node].p;
+            let Some(parent) = self.nodes[node].parent else {
+                break;
+            };
+            if new == old {
+                break;
+            }
+            let (token, edge_p) = (self.nodes[node].token, self.nodes[node].edge_p);
+            let parent_old = self.nodes[parent].p;
+            let pn = &mut self.nodes[parent];
+            pn.removed += edge_p * (old - new);
+            if new == 0.0 {
+                pn.dead.insert(token);
+                if edge_p > 0.0 {
+                    pn.live -= 1;
+                }
+            }
+            self.refresh(parent);
+            sink.emit(Event::TrieUpdate {
+                prefix: self.prefix(parent),
+                mass: self.nodes[parent].p,
+                removed: parent_old - self.nodes[parent].p,
+            });
+            node = parent;
+            old = parent_old;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NullSink, VecSink};
+
+    /// Builds the arithmetic example of seed 002 Fig. 2 in miniature: root with P = (0.3,
+    /// 0.7) over tokens {0, 1}; child 1 with P = (0.45, 0.55).
+    fn small() -> (Trie, NodeId) {
+        let mut t = Trie::new(2);
+        let r = t.ensure_root(&[0.3, 0.7], &mut NullSink);
+        let c = t.ensure_child(r, 1, 0.7, &[0.45, 0.55], &mut NullSink);
+        (t, c)
+    }
+
+    #[test]
+    fn pruning_propagates_upward_by_edge_probability() {
+        let (mut t, c) = small();
+        let mut sink = VecSink::default();
+        t.prune(c, &[(0, 0.45)], &mut sink);
+        assert!((t.node_mass(c) - 0.55).abs() < 1e-15);
+        // The root loses P(1)·0.45 = 0.315.
+        assert!((t.p_root() - (1.0 - 0.315)).abs() < 1e-15);
+        assert_eq!(t.mass(&[1, 0]), 0.0);
+        assert_eq!(t.mass(&[1, 1]), 1.0);
+        assert_eq!(t.mass(&[0, 1, 1]), 1.0);
+        assert!(matches!(sink.0[0], Event::TriePrune { count: 1, .. }));
+        assert!(matches!(sink.0[1], Event::TrieUpdate { .. }));
+        // Weights at the root are P(a)·p_a.
+        let w = t.weights(ROOT, &[0.3, 0.7]);
+        assert!((w[0] - 0.3).abs() < 1e-15 && (w[1] - 0.7 * 0.55).abs() < 1e-15);
+        // Pruning the same token twice changes nothing.
+        t.prune(c, &[(0, 0.45)], &mut NullSink);
+        assert!((t.node_mass(c) - 0.55).abs() < 1e-15);
+    }
+
+    #[test]
+    fn exhausted_node_is_exactly_zero_and_dead_in_its_parent() {
+        let (mut t, c) = small();
+        t.prune(c, &[(0, 0.45), (1, 0.55)], &mut NullSink);
+        assert_eq!(t.node_mass(c), 0.0);
+        assert_eq!(t.child(ROOT, 1), None);
+        assert!((t.p_root() - 0.3).abs() < 1e-15);
+        t.prune(ROOT, &[(0, 0.3)], &mut NullSink);
+        assert_eq!(t.p_root(), 0.0);
+        assert!(t.root_is_dead());
+    }
+
+    #[test]
+    fn frozen_trie_ignores_updates_and_mutant_does_not_propagate() {
+        let (mut t, c) = small();
+        t.freeze();
+        t.prune(c, &[(0, 0.45)], &mut NullSink);
+        assert_eq!(t.p_root(), 1.0);
+        let mut m = Trie::without_propagation(2);
+        let r = m.ensure_root(&[0.3, 0.7], &mut NullSink);
+        let c = m.ensure_child(r, 1, 0.7, &[0.45, 0.55], &mut NullSink);
+        m.prune(c, &[(0, 0.45)], &mut NullSink);
+        assert_eq!(m.p_root(), 1.0);
+        assert!((m.node_mass(c) - 0.55).abs() < 1e-15);
+    }
+
+    #[test]
+    fn normalize_renormalizes() {
+        let p = normalize(&[0.2f64.ln(), 0.2f64.ln()]);
+        assert!((p[0] - 0.5).abs() < 1e-15);
+    }
+}
