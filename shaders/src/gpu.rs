@@ -91,6 +91,11 @@ impl Gpu {
         format!("{} ({:?})", self.info.name, self.info.backend)
     }
 
+    /// Whether the adapter is a CPU implementation (lavapipe, SwiftShader).
+    pub fn is_cpu(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// The device's limits.
     pub fn limits(&self) -> wgpu::Limits {
         self.device.limits()

@@ -40,7 +40,7 @@ pub use buffers::{f32_bytes, u32_bytes};
 pub use error::GpuError;
 pub use format::{WeightFormat, half};
 pub use gpu::Gpu;
-pub use matvec::{GetRows, MatVec, MatVecMode, matvec_reference};
+pub use matvec::{GetRows, MatVec, MatVecMode, MatVecStrategy, matvec_reference};
 pub use rms_norm::{RmsNorm, rms_norm_reference};
 pub use rope::{Rope, rope_reference, rope_table};
 pub use step::Step;

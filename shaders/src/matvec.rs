@@ -35,10 +35,31 @@ impl MatVecMode {
     }
 }
 
+/// How a [`MatVec`] spreads a product over invocations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatVecStrategy {
+    /// A workgroup of 64 per row, reduced in workgroup memory (GPUs).
+    WorkgroupPerRow,
+    /// One invocation per row, no barriers (CPU adapters: lavapipe, SwiftShader).
+    InvocationPerRow,
+}
+
+impl MatVecStrategy {
+    /// The faster strategy for this adapter.
+    pub fn for_gpu(gpu: &Gpu) -> Self {
+        if gpu.is_cpu() {
+            MatVecStrategy::InvocationPerRow
+        } else {
+            MatVecStrategy::WorkgroupPerRow
+        }
+    }
+}
+
 /// The matrix-vector kernel of one weight format.
 #[derive(Debug)]
 pub struct MatVec {
     pipeline: wgpu::ComputePipeline,
+    strategy: MatVecStrategy,
 }
 
 fn check_cols(cols: usize) -> Result<(), GpuError> {
@@ -56,16 +77,26 @@ fn grid(rows: u32) -> (u32, u32) {
 }
 
 impl MatVec {
-    /// Compiles the kernel for `format`.
+    /// Compiles the kernel for `format` with the adapter's strategy.
     pub async fn new(gpu: &Gpu, format: WeightFormat) -> Result<Self, GpuError> {
-        let src = format!(
-            "{}\n{}\n{}",
-            step::WGSL,
-            format.wgsl(),
-            include_str!("wgsl/matvec.wgsl")
-        );
+        MatVec::with_strategy(gpu, format, MatVecStrategy::for_gpu(gpu)).await
+    }
+
+    /// Compiles the kernel for `format` with a given strategy.
+    pub async fn with_strategy(
+        gpu: &Gpu,
+        format: WeightFormat,
+        strategy: MatVecStrategy,
+    ) -> Result<Self, GpuError> {
+        let body = match strategy {
+            MatVecStrategy::WorkgroupPerRow => include_str!("wgsl/matvec.wgsl"),
+            MatVecStrategy::InvocationPerRow => include_str!("wgsl/matvec_rows.wgsl"),
+        };
+        let src = format!("{}\n{}\n{}", step::WGSL, format.wgsl(), body);
+        let label = format!("matvec {format:?} {strategy:?}");
         Ok(MatVec {
-            pipeline: gpu.pipeline(&format!("matvec {format:?}"), &src).await?,
+            pipeline: gpu.pipeline(&label, &src).await?,
+            strategy,
         })
     }
 
@@ -101,7 +132,11 @@ impl MatVec {
         rows: usize,
         tokens: usize,
     ) {
-        let (x, y) = grid(rows as u32);
+        let groups = match self.strategy {
+            MatVecStrategy::WorkgroupPerRow => rows as u32,
+            MatVecStrategy::InvocationPerRow => (rows as u32).div_ceil(64),
+        };
+        let (x, y) = grid(groups);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
         pass.dispatch_workgroups(x, y, (tokens as u32).div_ceil(TOKENS_PER_GROUP).max(1));

@@ -59,8 +59,9 @@ fn gpu_matvec(
     x: &[f32],
     n: usize,
     reps: usize,
+    strategy: MatVecStrategy,
 ) -> (Vec<f32>, f64) {
-    let k = block_on(MatVec::new(gpu, f)).unwrap();
+    let k = block_on(MatVec::with_strategy(gpu, f, strategy)).unwrap();
     let wb = gpu.storage("w", w).unwrap();
     let xb = gpu.storage("x", &f32_bytes(x)).unwrap();
     let ob = gpu.zeroed("out", n * rows).unwrap();
@@ -111,16 +112,27 @@ fn check_matvec(
 ) {
     let w = random_matrix(rng, f, rows, cols);
     let x: Vec<f32> = (0..n * cols).map(|_| rng.f32()).collect();
-    let (got, secs) = gpu_matvec(gpu, f, &w, rows, cols, &x, n, reps);
     let (want, mag) = matvec_reference(f, &w, rows, cols, &x, n);
-    let what = format!("{f:?} {rows}x{cols} n={n}");
-    assert_close(&got, &want, &mag, cols, &what);
-    if reps > 0 {
-        eprintln!(
-            "{what}: {:.3} ms per product on {}",
-            secs * 1e3,
-            gpu.adapter_name()
-        );
+    for strategy in [
+        MatVecStrategy::InvocationPerRow,
+        MatVecStrategy::WorkgroupPerRow,
+    ] {
+        // The workgroup-per-row variant is slow on CPU adapters: time it once.
+        let reps = if strategy == MatVecStrategy::for_gpu(gpu) {
+            reps
+        } else {
+            reps.min(1)
+        };
+        let (got, secs) = gpu_matvec(gpu, f, &w, rows, cols, &x, n, reps, strategy);
+        let what = format!("{f:?} {rows}x{cols} n={n} {strategy:?}");
+        assert_close(&got, &want, &mag, cols, &what);
+        if reps > 0 {
+            eprintln!(
+                "{what}: {:.3} ms per product on {}",
+                secs * 1e3,
+                gpu.adapter_name()
+            );
+        }
     }
 }
 
@@ -161,7 +173,6 @@ fn matvec_modes_accumulate_cache_and_head() {
     let w = random_matrix(&mut rng, f, rows, cols);
     let x: Vec<f32> = (0..n * cols).map(|_| rng.f32()).collect();
     let (want, _) = matvec_reference(f, &w, rows, cols, &x, n);
-    let k = block_on(MatVec::new(&gpu, f)).unwrap();
     let wb = gpu.storage("w", &w).unwrap();
     let xb = gpu.storage("x", &f32_bytes(&x)).unwrap();
     let step = Step {
@@ -170,32 +181,38 @@ fn matvec_modes_accumulate_cache_and_head() {
         first: 1,
     }
     .buffer(&gpu);
-    let run = |mode, init: Vec<f32>| {
-        let ob = gpu.storage("out", &f32_bytes(&init)).unwrap();
-        let dims = MatVec::dims(&gpu, rows, cols, mode).unwrap();
-        let bind = k.bind(&gpu, &wb, &xb, &ob, &dims, &step);
-        gpu.run(|p| k.dispatch(p, &bind, rows, n)).unwrap();
-        block_on(gpu.read_f32(&ob, 0, init.len())).unwrap()
-    };
-    let close = |a: f32, b: f32| (a - b).abs() < 1e-4;
-    let acc = run(MatVecMode::Accumulate, vec![1.0; n * rows]);
-    assert!(acc.iter().zip(&want).all(|(&a, &b)| close(a, b + 1.0)));
-    let cache = run(MatVecMode::Cache, vec![-5.0; (n + 2) * rows]);
-    assert!(cache[..2 * rows].iter().all(|&v| v == -5.0));
-    assert!(
-        cache[2 * rows..]
-            .iter()
-            .zip(&want)
-            .all(|(&a, &b)| close(a, b))
-    );
-    let head = run(MatVecMode::Head, vec![-5.0; n * rows]);
-    assert!(
-        head[..2 * rows]
-            .iter()
-            .zip(&want[rows..])
-            .all(|(&a, &b)| close(a, b))
-    );
-    assert!(head[2 * rows..].iter().all(|&v| v == -5.0));
+    for strategy in [
+        MatVecStrategy::InvocationPerRow,
+        MatVecStrategy::WorkgroupPerRow,
+    ] {
+        let k = block_on(MatVec::with_strategy(&gpu, f, strategy)).unwrap();
+        let run = |mode, init: Vec<f32>| {
+            let ob = gpu.storage("out", &f32_bytes(&init)).unwrap();
+            let dims = MatVec::dims(&gpu, rows, cols, mode).unwrap();
+            let bind = k.bind(&gpu, &wb, &xb, &ob, &dims, &step);
+            gpu.run(|p| k.dispatch(p, &bind, rows, n)).unwrap();
+            block_on(gpu.read_f32(&ob, 0, init.len())).unwrap()
+        };
+        let close = |a: f32, b: f32| (a - b).abs() < 1e-4;
+        let acc = run(MatVecMode::Accumulate, vec![1.0; n * rows]);
+        assert!(acc.iter().zip(&want).all(|(&a, &b)| close(a, b + 1.0)));
+        let cache = run(MatVecMode::Cache, vec![-5.0; (n + 2) * rows]);
+        assert!(cache[..2 * rows].iter().all(|&v| v == -5.0));
+        assert!(
+            cache[2 * rows..]
+                .iter()
+                .zip(&want)
+                .all(|(&a, &b)| close(a, b))
+        );
+        let head = run(MatVecMode::Head, vec![-5.0; n * rows]);
+        assert!(
+            head[..2 * rows]
+                .iter()
+                .zip(&want[rows..])
+                .all(|(&a, &b)| close(a, b))
+        );
+        assert!(head[2 * rows..].iter().all(|&v| v == -5.0));
+    }
     assert!(MatVec::dims(&gpu, 4, 33, MatVecMode::Write).is_err());
 }
 
