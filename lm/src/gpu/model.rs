@@ -119,7 +119,12 @@ struct DimsCache<'a> {
 }
 
 impl DimsCache<'_> {
-    fn get(&mut self, rows: usize, cols: usize, mode: MatVecMode) -> Result<&wgpu::Buffer, GpuError> {
+    fn get(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        mode: MatVecMode,
+    ) -> Result<&wgpu::Buffer, GpuError> {
         if !self.map.contains_key(&(rows, cols, mode)) {
             let b = MatVec::dims(self.gpu, rows, cols, mode)?;
             self.map.insert((rows, cols, mode), b);
@@ -138,7 +143,11 @@ impl GpuModel {
 
     /// Uploads `model` to `gpu` with a KV cache of `max_context` positions (at most the
     /// model's context).
-    pub async fn with_gpu(gpu: Arc<Gpu>, model: &Model, max_context: usize) -> Result<GpuModel, GpuError> {
+    pub async fn with_gpu(
+        gpu: Arc<Gpu>,
+        model: &Model,
+        max_context: usize,
+    ) -> Result<GpuModel, GpuError> {
         let c = model.config().clone();
         let (g, bytes) = (model.gguf(), model.bytes());
         let max_ctx = max_context.min(c.context_length).max(1);
@@ -151,7 +160,14 @@ impl GpuModel {
         let start_bytes = gpu.allocated_bytes();
         let embd = tensors::matrix(&gpu, g, bytes, "token_embd.weight", c.vocab_size, d)?;
         let output = match g.tensor("output.weight") {
-            Some(_) => Some(tensors::matrix(&gpu, g, bytes, "output.weight", c.vocab_size, d)?),
+            Some(_) => Some(tensors::matrix(
+                &gpu,
+                g,
+                bytes,
+                "output.weight",
+                c.vocab_size,
+                d,
+            )?),
             None => None,
         };
         let output_norm = tensors::vector(&gpu, g, bytes, "output_norm.weight", d)?;
@@ -166,7 +182,13 @@ impl GpuModel {
                 tensors::matrix(&gpu, g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
             };
             raw.push(Raw {
-                attn_norm: tensors::vector(&gpu, g, bytes, &format!("blk.{i}.attn_norm.weight"), d)?,
+                attn_norm: tensors::vector(
+                    &gpu,
+                    g,
+                    bytes,
+                    &format!("blk.{i}.attn_norm.weight"),
+                    d,
+                )?,
                 ffn_norm: tensors::vector(&gpu, g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
                 m: [
                     m("attn_q", q_dim, d)?,
@@ -181,11 +203,17 @@ impl GpuModel {
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;
         let head_m = output.as_ref().unwrap_or(&embd);
-        let mut formats: Vec<WeightFormat> = raw.iter().flat_map(|r| r.m.iter().map(|m| m.format)).collect();
+        let mut formats: Vec<WeightFormat> = raw
+            .iter()
+            .flat_map(|r| r.m.iter().map(|m| m.format))
+            .collect();
         formats.push(head_m.format);
         let kernels = Kernels::new(&gpu, &formats, embd.format).await?;
         let act = Activations::new(&gpu, &c, max_ctx)?;
-        let mut dims = DimsCache { gpu: &gpu, map: HashMap::new() };
+        let mut dims = DimsCache {
+            gpu: &gpu,
+            map: HashMap::new(),
+        };
         let norm_dims = RmsNorm::dims(&gpu, d, c.rms_eps);
         let rope_q_dims = Rope::dims(&gpu, q_dim, c.head_dim, c.n_rot, false);
         let rope_k_dims = Rope::dims(&gpu, kv, c.head_dim, c.n_rot, true);
@@ -197,12 +225,18 @@ impl GpuModel {
         };
         let attn_dims = Attention::dims(&gpu, &shape)?;
         let swiglu_dims = SwiGlu::dims(&gpu, ff);
-        let mut product = |m: &GpuMatrix, x: &wgpu::Buffer, out: &wgpu::Buffer, mode| -> Result<Product, GpuError> {
+        let mut product = |m: &GpuMatrix,
+                           x: &wgpu::Buffer,
+                           out: &wgpu::Buffer,
+                           mode|
+         -> Result<Product, GpuError> {
             let dm = dims.get(m.rows, m.cols, mode)?;
             Ok(Product {
                 format: m.format,
                 rows: m.rows,
-                bind: kernels.matvec(m.format).bind(&gpu, &m.buffer, x, out, dm, &act.step),
+                bind: kernels
+                    .matvec(m.format)
+                    .bind(&gpu, &m.buffer, x, out, dm, &act.step),
             })
         };
         let a = &act;
@@ -212,31 +246,46 @@ impl GpuModel {
             let vc = gpu.zeroed("v cache", max_ctx * kv)?;
             let [wq, wk, wv, wo, gate, up, down] = &r.m;
             blocks.push(Block {
-                attn_norm: kernels.rms_norm.bind(&gpu, &a.x, &r.attn_norm, &a.h, &norm_dims, &a.step),
+                attn_norm: kernels.rms_norm.bind(
+                    &gpu,
+                    &a.x,
+                    &r.attn_norm,
+                    &a.h,
+                    &norm_dims,
+                    &a.step,
+                ),
                 wq: product(wq, &a.h, &a.q, MatVecMode::Write)?,
                 wk: product(wk, &a.h, &kc, MatVecMode::Cache)?,
                 wv: product(wv, &a.h, &vc, MatVecMode::Cache)?,
-                rope_q: kernels.rope.bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
+                rope_q: kernels
+                    .rope
+                    .bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
                 rope_k: kernels.rope.bind(&gpu, &kc, &a.rope, &rope_k_dims, &a.step),
-                attention: kernels
-                    .attention
-                    .bind(&gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step),
+                attention: kernels.attention.bind(
+                    &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
+                ),
                 wo: product(wo, &a.attn, &a.x, MatVecMode::Accumulate)?,
-                ffn_norm: kernels.rms_norm.bind(&gpu, &a.x, &r.ffn_norm, &a.h, &norm_dims, &a.step),
+                ffn_norm: kernels
+                    .rms_norm
+                    .bind(&gpu, &a.x, &r.ffn_norm, &a.h, &norm_dims, &a.step),
                 gate: product(gate, &a.h, &a.gate, MatVecMode::Write)?,
                 up: product(up, &a.h, &a.up, MatVecMode::Write)?,
-                swiglu: kernels.swiglu.bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
+                swiglu: kernels
+                    .swiglu
+                    .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
                 down: product(down, &a.gate, &a.x, MatVecMode::Accumulate)?,
             });
         }
         let head = product(head_m, &a.h, &a.logits, MatVecMode::Head)?;
         let embd_dims = MatVec::dims(&gpu, c.vocab_size, d, MatVecMode::Write)?;
-        let embd_bind = kernels
-            .get_rows
-            .bind(&gpu, &embd.buffer, &a.tokens, &a.x, &embd_dims, &a.step);
-        let output_norm = kernels
-            .rms_norm
-            .bind(&gpu, &a.x, &output_norm, &a.h, &norm_dims, &a.step);
+        let embd_bind =
+            kernels
+                .get_rows
+                .bind(&gpu, &embd.buffer, &a.tokens, &a.x, &embd_dims, &a.step);
+        let output_norm =
+            kernels
+                .rms_norm
+                .bind(&gpu, &a.x, &output_norm, &a.h, &norm_dims, &a.step);
         drop(product);
         gpu.check()?;
         let buffer_bytes = gpu.allocated_bytes() - start_bytes;
@@ -302,7 +351,11 @@ impl GpuModel {
     /// Runs `tokens` after the cached positions (appending theirs) and returns the logits
     /// of positions `logits_from..tokens.len()`, `vocab_size` each, as
     /// [`Model::forward`] does on the CPU.
-    pub async fn forward(&mut self, tokens: &[TokenId], logits_from: usize) -> Result<Vec<f32>, LmError> {
+    pub async fn forward(
+        &mut self,
+        tokens: &[TokenId],
+        logits_from: usize,
+    ) -> Result<Vec<f32>, LmError> {
         let total = self.cache_len + tokens.len();
         if total > self.max_ctx {
             return Err(LmError(format!(
@@ -353,7 +406,8 @@ impl GpuModel {
                 mv(pass, &b.wq, n);
                 mv(pass, &b.wk, n);
                 mv(pass, &b.wv, n);
-                k.rope.dispatch(pass, &b.rope_q, q_dim, c.head_dim, c.n_rot, n);
+                k.rope
+                    .dispatch(pass, &b.rope_q, q_dim, c.head_dim, c.n_rot, n);
                 k.rope.dispatch(pass, &b.rope_k, kv, c.head_dim, c.n_rot, n);
                 k.attention.dispatch(pass, &b.attention, c.n_heads, n);
                 mv(pass, &b.wo, n);

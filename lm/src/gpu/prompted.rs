@@ -86,7 +86,13 @@ impl GpuPromptedModel {
         }
         // Re-run at least the last token: its logits are needed.
         let keep = lcp.min(total - 1);
-        let new: Vec<TokenId> = self.prompt.iter().chain(prefix).skip(keep).copied().collect();
+        let new: Vec<TokenId> = self
+            .prompt
+            .iter()
+            .chain(prefix)
+            .skip(keep)
+            .copied()
+            .collect();
         self.model.truncate(keep);
         self.cached.truncate(keep);
         self.last_logits = None;
