@@ -6,6 +6,7 @@
 
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
 use sampler_core::samplers::path_enum::{PathRng, enumerate_paths};
+use sampler_core::samplers::smc::{self, TokenProposal};
 use sampler_core::samplers::{Counters, Ctx, Method, Params, Resampling, Sample, run};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
@@ -70,7 +71,10 @@ fn small_vocab() -> Vocabulary {
 /// Five strings with eight tokenizations between them.
 fn small_language() -> FiniteLanguage {
     let words = ["a", "ab", "ba", "abb", "bab"];
-    FiniteLanguage::new(small_vocab(), words.iter().map(|w| w.as_bytes().to_vec()).collect())
+    FiniteLanguage::new(
+        small_vocab(),
+        words.iter().map(|w| w.as_bytes().to_vec()).collect(),
+    )
 }
 
 fn params() -> Params {
@@ -163,9 +167,20 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
         let (target, _) = exact_target(&mut lm, &c, 8);
         assert_eq!(target.len(), 8, "eight tokenizations of five strings");
         let states: Vec<_> = target.keys().cloned().collect();
-        for tr in [Truncation::Uniform, Truncation::Priority, Truncation::Restart] {
-            for score in [ProposalScore::AllCuts, ProposalScore::DrawnCut, ProposalScore::Ignored] {
-                let kernel = Kernel { truncation: tr, score };
+        for tr in [
+            Truncation::Uniform,
+            Truncation::Priority,
+            Truncation::Restart,
+        ] {
+            for score in [
+                ProposalScore::AllCuts,
+                ProposalScore::DrawnCut,
+                ProposalScore::Ignored,
+            ] {
+                let kernel = Kernel {
+                    truncation: tr,
+                    score,
+                };
                 let t = transition_matrix(&mut lm, &c, &states, kernel);
                 let d = max_diff(&apply(&target, &t), &target);
                 eprintln!("seed {seed} {tr:?} {score:?}: max |πT − π| = {d:.2e}");
@@ -183,7 +198,9 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
 fn gcd_distribution<L: LanguageModel, C: Constraint>(lm: &mut L, c: &C) -> Dist {
     let p = params();
     let paths = enumerate_paths(100_000, |rng: &mut PathRng| {
-        with_ctx(lm, c, rng, &p, |ctx| block_on(mcmc::initial(ctx)).unwrap().tokens)
+        with_ctx(lm, c, rng, &p, |ctx| {
+            block_on(mcmc::initial(ctx)).unwrap().tokens
+        })
     })
     .unwrap();
     let mut d = Dist::new();
@@ -204,9 +221,16 @@ fn empirical(samples: &[Sample]) -> Dist {
 fn draw(method: Method, p: &Params, seed: u64, sink: &mut VecSink) -> Vec<Sample> {
     let (mut lm, c) = (gsk_lm(), gsk_constraint());
     let mut out = Vec::new();
-    block_on(run(method, p, &mut lm, &c, &mut SeededRng::new(seed), sink, None, &mut |s| {
-        out.push(s.clone())
-    }))
+    block_on(run(
+        method,
+        p,
+        &mut lm,
+        &c,
+        &mut SeededRng::new(seed),
+        sink,
+        None,
+        &mut |s| out.push(s.clone()),
+    ))
     .unwrap();
     out
 }
@@ -244,7 +268,10 @@ fn mcmc_tv_to_target_falls_with_steps_on_gsk() {
             let mut sink = VecSink::default();
             let s = draw(method, &p, 7, &mut sink);
             assert!(s.iter().all(|s| s.valid));
-            let proposals = sink.0.iter().filter(|e| matches!(e, Event::McmcProposal { .. }));
+            let proposals = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::McmcProposal { .. }));
             assert_eq!(proposals.count(), 2000 * (k - 1));
             emp.push(tv(&empirical(&s), &target));
         }
@@ -262,9 +289,16 @@ fn smc_runs<L: LanguageModel, C: Constraint>(
     seed: u64,
 ) -> (Vec<Sample>, Vec<f64>) {
     let (mut sink, mut out) = (VecSink::default(), Vec::new());
-    block_on(run(method, p, lm, c, &mut SeededRng::new(seed), &mut sink, None, &mut |s| {
-        out.push(s.clone())
-    }))
+    block_on(run(
+        method,
+        p,
+        lm,
+        c,
+        &mut SeededRng::new(seed),
+        &mut sink,
+        None,
+        &mut |s| out.push(s.clone()),
+    ))
     .unwrap();
     let ev = sink
         .0
@@ -284,7 +318,12 @@ fn smc_evidence_is_unbiased() {
     let c = small_language();
     let mut lm = RandomLm::new(4, 3, 2, 1);
     let (_, z) = exact_target(&mut lm, &c, 8);
-    for method in [Method::AwrsSmc, Method::WrsSmc, Method::SmcGcd, Method::TwistedSmc] {
+    for method in [
+        Method::AwrsSmc,
+        Method::WrsSmc,
+        Method::SmcGcd,
+        Method::TwistedSmc,
+    ] {
         for resampling in [Resampling::Multinomial, Resampling::Stratified] {
             let p = Params {
                 n: 2000,
@@ -298,7 +337,9 @@ fn smc_evidence_is_unbiased() {
             let n = ev.len() as f64;
             let mean = ev.iter().sum::<f64>() / n;
             let se = (ev.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
-            eprintln!("{method} {resampling:?}: mean Ĝ = {mean:.5} ± {se:.5} (exact P(L) = {z:.5})");
+            eprintln!(
+                "{method} {resampling:?}: mean Ĝ = {mean:.5} ± {se:.5} (exact P(L) = {z:.5})"
+            );
             assert!((mean - z).abs() < 3.0 * se, "{method} {resampling:?}");
             // Every run's weights are normalized (or all 0 when every particle died) and
             // only valid particles carry weight.
@@ -355,4 +396,52 @@ fn smc_with_every_particle_dead_ends_with_zero_evidence() {
     let (samples, ev) = smc_runs(Method::TwistedSmc, &p, &mut lm, &c, 1);
     assert_eq!(ev, vec![0.0]);
     assert!(samples.iter().all(|s| !s.valid && s.weight == Some(0.0)));
+}
+
+/// Exactly, by enumerating every random path of a run that resamples at every step:
+/// E[Ĝ] = P(L) and E[Ĝ·Σ_m w̄_m 1{x_m = w}] = P(w)·1_L(w) for every w (the ensemble is
+/// properly weighted), to 1e-12: masking and twisted with 2 particles; AWRS (whose
+/// rejection orders multiply the paths: 43,659 for one particle) on a two-string language
+/// with 1 particle.
+#[test]
+fn smc_is_properly_weighted_by_path_enumeration() {
+    let two = FiniteLanguage::new(small_vocab(), vec![b"ab".to_vec(), b"ba".to_vec()]);
+    let mut lm = RandomLm::new(4, 3, 2, 3);
+    for (proposal, particles, tau, c) in [
+        (TokenProposal::Mask, 2, 1.0, small_language()),
+        (TokenProposal::Twisted, 2, 1.0, small_language()),
+        (TokenProposal::Awrs, 1, 1.0, two),
+    ] {
+        let (target, z) = exact_target(&mut lm, &c, 8);
+        let p = Params {
+            particles,
+            max_tokens: 8,
+            ess_threshold: tau,
+            ..Params::default()
+        };
+        let paths = enumerate_paths(300_000, |rng: &mut PathRng| {
+            with_ctx(&mut lm, &c, rng, &p, |ctx| {
+                block_on(smc::run_once(ctx, proposal, 0)).unwrap()
+            })
+        })
+        .unwrap();
+        let (mut mean_g, mut weighted) = (0.0, Dist::new());
+        for (prob, r) in &paths {
+            let g = r.log_evidence.exp();
+            mean_g += prob * g;
+            for (x, w) in r.tokens.iter().zip(&r.weights) {
+                *weighted.entry(x.clone()).or_insert(0.0) += prob * g * w;
+            }
+        }
+        weighted.retain(|_, w| *w != 0.0);
+        let unnormalized: Dist = target.iter().map(|(k, v)| (k.clone(), v * z)).collect();
+        let d = max_diff(&weighted, &unnormalized);
+        eprintln!(
+            "{proposal:?} M={particles}: {} paths, E[Ĝ] = {mean_g:.12} vs P(L) = {z:.12}, \
+             max weighted diff {d:.1e}",
+            paths.len()
+        );
+        assert!((mean_g - z).abs() < 1e-12);
+        assert!(d < 1e-12);
+    }
 }

@@ -181,9 +181,9 @@ pub async fn run_lcd<L: LanguageModel, C: Constraint>(
                 ended = true;
                 break;
             }
-            state = ctx
-                .advance(&state, t)
-                .ok_or_else(|| SampleError::Unsupported("constraint refused an allowed token".into()))?;
+            state = ctx.advance(&state, t).ok_or_else(|| {
+                SampleError::Unsupported("constraint refused an allowed token".into())
+            })?;
         }
         ctx.finish(tokens, logp, ended, None, None);
     }
@@ -200,7 +200,11 @@ mod tests {
     const OK: [bool; 5] = [false, true, false, true, false];
 
     fn z() -> f64 {
-        P0.iter().zip(OK).filter(|(_, ok)| *ok).map(|(p, _)| p).sum()
+        P0.iter()
+            .zip(OK)
+            .filter(|(_, ok)| *ok)
+            .map(|(p, _)| p)
+            .sum()
     }
 
     /// Exact E[Ẑ·1{x = a}] for every token a and E[Ẑ], by enumerating every random path.
@@ -209,7 +213,10 @@ mod tests {
     ) -> (Vec<f64>, f64, Vec<f64>) {
         let paths = enumerate_paths(1_000_000, |r| sampler(r)).unwrap();
         let total: f64 = paths.iter().map(|(p, _)| p).sum();
-        assert!((total - 1.0).abs() < 1e-12, "path probabilities sum to {total}");
+        assert!(
+            (total - 1.0).abs() < 1e-12,
+            "path probabilities sum to {total}"
+        );
         let (mut weighted, mut dist, mut mean) = (vec![0.0; 5], vec![0.0; 5], 0.0);
         for (p, d) in &paths {
             if let Some(t) = d.token {
@@ -262,7 +269,10 @@ mod tests {
             let (weighted, mean, _) = exact_moments(&|r| wrs(&P0, l, max_rej, r, &mut allowed));
             for a in 0..5 {
                 let target = if OK[a] { P0[a] } else { 0.0 };
-                assert!((weighted[a] - target).abs() < 1e-12, "L={l} R={max_rej} a={a}");
+                assert!(
+                    (weighted[a] - target).abs() < 1e-12,
+                    "L={l} R={max_rej} a={a}"
+                );
             }
             assert!((mean - z()).abs() < 1e-12);
         }

@@ -26,9 +26,9 @@ mod context;
 pub mod mcmc;
 mod method;
 mod params;
+pub mod path_enum;
 mod sample;
 pub mod smc;
-pub mod path_enum;
 pub mod util;
 
 pub use ancestral::{Generation, Masking, generate};

@@ -59,7 +59,10 @@ pub fn log_proposal<S>(truncation: Truncation, from: &Trace<S>, to: &Trace<S>) -
     let suffix = suffix_logq(to);
     let lcp = common_prefix(from, to);
     let cuts = (0..pos.len().min(to.len())).take_while(|&i| i <= lcp);
-    logsumexp(cuts.filter(|&i| pos[i] > 0.0).map(|i| pos[i].ln() + suffix[i]))
+    logsumexp(
+        cuts.filter(|&i| pos[i] > 0.0)
+            .map(|i| pos[i].ln() + suffix[i]),
+    )
 }
 
 /// log p_pos^from(cut) · Q_GCD(to_{cut+1:} | to_{1:cut}): the drawn cut alone.
@@ -95,16 +98,19 @@ mod tests {
         let w = trace(&[0, 1, 9], &[l(0.5), l(0.5), l(1.0)], &[1.0, 2.0, 1.0]);
         let v = trace(&[0, 2, 9], &[l(0.5), l(0.25), l(1.0)], &[1.0, 3.0, 1.0]);
         // Uniform from w: cuts 0 and 1 produce v (lcp = 1); 1/3·0.5·0.25 + 1/3·0.25.
-        let want = (0.5 * 0.25 + 0.25) / 3.0;
+        let want: f64 = (0.5 * 0.25 + 0.25) / 3.0;
         assert!((log_proposal(Truncation::Uniform, &w, &v) - want.ln()).abs() < 1e-12);
         // Priority from w: p_pos = (1, 2, 1)/4.
-        let want = 0.25 * 0.125 + 0.5 * 0.25;
+        let want: f64 = 0.25 * 0.125 + 0.5 * 0.25;
         assert!((log_proposal(Truncation::Priority, &w, &v) - want.ln()).abs() < 1e-12);
         // Restart: only cut 0.
         assert!((log_proposal(Truncation::Restart, &w, &v) - 0.125f64.ln()).abs() < 1e-12);
         // The drawn-cut variant sees one term only.
         let one = log_proposal_drawn_cut(Truncation::Uniform, &w, &v, 1);
         assert!((one - (0.25f64 / 3.0).ln()).abs() < 1e-12);
-        assert_eq!(cut_distribution(Truncation::Restart, &w), vec![1.0, 0.0, 0.0]);
+        assert_eq!(
+            cut_distribution(Truncation::Restart, &w),
+            vec![1.0, 0.0, 0.0]
+        );
     }
 }
