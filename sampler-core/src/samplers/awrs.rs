@@ -254,6 +254,25 @@ mod tests {
         assert_properly_weighted(&|r| awrs(&P0, r, &mut allowed));
     }
 
+    /// ARS (loop 1 alone) draws exactly from p, by enumeration.
+    #[test]
+    fn ars_is_exact_by_enumeration() {
+        let paths = enumerate_paths(1000, |r| ars(&P0, r, &mut allowed).token).unwrap();
+        for a in 0..5u32 {
+            let p: f64 = paths
+                .iter()
+                .filter(|(_, t)| *t == Some(a))
+                .map(|(p, _)| p)
+                .sum();
+            let exact = if OK[a as usize] {
+                P0[a as usize] / z()
+            } else {
+                0.0
+            };
+            assert!((p - exact).abs() < 1e-12, "P(x={a}) = {p}");
+        }
+    }
+
     /// The mutant that subtracts the mass rejected in both loops is biased low.
     #[test]
     fn awrs_with_psi_over_both_loops_is_caught() {
