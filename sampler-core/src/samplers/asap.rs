@@ -125,3 +125,69 @@ async fn generate<L: LanguageModel, C: Constraint>(
         })?;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::samplers::{Method, Params, run};
+    use crate::toy::{gsk_constraint, gsk_lm};
+    use crate::{Event, SeededRng, VecSink, block_on};
+
+    /// Every method of this module and of `rejection` runs through `run`, gives `n` valid
+    /// G_sk samples, and reports its trie work as events.
+    #[test]
+    fn methods_dispatch_and_emit_trie_events() {
+        for m in [
+            Method::Rs,
+            Method::SampleVerify,
+            Method::Ars,
+            Method::Rsft,
+            Method::Cars,
+            Method::Asap,
+        ] {
+            let (mut lm, c) = (gsk_lm(), gsk_constraint());
+            let p = Params {
+                n: 20,
+                ..Params::default()
+            };
+            let mut sink = VecSink::default();
+            let mut out = Vec::new();
+            let counters = block_on(run(
+                m,
+                &p,
+                &mut lm,
+                &c,
+                &mut SeededRng::new(9),
+                &mut sink,
+                None,
+                &mut |s| out.push(s.clone()),
+            ))
+            .unwrap();
+            assert_eq!(out.len(), 20, "{m}");
+            assert!(out.iter().all(|s| s.valid && s.tokens.len() == 6), "{m}");
+            assert!(counters.generations >= 20, "{m}");
+            let inserts = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::TrieInsert { .. }))
+                .count();
+            let efg = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::EfgUpdate { .. }))
+                .count();
+            let prunes = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::TriePrune { .. }))
+                .count();
+            // rs and sample-verify keep only the root (it caches P(·|ε)); rsft prunes
+            // first tokens at the root (pruned tokens are bits, not nodes).
+            match m {
+                Method::Rs | Method::SampleVerify => assert_eq!((inserts, prunes), (1, 0), "{m}"),
+                Method::Rsft => assert!(inserts == 1 && prunes == 1, "{m}"),
+                _ => assert!(inserts > 1 && prunes > 1, "{m}"),
+            }
+            assert_eq!(efg > 0, m == Method::Asap, "{m}");
+        }
+    }
+}

@@ -216,19 +216,22 @@ impl Trie {
         n.children.get(&token).map_or(1.0, |&c| self.nodes[c].p)
     }
 
-    /// The unnormalized R^W weights P(a|u)·p_ua at node u.
+    /// The unnormalized R^W weights P(a|u)·p_ua at node u: O(|V|) copying plus work in
+    /// the number of pruned tokens and children.
     pub fn weights(&self, node: NodeId, probs: &[f64]) -> Vec<f64> {
-        probs
-            .iter()
-            .enumerate()
-            .map(|(a, &p)| {
-                if p > 0.0 {
-                    p * self.child_mass(node, a as TokenId)
-                } else {
-                    0.0
-                }
-            })
-            .collect()
+        let n = &self.nodes[node];
+        let mut w: Vec<f64> = probs.iter().map(|&p| p.max(0.0)).collect();
+        for (&t, &c) in &n.children {
+            if let Some(x) = w.get_mut(t as usize) {
+                *x *= self.nodes[c].p;
+            }
+        }
+        for t in n.dead.iter() {
+            if let Some(x) = w.get_mut(t as usize) {
+                *x = 0.0;
+            }
+        }
+        w
     }
 
     /// P(·|u) if the node cached it.
