@@ -10,7 +10,7 @@
 //! distribution approaches P^L as c̃ converges (Theorem 2).
 
 use super::Ctx;
-use super::trie::{NodeId, Trie, normalize};
+use super::trie::{NodeId, ROOT, Trie, normalize};
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
 /// Draws `ctx.params.n` ASAp samples in order, refining the caller's `trie` of c̃ after
@@ -76,10 +76,13 @@ async fn generate<L: LanguageModel, C: Constraint>(
     // P(last token | the prefix before it).
     let mut edge_p = 1.0;
     loop {
-        let cached = path.last().and_then(|&n| {
-            let t = tokens[tokens.len() - 1];
-            trie.child(n, t).and_then(|c| trie.cached_probs(c))
-        });
+        let cached = match path.last() {
+            None if !trie.is_empty() => trie.cached_probs(ROOT),
+            None => None,
+            Some(&n) => trie
+                .child(n, tokens[tokens.len() - 1])
+                .and_then(|c| trie.cached_probs(c)),
+        };
         let (probs, lp): (Vec<f64>, Vec<f64>) = match cached {
             Some(p) => (p.to_vec(), p.iter().map(|x| x.ln()).collect()),
             None => {
