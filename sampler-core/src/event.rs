@@ -78,6 +78,56 @@ pub enum Event {
         /// c̃(prefix) after the update.
         efg: f64,
     },
+    /// An MCMC proposal (seed 000 Alg. 1): the chain cut its state at `cut`, regenerated
+    /// `suffix` with GCD, and accepted it or not.
+    McmcProposal {
+        /// Which chain (`--n` runs independent chains).
+        chain: usize,
+        /// The step (1 for the first proposal after the initial GCD sample).
+        step: usize,
+        /// Tokens of the current state kept before regenerating.
+        cut: usize,
+        /// The regenerated tokens after the cut (EOS included when reached).
+        suffix: Vec<TokenId>,
+        /// log of P(w')q(w|w') / (P(w)q(w'|w)); −∞ for an invalid proposal.
+        log_ratio: f64,
+        /// The acceptance probability min(1, ratio).
+        accept_prob: f64,
+        /// Whether the chain moved to the proposal.
+        accepted: bool,
+    },
+    /// SMC extended every active particle by one token (seed 003 App. A Alg. 2).
+    ParticlesExtended {
+        /// Which SMC run (`--n` runs independent ones).
+        run: usize,
+        /// The step (token position being generated).
+        step: usize,
+        /// The token each particle drew; `None` for particles already finished (waiting)
+        /// or dead (no token allowed).
+        tokens: Vec<Option<TokenId>>,
+        /// Each particle's log weight after the extension.
+        log_weights: Vec<f64>,
+        /// Effective sample size (Σw)²/Σw² after the extension.
+        ess: f64,
+    },
+    /// SMC resampled its particles because the ESS fell below τ·M.
+    Resampled {
+        /// Which SMC run.
+        run: usize,
+        /// The step after which it resampled.
+        step: usize,
+        /// For each new particle, the index of the old particle it copies.
+        ancestors: Vec<usize>,
+        /// The effective sample size that triggered it.
+        ess: f64,
+    },
+    /// An SMC run ended: its estimate of log P(constraint) (log of the mean weight).
+    Evidence {
+        /// Which SMC run.
+        run: usize,
+        /// log Ĝ, −∞ when every particle died.
+        log_evidence: f64,
+    },
     /// A free-form progress note (phase changes, counters).
     Note {
         /// The message.

@@ -18,24 +18,36 @@
 #![deny(missing_docs)]
 
 pub mod block_on;
+pub mod byte_automaton;
 pub mod constraint;
 pub mod error;
 pub mod event;
 pub mod exact;
+pub mod limits;
 pub mod lm;
+pub mod regex;
 pub mod rng;
 pub mod samplers;
+pub mod tensorized;
+pub mod token_constraint;
 pub mod token_set;
+pub mod token_trie;
 pub mod toy;
 pub mod vocab;
 
 pub use block_on::block_on;
+pub use byte_automaton::ByteAutomaton;
 pub use constraint::Constraint;
 pub use error::SampleError;
 pub use event::{Event, EventSink, NullSink, VecSink};
+pub use limits::{LimitExceeded, Limits};
 pub use lm::{LanguageModel, LmError};
+pub use regex::{RegexAutomaton, RegexError};
 pub use rng::{RandomSource, SeededRng};
+pub use tensorized::TensorizedAutomaton;
+pub use token_constraint::{RegexConstraint, TokenConstraint};
 pub use token_set::TokenSet;
+pub use token_trie::TokenTrie;
 pub use vocab::Vocabulary;
 
 /// A token id in the model's vocabulary.

@@ -22,11 +22,15 @@
 
 mod ancestral;
 pub mod asap;
+pub mod awrs;
 mod context;
+pub mod mcmc;
 mod method;
 mod params;
 pub mod rejection;
 mod sample;
+pub mod path_enum;
+pub mod smc;
 pub mod trie;
 pub mod util;
 
@@ -77,6 +81,21 @@ pub async fn run<L: LanguageModel, C: Constraint>(
         Method::Rsft => rejection::run(&mut ctx, rejection::Strategy::Rsft).await?,
         Method::Cars => rejection::run(&mut ctx, rejection::Strategy::Cars).await?,
         Method::Asap => asap::run(&mut ctx).await?,
+        Method::AwrsLcd => awrs::run_lcd(&mut ctx).await?,
+        Method::McmcUniform => mcmc::run(&mut ctx, mcmc::Truncation::Uniform).await?,
+        Method::McmcPriority => mcmc::run(&mut ctx, mcmc::Truncation::Priority).await?,
+        Method::McmcRestart => mcmc::run(&mut ctx, mcmc::Truncation::Restart).await?,
+        Method::AwrsSmc => smc::run(&mut ctx, smc::TokenProposal::Awrs).await?,
+        Method::WrsSmc => smc::run(&mut ctx, smc::TokenProposal::Wrs).await?,
+        Method::TwistedSmc => smc::run(&mut ctx, smc::TokenProposal::Twisted).await?,
+        Method::SmcGcd => {
+            let p = if constraint.is_regular() {
+                smc::TokenProposal::BudgetMask
+            } else {
+                smc::TokenProposal::Mask
+            };
+            smc::run(&mut ctx, p).await?
+        }
         other => {
             return Err(SampleError::Unsupported(format!(
                 "method {other} is not available in this build yet"

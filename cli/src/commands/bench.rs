@@ -1,0 +1,90 @@
+//! `strait bench`: figures printed side by side in one run (never asserted).
+
+use crate::args::BenchArgs;
+use crate::failure::{Result, fail};
+use lm::Model;
+use std::time::Instant;
+
+/// Runs the benchmark `what` names.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    match args.what.as_str() {
+        "decode" => decode(args),
+        "masks" => super::bench_masks::run(args),
+        other => fail(format!(
+            "unknown benchmark {other:?}; expected `decode` or `masks`"
+        )),
+    }
+}
+
+/// Prefill and decode tokens/s of our CPU forward pass, and of llama.cpp when its Python
+/// binding is importable (`STRAIT_LLAMA_PYTHON`, default `python3`).
+fn decode(args: &BenchArgs) -> Result<()> {
+    let model = Model::load(&args.model)?;
+    let tok = model.tokenizer();
+    let prompt = tok.encode(
+        "The history of constrained decoding begins with grammars that restrict what a \
+         language model may write, token by token, so that every output parses.",
+    )?;
+    let mut cache = model.new_cache();
+    let t0 = Instant::now();
+    let logits = model.forward(&mut cache, &prompt, prompt.len() - 1)?;
+    let prefill_s = t0.elapsed().as_secs_f64();
+    let mut next = argmax(&logits);
+    let t1 = Instant::now();
+    for _ in 0..args.tokens {
+        let l = model.forward(&mut cache, &[next], 0)?;
+        next = argmax(&l);
+    }
+    let decode_s = t1.elapsed().as_secs_f64();
+    let ours = serde_json::json!({
+        "engine": "strait-cpu",
+        "prompt_tokens": prompt.len(),
+        "prefill_tok_s": prompt.len() as f64 / prefill_s,
+        "decode_tokens": args.tokens,
+        "decode_tok_s": args.tokens as f64 / decode_s,
+    });
+    println!("{ours}");
+    match llama_cpp(&args.model, &prompt, args.tokens) {
+        Ok(line) => println!("{line}"),
+        Err(e) => eprintln!("strait: llama.cpp comparison skipped: {e}"),
+    }
+    Ok(())
+}
+
+fn argmax(row: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &x) in row.iter().enumerate() {
+        if x > row[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// The same measurement through llama-cpp-python, single-threaded like ours.
+fn llama_cpp(model: &str, prompt: &[u32], tokens: usize) -> Result<String> {
+    let python = std::env::var("STRAIT_LLAMA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = format!(
+        r#"
+import json, time, llama_cpp
+m = llama_cpp.Llama(model_path={model:?}, n_ctx=512, n_threads=1, n_batch=512, verbose=False, logits_all=False)
+p = {prompt:?}
+t0 = time.perf_counter(); m.eval(p); pre = time.perf_counter() - t0
+t1 = time.perf_counter()
+for _ in range({tokens}):
+    nxt = int(m.scores[m.n_tokens - 1].argmax()); m.eval([nxt])
+dec = time.perf_counter() - t1
+print(json.dumps({{"engine": "llama.cpp", "prompt_tokens": len(p), "prefill_tok_s": len(p)/pre, "decode_tokens": {tokens}, "decode_tok_s": {tokens}/dec}}))
+"#
+    );
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .output()
+        .map_err(|e| crate::failure::Failure(format!("{python}: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return fail(err.lines().last().unwrap_or("failed").to_string());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

@@ -1,0 +1,114 @@
+//! `strait sample`: run one sampler and print one JSON line per output sample.
+
+use crate::args::SampleArgs;
+use crate::constraint_source::{ConstraintUser, build};
+use crate::failure::{Failure, Result};
+use crate::model_source::{LmRef, Source, with_lm};
+use sampler_core::samplers::{self, Method, Params, Sample};
+use sampler_core::{Constraint, Event, EventSink, SeededRng, Vocabulary, block_on};
+use serde_json::json;
+use std::time::Instant;
+
+/// Parses the method and parameters, builds model and constraint, and runs.
+pub fn run(args: &SampleArgs) -> Result<()> {
+    let method: Method = args.method.parse().map_err(Failure)?;
+    let params = Params {
+        n: args.n,
+        steps: args.steps,
+        particles: args.particles,
+        max_tokens: args.max_tokens,
+        ..Params::default()
+    };
+    params.validate()?;
+    let source = Source::load(&args.model)?;
+    let vocab = source.vocabulary();
+    let prompt = source.prompt_tokens(&args.model)?;
+    let constraint = build(&args.constraint, args.grammar_format.as_deref(), &vocab)?;
+    constraint.dispatch(Job {
+        source: &source,
+        prompt,
+        vocab: &vocab,
+        method,
+        params,
+        seed: args.seed,
+        events: args.events,
+    })
+}
+
+/// Everything a sampling run needs once the constraint's type is known.
+struct Job<'a> {
+    source: &'a Source,
+    prompt: Vec<u32>,
+    vocab: &'a Vocabulary,
+    method: Method,
+    params: Params,
+    seed: u64,
+    events: bool,
+}
+
+/// Writes events as JSON lines on stdout when `--events` is given.
+struct StdoutSink {
+    on: bool,
+}
+
+impl EventSink for StdoutSink {
+    fn emit(&mut self, event: Event) {
+        if self.on {
+            match serde_json::to_string(&event) {
+                Ok(line) => println!("{line}"),
+                Err(e) => eprintln!("strait: cannot write event: {e}"),
+            }
+        }
+    }
+}
+
+impl ConstraintUser for Job<'_> {
+    fn run<C: Constraint>(self, constraint: &C) -> Result<()> {
+        let Job {
+            source,
+            prompt,
+            vocab,
+            method,
+            params,
+            seed,
+            events,
+        } = self;
+        let start = Instant::now();
+        let mut rng = SeededRng::new(seed);
+        let mut sink = StdoutSink { on: events };
+        with_lm(source, prompt, |lm| {
+            let mut lm = LmRef(lm);
+            let mut print = |s: &Sample| println!("{}", sample_line(vocab, s, start));
+            block_on(samplers::run(
+                method,
+                &params,
+                &mut lm,
+                constraint,
+                &mut rng,
+                &mut sink,
+                Some(vocab),
+                &mut print,
+            ))?;
+            Ok(())
+        })
+    }
+}
+
+/// The contract's line: text, tokens, logp, valid, weight, counters, elapsed_ms (+ run).
+fn sample_line(vocab: &Vocabulary, s: &Sample, start: Instant) -> serde_json::Value {
+    let mut line = json!({
+        "text": String::from_utf8_lossy(&vocab.decode(&s.tokens)),
+        "tokens": s.tokens,
+        "logp": s.logp,
+        "valid": s.valid,
+        "weight": s.weight,
+        "lm_calls": s.counters.lm_calls,
+        "forward_tokens": s.counters.forward_tokens,
+        "constraint_checks": s.counters.constraint_checks,
+        "elapsed_ms": start.elapsed().as_secs_f64() * 1e3,
+    });
+    if let Some(r) = s.run {
+        line["run"] = json!(r);
+    }
+    line
+}

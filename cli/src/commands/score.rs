@@ -1,0 +1,32 @@
+//! `strait score`: log P(text · EOS | prompt) under the model, with the tokens.
+
+use crate::args::ScoreArgs;
+use crate::failure::Result;
+use crate::model_source::{Source, with_lm};
+use serde_json::json;
+
+/// Prints `{"text", "tokens", "logp", "token_logps"}` for `--text` after the prompt.
+pub fn run(args: &ScoreArgs) -> Result<()> {
+    let source = Source::load(&args.model)?;
+    let prompt = source.prompt_tokens(&args.model)?;
+    let tokens = source.encode(&args.text)?;
+    let per_token = with_lm(&source, prompt, |lm| {
+        let eos = lm.eos_now();
+        let mut out = Vec::with_capacity(tokens.len() + 1);
+        let mut prefix = Vec::with_capacity(tokens.len());
+        for &t in tokens.iter().chain(std::iter::once(&eos)) {
+            let lp = lm.logprobs_now(&prefix)?;
+            out.push(lp[t as usize]);
+            prefix.push(t);
+        }
+        Ok(out)
+    })?;
+    let line = json!({
+        "text": args.text,
+        "tokens": tokens,
+        "logp": per_token.iter().sum::<f64>(),
+        "token_logps": per_token,
+    });
+    println!("{line}");
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! Where the language model comes from: a GGUF file, or one of the analytic toy models.
+
+use crate::args::ModelArgs;
+use crate::failure::{Result, fail};
+use lm::{Model, PromptedModel};
+use sampler_core::toy::{RandomLm, gsk_lm, gsk_vocabulary};
+use sampler_core::{LanguageModel, TokenId, Vocabulary};
+use std::sync::Arc;
+
+/// A loaded model with the vocabulary its constraints are built over.
+pub enum Source {
+    /// A llama-architecture GGUF model on the CPU.
+    Real(Arc<Model>),
+    /// `toy:gsk`: the skewed-grammar model of seed 004 over tokens `0`, `1`, EOS.
+    Gsk,
+    /// `toy:random:SEED`: a seeded random bigram model over tokens `a`, `b`, `ab`, `c`, EOS.
+    Random(u64),
+}
+
+impl Source {
+    /// Loads what `--model` names.
+    pub fn load(args: &ModelArgs) -> Result<Source> {
+        if args.model == "toy:gsk" {
+            return Ok(Source::Gsk);
+        }
+        if let Some(seed) = args.model.strip_prefix("toy:random:") {
+            return match seed.parse() {
+                Ok(s) => Ok(Source::Random(s)),
+                Err(_) => fail(format!("toy:random:SEED needs a number, got {seed:?}")),
+            };
+        }
+        if args.model.starts_with("toy:") {
+            return fail(format!(
+                "unknown toy model {:?}; expected toy:gsk or toy:random:SEED",
+                args.model
+            ));
+        }
+        Ok(Source::Real(Arc::new(Model::load(&args.model)?)))
+    }
+
+    /// The vocabulary (byte string of every token) constraints are lifted over.
+    pub fn vocabulary(&self) -> Vocabulary {
+        match self {
+            Source::Real(m) => m.tokenizer().vocabulary(),
+            Source::Gsk => gsk_vocabulary(),
+            Source::Random(_) => toy_random_vocabulary(),
+        }
+    }
+
+    /// The prompt's tokens (`--prompt` or `--prompt-file`, chat-templated with `--chat`).
+    pub fn prompt_tokens(&self, args: &ModelArgs) -> Result<Vec<TokenId>> {
+        let text = match (&args.prompt, &args.prompt_file) {
+            (Some(p), _) => p.clone(),
+            (None, Some(f)) => std::fs::read_to_string(f)
+                .map_err(|e| crate::failure::Failure(format!("{}: {e}", f.display())))?,
+            (None, None) => String::new(),
+        };
+        match self {
+            Source::Real(m) => {
+                if text.is_empty() {
+                    return fail("--prompt (or --prompt-file) is required with a GGUF model");
+                }
+                Ok(m.tokenizer().encode_prompt(&text, args.chat)?)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Tokenizes a continuation (the text of `strait score`).
+    pub fn encode(&self, text: &str) -> Result<Vec<TokenId>> {
+        match self {
+            Source::Real(m) => Ok(m.tokenizer().encode(text)?),
+            _ => {
+                let vocab = self.vocabulary();
+                greedy_encode(&vocab, text.as_bytes())
+            }
+        }
+    }
+}
+
+/// The toy random model's vocabulary: `a`, `b`, `ab`, `c` and EOS (`ab` makes
+/// non-canonical tokenizations possible).
+pub fn toy_random_vocabulary() -> Vocabulary {
+    let t = |s: &str| s.as_bytes().to_vec();
+    Vocabulary::new(vec![t("a"), t("b"), t("ab"), t("c"), Vec::new()], 4, &[4])
+}
+
+/// Longest-match tokenization over a small vocabulary (toy models only).
+fn greedy_encode(vocab: &Vocabulary, mut bytes: &[u8]) -> Result<Vec<TokenId>> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let best = (0..vocab.len() as TokenId)
+            .filter(|&t| !vocab.is_special(t) && !vocab.bytes(t).is_empty())
+            .filter(|&t| bytes.starts_with(vocab.bytes(t)))
+            .max_by_key(|&t| vocab.bytes(t).len());
+        match best {
+            Some(t) => {
+                out.push(t);
+                bytes = &bytes[vocab.bytes(t).len()..];
+            }
+            None => {
+                return fail(format!(
+                    "the toy vocabulary cannot spell {:?}",
+                    String::from_utf8_lossy(bytes)
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Calls `f` with the model conditioned on the prompt, whatever its concrete type.
+pub fn with_lm<R>(
+    source: &Source,
+    prompt: Vec<TokenId>,
+    f: impl FnOnce(&mut dyn DynLm) -> Result<R>,
+) -> Result<R> {
+    match source {
+        Source::Real(m) => {
+            let mut lm = PromptedModel::new(m.clone(), prompt)?;
+            f(&mut lm)
+        }
+        Source::Gsk => f(&mut gsk_lm()),
+        Source::Random(seed) => f(&mut RandomLm::new(5, 4, 1, *seed)),
+    }
+}
+
+/// Object-safe access to a language model (the trait's async fns are not object-safe).
+pub trait DynLm {
+    /// Next-token log-probabilities after `prefix` (blocking).
+    fn logprobs_now(
+        &mut self,
+        prefix: &[TokenId],
+    ) -> std::result::Result<Vec<f64>, sampler_core::LmError>;
+    /// Tokens run through the network so far.
+    fn forward_tokens_now(&self) -> u64;
+    /// Vocabulary size.
+    fn vocab_size_now(&self) -> usize;
+    /// The EOS token.
+    fn eos_now(&self) -> TokenId;
+}
+
+impl<L: LanguageModel> DynLm for L {
+    fn logprobs_now(
+        &mut self,
+        prefix: &[TokenId],
+    ) -> std::result::Result<Vec<f64>, sampler_core::LmError> {
+        sampler_core::block_on(self.logprobs(prefix))
+    }
+    fn forward_tokens_now(&self) -> u64 {
+        self.forward_tokens()
+    }
+    fn vocab_size_now(&self) -> usize {
+        self.vocab_size()
+    }
+    fn eos_now(&self) -> TokenId {
+        self.eos()
+    }
+}
+
+/// A [`LanguageModel`] over a `&mut dyn DynLm`, so samplers can be generic over it.
+pub struct LmRef<'a>(pub &'a mut dyn DynLm);
+
+impl LanguageModel for LmRef<'_> {
+    fn vocab_size(&self) -> usize {
+        self.0.vocab_size_now()
+    }
+    fn eos(&self) -> TokenId {
+        self.0.eos_now()
+    }
+    async fn logprobs(
+        &mut self,
+        prefix: &[TokenId],
+    ) -> std::result::Result<Vec<f64>, sampler_core::LmError> {
+        self.0.logprobs_now(prefix)
+    }
+    fn forward_tokens(&self) -> u64 {
+        self.0.forward_tokens_now()
+    }
+}

@@ -1,0 +1,282 @@
+//! The `strait` binary against the command-line contract (DESIGN.md §6).
+//!
+//! Toy models (`toy:gsk`, `toy:random:SEED`) make these run in milliseconds; the tests on
+//! the real model need `assets/models/SmolLM2-135M-Instruct.Q4_1.gguf` (`cargo xtask setup`).
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn strait(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strait"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the strait binary runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+const MODEL: &str = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+fn lines(out: &Output) -> Vec<Value> {
+    assert!(
+        out.status.success(),
+        "strait failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect()
+}
+
+/// The one-line error of a failed run (and that it failed).
+fn error(out: &Output) -> String {
+    assert!(!out.status.success(), "expected a failure");
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn score_on_gsk_is_the_analytic_value() {
+    let v = lines(&strait(&["score", "--model", "toy:gsk", "--text", "10101"]));
+    let exact = 0.55f64.ln() * 3.0 + 0.45f64.ln() * 2.0; // EOS after five tokens: log 1
+    assert!((v[0]["logp"].as_f64().unwrap() - exact).abs() < 1e-12);
+    assert_eq!(v[0]["tokens"], serde_json::json!([1, 0, 1, 0, 1]));
+}
+
+#[test]
+fn score_on_the_real_model_sums_token_logprobs() {
+    let v = lines(&strait(&[
+        "score",
+        "--model",
+        MODEL,
+        "--prompt",
+        "The capital of France is",
+        "--text",
+        " Paris.",
+    ]));
+    let per: f64 = v[0]["token_logps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
+    let logp = v[0]["logp"].as_f64().unwrap();
+    assert!((per - logp).abs() < 1e-9);
+    // " Paris" is the model's top continuation: well above a uniform 1/49152 guess.
+    let first = v[0]["token_logps"][0].as_f64().unwrap();
+    assert!(first > -2.0, "log P(' Paris') = {first}");
+}
+
+#[test]
+fn bad_model_files_say_what_is_wrong() {
+    let missing = error(&strait(&[
+        "score",
+        "--model",
+        "nope.gguf",
+        "--prompt",
+        "x",
+        "--text",
+        "y",
+    ]));
+    assert!(missing.contains("cargo xtask setup"), "{missing}");
+    let dir = std::env::temp_dir().join(format!("strait-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("truncated.gguf");
+    let bytes = std::fs::read(root().join(MODEL)).expect("model present (cargo xtask setup)");
+    std::fs::write(&truncated, &bytes[..1000]).unwrap();
+    let t = truncated.to_str().unwrap();
+    let e = error(&strait(&[
+        "score", "--model", t, "--prompt", "x", "--text", "y",
+    ]));
+    assert!(e.contains("truncated"), "{e}");
+    let not_gguf = dir.join("not.gguf");
+    std::fs::write(&not_gguf, b"PK\x03\x04 this is a zip").unwrap();
+    let e = error(&strait(&[
+        "score",
+        "--model",
+        not_gguf.to_str().unwrap(),
+        "--prompt",
+        "x",
+        "--text",
+        "y",
+    ]));
+    assert!(
+        e.to_lowercase().contains("magic") || e.contains("GGUF"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_methods_and_toys_are_named() {
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "0", "--method", "mcmc",
+    ]));
+    assert!(
+        e.contains("unknown method") && e.contains("mcmc-uniform"),
+        "{e}"
+    );
+    let e = error(&strait(&["score", "--model", "toy:nope", "--text", "1"]));
+    assert!(e.contains("toy:gsk"), "{e}");
+}
+
+const GSK: &str = "00000|1[01]{4}";
+
+#[test]
+fn sample_lines_follow_the_contract() {
+    let v = lines(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", GSK, "--method", "lcd", "--n", "4", "--seed",
+        "7",
+    ]));
+    assert_eq!(v.len(), 4);
+    for l in &v {
+        for key in [
+            "text",
+            "tokens",
+            "logp",
+            "valid",
+            "weight",
+            "lm_calls",
+            "forward_tokens",
+            "constraint_checks",
+            "elapsed_ms",
+        ] {
+            assert!(l.get(key).is_some(), "{key} missing in {l}");
+        }
+        let text = l["text"].as_str().unwrap();
+        assert!(
+            text == "00000" || (text.len() == 5 && text.starts_with('1')),
+            "{text}"
+        );
+        assert_eq!(l["valid"], true);
+    }
+    // Counters are cumulative over the run.
+    assert!(v[3]["lm_calls"].as_u64() > v[0]["lm_calls"].as_u64());
+    // The same seed gives the same samples.
+    let again = lines(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", GSK, "--method", "lcd", "--n", "4", "--seed",
+        "7",
+    ]));
+    let texts = |v: &[Value]| v.iter().map(|l| l["text"].clone()).collect::<Vec<_>>();
+    assert_eq!(texts(&v), texts(&again));
+}
+
+#[test]
+fn events_are_json_lines_with_a_type() {
+    let v = lines(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", GSK, "--method", "lcd", "--events",
+    ]));
+    let tokens = v.iter().filter(|l| l["type"] == "token").count();
+    assert_eq!(tokens, 6, "five symbols and EOS");
+    assert!(v.iter().any(|l| l["type"] == "sample_finished"));
+    assert!(
+        v.iter()
+            .any(|l| l.get("type").is_none() && l["valid"] == true)
+    );
+}
+
+#[test]
+fn regex_errors_are_one_line_with_position() {
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "(0|1", "--method", "lcd",
+    ]));
+    assert!(e.contains("column"), "{e}");
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--regex",
+        "[^\\x00-\\x{10FFFF}]",
+        "--method",
+        "lcd",
+    ]));
+    assert!(e.contains("the constraint matches no string"), "{e}");
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "0", "--method", "lcd", "--n", "0",
+    ]));
+    assert!(e.contains("--n"), "{e}");
+    // Nothing in the toy vocabulary spells a letter: the first step is a dead end.
+    let e = error(&strait(&[
+        "sample", "--model", "toy:gsk", "--regex", "[a-z]+", "--method", "lcd",
+    ]));
+    assert!(e.contains("dead end after"), "{e}");
+}
+
+#[test]
+fn lcd_on_the_real_model_matches_the_regex() {
+    let v = lines(&strait(&[
+        "sample",
+        "--model",
+        MODEL,
+        "--chat",
+        "--prompt",
+        "Is the sky blue? Answer yes, no or maybe.",
+        "--regex",
+        "(yes|no|maybe)",
+        "--method",
+        "lcd",
+        "--n",
+        "2",
+        "--seed",
+        "3",
+    ]));
+    for l in &v {
+        let t = l["text"].as_str().unwrap();
+        assert!(["yes", "no", "maybe"].contains(&t), "{t}");
+        assert_eq!(
+            l["tokens"].as_array().unwrap().last().unwrap(),
+            2,
+            "ends with EOS"
+        );
+    }
+}
+
+/// `enumerate` and `sample --method cars` on the real model agree: CARS is exact, so the
+/// share of each answer among its samples matches the enumerated P^L (binomial bounds at
+/// 4 standard deviations; P^L comes from `enumerate`, which never samples).
+#[test]
+fn cars_samples_match_enumerate_on_the_real_model() {
+    let common = [
+        "--model",
+        MODEL,
+        "--chat",
+        "--prompt",
+        "Is the sky blue? Answer yes, no or maybe.",
+        "--regex",
+        "(yes|no|maybe)",
+    ];
+    let mut args = vec!["enumerate"];
+    args.extend(common);
+    let exact = lines(&strait(&args));
+    let total: f64 = exact.iter().map(|l| l["p"].as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-9, "P^L sums to {total}");
+    let p_of = |text: &str| -> f64 {
+        exact
+            .iter()
+            .filter(|l| l["text"] == text)
+            .map(|l| l["p"].as_f64().unwrap())
+            .sum()
+    };
+    let n = 60;
+    let mut args = vec!["sample"];
+    args.extend(common);
+    let n_arg = n.to_string();
+    args.extend(["--method", "cars", "--n", &n_arg, "--seed", "11"]);
+    let samples = lines(&strait(&args));
+    assert_eq!(samples.len(), n);
+    assert!(samples.iter().all(|l| l["valid"] == true));
+    for text in ["yes", "no"] {
+        let p = p_of(text);
+        let count = samples.iter().filter(|l| l["text"] == text).count() as f64;
+        let sd = (n as f64 * p * (1.0 - p)).sqrt().max(0.5);
+        assert!(
+            (count - n as f64 * p).abs() <= 4.0 * sd,
+            "{text}: {count} of {n} samples, P^L = {p}"
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! Grammar-aligned MCMC (seed 000 Alg. 1): a Metropolis-Hastings chain over valid
+//! sequences whose proposal truncates the current state and regenerates with GCD.
+//!
+//! # Key types
+//! - [`Trace`]: a sequence scored per position (log P, log Q_GCD, perplexity, states).
+//! - [`Truncation`]: Uniform, Priority or Restart cut distribution.
+//! - [`Kernel`]: one MH transition; [`step`] applies it, [`run`] runs `--n` chains.
+
+mod proposal;
+mod trace;
+
+pub use proposal::{
+    Truncation, common_prefix, cut_distribution, log_proposal, log_proposal_drawn_cut,
+};
+pub use trace::{Trace, extend, score};
+
+use super::Ctx;
+use crate::{Constraint, Event, LanguageModel, SampleError};
+
+/// How the acceptance ratio scores the proposal in both directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProposalScore {
+    /// q(w'|w) summed over every cut the two sequences share (seed 000, DESIGN.md §4).
+    AllCuts,
+    /// p_pos(i)·Q(suffix) for the drawn cut i only, in both directions: MH on the space
+    /// extended with the cut, also exact (its test shows P^L stays stationary).
+    DrawnCut,
+    /// Wrong on purpose: the ratio P(w')/P(w) without q (Metropolis without Hastings),
+    /// kept so a test shows the stationarity check catches a broken ratio.
+    Ignored,
+}
+
+/// One Metropolis-Hastings transition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// The cut distribution.
+    pub truncation: Truncation,
+    /// How q enters the acceptance ratio.
+    pub score: ProposalScore,
+}
+
+impl Kernel {
+    /// The paper's kernel for a truncation (q summed over every shared cut).
+    pub fn new(truncation: Truncation) -> Self {
+        Kernel {
+            truncation,
+            score: ProposalScore::AllCuts,
+        }
+    }
+
+    fn log_q<S>(&self, from: &Trace<S>, to: &Trace<S>, cut: usize) -> f64 {
+        match self.score {
+            ProposalScore::AllCuts => log_proposal(self.truncation, from, to),
+            ProposalScore::DrawnCut => log_proposal_drawn_cut(self.truncation, from, to, cut),
+            ProposalScore::Ignored => 0.0,
+        }
+    }
+}
+
+/// The chain's first state: a GCD sample (one generation).
+pub async fn initial<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+) -> Result<Trace<C::State>, SampleError> {
+    extend(ctx, Trace::empty()).await
+}
+
+/// One MH step from `state` (seed 000 Alg. 1 lines 3-6): draw a cut, regenerate with GCD,
+/// accept with min(1, P(w')q(w|w') / (P(w)q(w'|w))). An invalid proposal (dead end, or
+/// `max_tokens` reached) is rejected; from an invalid state any valid proposal is taken.
+/// Emits [`Event::McmcProposal`]; returns whether the proposal was accepted.
+pub async fn step<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    kernel: Kernel,
+    state: &mut Trace<C::State>,
+    chain: usize,
+    step: usize,
+) -> Result<bool, SampleError> {
+    let pos = cut_distribution(kernel.truncation, state);
+    let cut = ctx.rng.categorical(&pos).min(state.len());
+    let proposal = match extend(ctx, state.truncate(cut)).await {
+        Ok(p) => Some(p),
+        Err(SampleError::DeadEnd { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    let log_ratio = match &proposal {
+        Some(p) if p.valid && state.valid => {
+            p.total_logp() + kernel.log_q(p, state, cut)
+                - state.total_logp()
+                - kernel.log_q(state, p, cut)
+        }
+        Some(p) if p.valid => f64::INFINITY,
+        _ => f64::NEG_INFINITY,
+    };
+    let accept_prob = if log_ratio.is_nan() {
+        0.0
+    } else {
+        log_ratio.min(0.0).exp()
+    };
+    let accepted = accept_prob > 0.0 && ctx.rng.bernoulli(accept_prob);
+    let suffix = proposal
+        .as_ref()
+        .map(|p| p.tokens[cut..].to_vec())
+        .unwrap_or_default();
+    ctx.sink.emit(Event::McmcProposal {
+        chain,
+        step,
+        cut,
+        suffix,
+        log_ratio,
+        accept_prob,
+        accepted,
+    });
+    if accepted && let Some(p) = proposal {
+        *state = p;
+    }
+    Ok(accepted)
+}
+
+/// `mcmc-*`: `n` independent chains, each printed after `steps` GCD generations
+/// (the initial sample and `steps − 1` proposals).
+pub async fn run<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    truncation: Truncation,
+) -> Result<(), SampleError> {
+    let kernel = Kernel::new(truncation);
+    for chain in 0..ctx.params.n {
+        let mut state = initial(ctx).await?;
+        for k in 1..ctx.params.steps {
+            ctx.check_cancelled()?;
+            step(ctx, kernel, &mut state, chain, k).await?;
+        }
+        let logp = state.total_logp();
+        ctx.finish(state.tokens, logp, state.valid, None, Some(chain));
+    }
+    Ok(())
+}

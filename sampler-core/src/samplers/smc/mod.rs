@@ -1,0 +1,156 @@
+//! Sequential Monte Carlo with properly weighted token proposals (seed 003 App. A Alg. 2).
+//!
+//! M particles grow one token per step; each extension multiplies the particle's weight by
+//! the proposal's weight; finished particles wait for the rest; when the effective sample
+//! size falls below τ·M the particles are resampled. A run outputs its M final particles
+//! with normalized weights and emits the log evidence estimate log Ĝ (an unbiased Ĝ of
+//! P(constraint satisfied within `max_tokens`)).
+//!
+//! # Key types
+//! - [`TokenProposal`]: AWRS, WRS, token masking, budget mask, or the LM with a 0/1 twist.
+//! - [`run_once`]: one SMC run; [`run`]: `--n` independent runs.
+
+mod proposal;
+mod resample;
+
+pub use proposal::{Extension, TokenProposal, propose};
+pub use resample::{ancestors, ess, normalized};
+
+use super::Ctx;
+use super::util::logsumexp;
+use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
+
+/// One particle: its tokens, constraint state and log weight.
+#[derive(Clone, Debug)]
+struct Particle<S> {
+    tokens: Vec<TokenId>,
+    state: S,
+    logp: f64,
+    log_w: f64,
+    active: bool,
+    valid: bool,
+}
+
+/// The result of one SMC run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmcResult {
+    /// The final particles' tokens.
+    pub tokens: Vec<Vec<TokenId>>,
+    /// Their normalized weights (all 0 when every particle died).
+    pub weights: Vec<f64>,
+    /// log Ĝ, the log of the mean final weight (−∞ when every particle died).
+    pub log_evidence: f64,
+}
+
+/// Extends every active particle by one token (one batched LM call).
+async fn extend_all<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    proposal: TokenProposal,
+    ps: &mut [Particle<C::State>],
+) -> Result<Vec<Option<TokenId>>, SampleError> {
+    let eos = ctx.constraint.eos();
+    let active: Vec<usize> = (0..ps.len()).filter(|&m| ps[m].active).collect();
+    let prefixes: Vec<&[TokenId]> = active.iter().map(|&m| &ps[m].tokens[..]).collect();
+    let lps = ctx.logprobs_batch(&prefixes).await?;
+    let mut drawn = vec![None; ps.len()];
+    for (&m, lp) in active.iter().zip(&lps) {
+        let p = &mut ps[m];
+        let ext = propose(ctx, proposal, lp, &p.state, p.tokens.len())?;
+        drawn[m] = ext.token;
+        let Some(t) = ext.token.filter(|_| ext.weight > 0.0) else {
+            // Dead: no allowed token (or the twist rejected the LM's token).
+            p.tokens.extend(ext.token);
+            (p.active, p.valid, p.log_w) = (false, false, f64::NEG_INFINITY);
+            continue;
+        };
+        ctx.emit_token(m, p.tokens.len(), t, lp, Some(ext.weight), None);
+        p.log_w += ext.weight.ln();
+        p.logp += lp[t as usize];
+        p.tokens.push(t);
+        if t == eos {
+            (p.active, p.valid) = (false, true);
+        } else if let Some(s) = ctx.advance(&p.state, t) {
+            p.state = s;
+            if p.tokens.len() >= ctx.params.max_tokens {
+                // Incomplete at the budget: the final target gives it no mass.
+                (p.active, p.log_w) = (false, f64::NEG_INFINITY);
+            }
+        } else {
+            return Err(SampleError::Unsupported(
+                "the constraint refused a token it allowed".into(),
+            ));
+        }
+    }
+    Ok(drawn)
+}
+
+/// One SMC run of `particles` particles; emits its events and returns the ensemble.
+pub async fn run_once<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    proposal: TokenProposal,
+    run: usize,
+) -> Result<SmcResult, SampleError> {
+    let m = ctx.params.particles;
+    ctx.counters.generations += m as u64;
+    let start = Particle {
+        tokens: Vec::new(),
+        state: ctx.constraint.initial(),
+        logp: 0.0,
+        log_w: 0.0,
+        active: true,
+        valid: false,
+    };
+    let mut ps = vec![start; m];
+    let mut step = 0;
+    while ps.iter().any(|p| p.active) {
+        let drawn = extend_all(ctx, proposal, &mut ps).await?;
+        let log_w: Vec<f64> = ps.iter().map(|p| p.log_w).collect();
+        let e = ess(&log_w);
+        ctx.sink.emit(Event::ParticlesExtended {
+            run,
+            step,
+            tokens: drawn,
+            log_weights: log_w.clone(),
+            ess: e,
+        });
+        if e == 0.0 {
+            break; // every particle died
+        }
+        if e < ctx.params.ess_threshold * m as f64 {
+            let anc = ancestors(ctx.params.resampling, &log_w, &mut *ctx.rng);
+            let mean = logsumexp(log_w.iter().copied()) - (m as f64).ln();
+            ps = anc.iter().map(|&a| ps[a].clone()).collect();
+            ps.iter_mut().for_each(|p| p.log_w = mean);
+            ctx.sink.emit(Event::Resampled {
+                run,
+                step,
+                ancestors: anc,
+                ess: e,
+            });
+        }
+        step += 1;
+    }
+    let log_w: Vec<f64> = ps.iter().map(|p| p.log_w).collect();
+    let log_evidence = logsumexp(log_w.iter().copied()) - (m as f64).ln();
+    ctx.sink.emit(Event::Evidence { run, log_evidence });
+    let weights = normalized(&log_w);
+    for (p, &w) in ps.iter().zip(&weights) {
+        ctx.finish(p.tokens.clone(), p.logp, p.valid, Some(w), Some(run));
+    }
+    Ok(SmcResult {
+        tokens: ps.into_iter().map(|p| p.tokens).collect(),
+        weights,
+        log_evidence,
+    })
+}
+
+/// `--n` independent SMC runs, each printing its M weighted particles.
+pub async fn run<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    proposal: TokenProposal,
+) -> Result<(), SampleError> {
+    for r in 0..ctx.params.n {
+        run_once(ctx, proposal, r).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Properly weighted token proposals for SMC: each extends one particle by a token and
+//! returns the incremental weight ψ(x'|x)/q(x'|x) (or an unbiased estimate of it).
+
+use crate::samplers::Ctx;
+use crate::samplers::awrs::{WRS_MAX_REJECTIONS, awrs, wrs};
+use crate::{Constraint, LanguageModel, SampleError, TokenId};
+
+/// The token proposal an SMC run extends its particles with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenProposal {
+    /// Adaptive weighted rejection sampling (seed 003 Def. 2), weight Ẑ.
+    Awrs,
+    /// Weighted rejection sampling with L = 1 (seed 003 Def. 1), weight Ẑ.
+    Wrs,
+    /// Token masking, weight Z = the allowed mass.
+    Mask,
+    /// The budget-aware mask (seed 001; regular constraints), weight its mass.
+    BudgetMask,
+    /// The LM itself, weight 1[token allowed] (the constraint as a 0/1 twist).
+    Twisted,
+}
+
+/// One extension: the token (`None` when nothing is allowed) and the weight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Extension {
+    /// The token drawn; `None` when the particle died.
+    pub token: Option<TokenId>,
+    /// The incremental weight (0 for a dead particle).
+    pub weight: f64,
+}
+
+/// Draws the next token of a particle whose constraint state is `state`, at `position`,
+/// given the model's next-token log-probabilities `lp`.
+pub fn propose<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    proposal: TokenProposal,
+    lp: &[f64],
+    state: &C::State,
+    position: usize,
+) -> Result<Extension, SampleError> {
+    let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
+    let (constraint, counters) = (ctx.constraint, &mut ctx.counters);
+    let mut allowed = |t: TokenId| {
+        counters.constraint_checks += 1;
+        constraint.allows(state, t)
+    };
+    let ext = match proposal {
+        TokenProposal::Awrs => {
+            let d = awrs(&probs, &mut *ctx.rng, &mut allowed);
+            Extension {
+                token: d.token,
+                weight: d.z_hat,
+            }
+        }
+        TokenProposal::Wrs => {
+            let d = wrs(&probs, 1, WRS_MAX_REJECTIONS, &mut *ctx.rng, &mut allowed);
+            Extension {
+                token: d.token,
+                weight: d.z_hat,
+            }
+        }
+        TokenProposal::Twisted => {
+            let t = ctx.rng.categorical(&probs) as TokenId;
+            let ok = allowed(t);
+            Extension {
+                token: Some(t),
+                weight: if ok { 1.0 } else { 0.0 },
+            }
+        }
+        TokenProposal::Mask | TokenProposal::BudgetMask => {
+            let mask = if proposal == TokenProposal::Mask {
+                ctx.mask(state)
+            } else {
+                ctx.budget_mask(state, ctx.params.max_tokens.saturating_sub(position))?
+            };
+            let w: Vec<f64> = (0..probs.len())
+                .map(|t| if mask.contains(t as TokenId) { probs[t] } else { 0.0 })
+                .collect();
+            let z: f64 = w.iter().sum();
+            let token = (z > 0.0).then(|| ctx.rng.categorical(&w) as TokenId);
+            Extension { token, weight: z }
+        }
+    };
+    Ok(ext)
+}
