@@ -117,8 +117,7 @@ impl Compiler {
     ) -> Result<CfgConstraint, GrammarError> {
         let name = path.display().to_string();
         let source = std::fs::read_to_string(path).map_err(|e| {
-            GrammarError::new(ErrorKind::Syntax, format!("cannot read the grammar: {e}"))
-                .in_file(&name)
+            GrammarError::new(ErrorKind::Io, format!("cannot read the grammar: {e}")).in_file(&name)
         })?;
         let format = format.or_else(|| Format::from_path(&name));
         self.compile(&source, format).map_err(|e| e.in_file(&name))

@@ -47,6 +47,8 @@ pub enum ErrorKind {
     WrongFormat,
     /// llguidance failed while compiling or running the grammar.
     Engine,
+    /// The grammar file could not be read.
+    Io,
 }
 
 /// A grammar error: kind, message, and where in which file the input is at fault.
