@@ -47,6 +47,8 @@ impl Compiler {
         l.verbose_errors = false;
         l.max_grammar_size = limits.max_grammar_symbols;
         l.max_lexer_states = limits.max_lexer_states;
+        l.step_max_items = limits.max_items_per_mask;
+        l.step_lexer_fuel = limits.max_lexer_fuel_per_mask;
         Ok(Compiler {
             factory,
             vocab_size: vocab.len(),
