@@ -47,6 +47,8 @@ impl Compiler {
         l.verbose_errors = false;
         l.max_grammar_size = limits.max_grammar_symbols;
         l.max_lexer_states = limits.max_lexer_states;
+        l.step_max_items = limits.max_items_per_mask;
+        l.step_lexer_fuel = limits.max_lexer_fuel_per_mask;
         Ok(Compiler {
             factory,
             vocab_size: vocab.len(),
@@ -117,8 +119,7 @@ impl Compiler {
     ) -> Result<CfgConstraint, GrammarError> {
         let name = path.display().to_string();
         let source = std::fs::read_to_string(path).map_err(|e| {
-            GrammarError::new(ErrorKind::Syntax, format!("cannot read the grammar: {e}"))
-                .in_file(&name)
+            GrammarError::new(ErrorKind::Io, format!("cannot read the grammar: {e}")).in_file(&name)
         })?;
         let format = format.or_else(|| Format::from_path(&name));
         self.compile(&source, format).map_err(|e| e.in_file(&name))

@@ -51,8 +51,19 @@ impl fmt::Debug for CfgState {
     }
 }
 
+/// An llguidance run-time error; exhausted work limits are [`ErrorKind::TooLarge`].
 fn engine_error(e: impl fmt::Display) -> GrammarError {
-    GrammarError::new(ErrorKind::Engine, format!("llguidance: {e}"))
+    let message = e.to_string();
+    let first = message.lines().next().unwrap_or_default().to_string();
+    let over_limit = ["Too many items", "too many states", "too many expressions"]
+        .iter()
+        .any(|k| first.contains(k));
+    let kind = if over_limit {
+        ErrorKind::TooLarge
+    } else {
+        ErrorKind::Engine
+    };
+    GrammarError::new(kind, format!("llguidance: {first}"))
 }
 
 impl CfgState {

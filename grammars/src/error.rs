@@ -47,6 +47,8 @@ pub enum ErrorKind {
     WrongFormat,
     /// llguidance failed while compiling or running the grammar.
     Engine,
+    /// The grammar file could not be read.
+    Io,
 }
 
 /// A grammar error: kind, message, and where in which file the input is at fault.
@@ -97,3 +99,32 @@ impl fmt::Display for GrammarError {
 }
 
 impl std::error::Error for GrammarError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_become_lines_and_character_columns() {
+        let src = "ab\nc\u{e9}d\n";
+        assert_eq!(Location::of_offset(src, 0), Location { line: 1, column: 1 });
+        assert_eq!(Location::of_offset(src, 3), Location { line: 2, column: 1 });
+        // `é` is two bytes but one column.
+        assert_eq!(Location::of_offset(src, 6), Location { line: 2, column: 3 });
+        // Inside a multi-byte character: the character's own column; past the end: clamped.
+        assert_eq!(Location::of_offset(src, 5), Location { line: 2, column: 2 });
+        assert_eq!(
+            Location::of_offset(src, 99),
+            Location { line: 3, column: 1 }
+        );
+    }
+
+    #[test]
+    fn display_names_file_line_and_column() {
+        let e = GrammarError::at(ErrorKind::Syntax, Location { line: 3, column: 7 }, "boom");
+        assert_eq!(e.to_string(), "<grammar>:3:7: boom");
+        assert_eq!(e.in_file("x.lark").to_string(), "x.lark:3:7: boom");
+        let e = GrammarError::new(ErrorKind::TooLarge, "big").in_file("y.json");
+        assert_eq!(e.to_string(), "y.json: big");
+    }
+}

@@ -79,27 +79,32 @@ impl Format {
     }
 }
 
-/// Whether a line starts a Lark rule or terminal definition: `name:` or `%directive`.
+/// Whether a line starts a Lark rule or terminal definition (`name: …`, `?name: …`,
+/// `name.2: …`) or is a `%import`/`%ignore` directive. The colon must be followed by a
+/// blank or the end of the line, so regexes such as `https?://…` or `a:b` are not rules.
 fn looks_like_lark_rule(line: &str) -> bool {
     let line = line.trim_start();
-    if line.starts_with("%import") || line.starts_with("%ignore") || line.starts_with("%llguidance")
+    if ["%import", "%ignore", "%llguidance"]
+        .iter()
+        .any(|d| line.starts_with(d))
     {
         return true;
     }
-    let name_len = line
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '?' || c == '!'))
-        .unwrap_or(line.len());
-    if name_len == 0 {
+    let body = line.strip_prefix(['?', '!']).unwrap_or(line);
+    if !body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         return false;
     }
-    let rest = line[name_len..].trim_start();
-    // `name.2:` priorities and `name{…}:` parameters are rare; plain `name:` is the rule form.
-    rest.starts_with(':') && !rest.starts_with("::")
-        || rest.starts_with('.')
-            && rest[1..]
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .trim_start()
-                .starts_with(':')
+    let name_len = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    let mut rest = &body[name_len..];
+    if let Some(priority) = rest.strip_prefix('.') {
+        rest = priority.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    let Some(after) = rest.trim_start_matches([' ', '\t']).strip_prefix(':') else {
+        return false;
+    };
+    after.is_empty() || after.starts_with(char::is_whitespace)
 }
 
 impl fmt::Display for Format {

@@ -6,6 +6,21 @@
 //! - [`Format`]: Lark, GBNF, JSON Schema or regex, by extension or detected from the text.
 //! - [`GrammarError`]: what went wrong, with file, line and column where known.
 //!
+//! # Usage
+//! ```
+//! use grammars::{Compiler, Format};
+//! use sampler_core::{Constraint, Vocabulary};
+//!
+//! // Tokens: the bytes "a", "b", "ab", then EOS.
+//! let vocab = Vocabulary::new(vec![b"a".to_vec(), b"b".to_vec(), b"ab".to_vec(), b"</s>".to_vec()], 3, &[]);
+//! let compiler = Compiler::new(&vocab)?; // once per vocabulary
+//! let c = compiler.compile("root ::= \"a\" \"b\"+\n", None)?; // detected as GBNF
+//! let s = c.advance(&c.initial(), 2).expect("`ab` is allowed");
+//! assert!(c.is_complete(&s) && c.mask(&s).contains(1) && c.mask(&s).contains(3));
+//! assert_eq!(Format::from_path("g.lark"), Some(Format::Lark));
+//! # Ok::<(), grammars::GrammarError>(())
+//! ```
+//!
 //! # Front-ends
 //! Lark goes to llguidance as written (its lexer is greedy, as llguidance documents). GBNF
 //! is parsed and checked by [`gbnf`] and translated to Lark with one-character terminals,

@@ -241,3 +241,18 @@ fn file_errors_name_the_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_mask_over_its_work_limit_is_an_error_not_a_smaller_mask() {
+    let tight = Limits {
+        max_items_per_mask: 10,
+        ..Limits::default()
+    };
+    let c = Compiler::with_limits(common::real_vocab(), tight).expect("compiler");
+    // Compiling computes the first mask, which already needs more than 10 items.
+    let e = c
+        .compile("root ::= [a-z]+ (\" \" [a-z]+)*\n", Some(Format::Gbnf))
+        .expect_err("over the item limit");
+    assert_eq!(e.kind, ErrorKind::TooLarge);
+    assert!(e.message.contains("Too many items"), "{e}");
+}

@@ -25,6 +25,13 @@ fn detects_each_format() {
     assert_eq!(Format::detect("{\"foo\": 1}"), Format::Regex);
     // A regex with a colon is not mistaken for Lark.
     assert_eq!(Format::detect("\\d+:\\d+"), Format::Regex);
+    assert_eq!(Format::detect("https?://[a-z]+"), Format::Regex);
+    assert_eq!(Format::detect("key:value"), Format::Regex);
+    assert_eq!(
+        Format::detect("?expr: a | b\na: \"a\"\nb: \"b\"\n"),
+        Format::Lark
+    );
+    assert_eq!(Format::detect("start:\n  | \"x\"\n"), Format::Lark);
 }
 
 #[test]

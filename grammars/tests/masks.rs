@@ -204,3 +204,18 @@ fn constraints_and_states_can_cross_threads() {
     });
     assert!(done && c.allows(&s, b'c' as TokenId));
 }
+
+#[test]
+fn regex_reference_matches_whole_strings() {
+    let c = small_compiler()
+        .compile_regex_reference("[0-9]{4}-[0-9]{2}-[0-9]{2}")
+        .expect("regex compiles");
+    assert!(common::small_accepts(&c, "2024-01-31"));
+    for bad in ["2024-1-31", "x2024-01-31", "2024-01-311", ""] {
+        assert!(!common::small_accepts(&c, bad), "{bad}");
+    }
+    let e = small_compiler()
+        .compile_regex_reference("(")
+        .expect_err("bad regex");
+    assert_eq!(e.kind, grammars::ErrorKind::Syntax, "{e}");
+}
