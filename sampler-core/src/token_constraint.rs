@@ -138,12 +138,12 @@ impl<A: ByteAutomaton> Constraint for TokenConstraint<A> {
 
     fn budget_mask(&self, state: &A::State, remaining: usize) -> Option<TokenSet> {
         let b = self.budget.as_ref()?;
-        let alpha = match b.index.get(state) {
-            Some(&s) => b.tensor.one_hot(s),
-            // Not reachable at a token boundary from the start: nothing is known.
+        // A state not reached at a token boundary has no tensor index: nothing is known.
+        let words = match b.index.get(state) {
+            Some(&s) => b.tensor.state_mask_words(s, remaining),
             None => return Some(TokenSet::empty(self.vocab.len())),
         };
-        Some(b.tensor.budget_mask(&alpha, remaining))
+        Some(TokenSet::from_u32_words(&words, self.vocab.len()))
     }
 }
 

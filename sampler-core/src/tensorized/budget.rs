@@ -102,6 +102,28 @@ impl TensorizedAutomaton {
         out
     }
 
+    /// The budget-aware mask words from the single state `s` (the fast path: only the
+    /// edges leaving `s` are read); all zero when `s` is out of range.
+    pub fn state_mask_words(&self, s: u32, remaining: usize) -> Vec<u32> {
+        let w = self.words_per_row;
+        let mut out = vec![0u32; w];
+        let (lo, hi) = match (
+            self.out_start.get(s as usize),
+            self.out_start.get(s as usize + 1),
+        ) {
+            (Some(&lo), Some(&hi)) if remaining > 0 => (lo as usize, hi as usize),
+            _ => return out,
+        };
+        for e in lo..hi {
+            if (self.dist[self.edge_dst[e] as usize] as usize) < remaining {
+                for (o, b) in out.iter_mut().zip(&self.bf[e * w..(e + 1) * w]) {
+                    *o |= *b;
+                }
+            }
+        }
+        out
+    }
+
     /// The budget-aware mask from the states of `alpha` with `remaining` tokens left
     /// (`usize::MAX` for no budget).
     pub fn budget_mask(&self, alpha: &[bool], remaining: usize) -> TokenSet {
@@ -178,5 +200,11 @@ mod tests {
         assert_eq!(m, vec![0b1111]);
         assert_eq!(t.mask_from_edge_flags(&[]), vec![0]);
         assert!(t.edge_flags(&[true; 99], usize::MAX).len() == t.num_edges());
+        for s in 0..t.num_states as u32 + 1 {
+            for r in 0..5 {
+                let via_flags = t.mask_from_edge_flags(&t.edge_flags(&t.one_hot(s), r));
+                assert_eq!(t.state_mask_words(s, r), via_flags, "state {s} budget {r}");
+            }
+        }
     }
 }
