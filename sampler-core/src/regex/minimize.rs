@@ -99,8 +99,8 @@ pub(crate) fn minimize(trans: &[u32], accepting: &[bool], stride: usize) -> (Vec
     // Renumber blocks of live states in order of their first state (state 0 gets 0).
     let mut new_id = vec![DEAD; blocks.len()];
     let mut count = 0u32;
-    for s in 0..n {
-        let b = block_of[s] as usize;
+    for &b in &block_of[..n] {
+        let b = b as usize;
         if new_id[b] == DEAD {
             new_id[b] = count;
             count += 1;
