@@ -67,6 +67,17 @@ impl<A: ByteAutomaton> TokenConstraint<A> {
         self.budget.as_ref().map(|b| &b.tensor)
     }
 
+    /// The mask by one walk of the token trie from `state`, pruning dead subtrees (what
+    /// [`Constraint::mask`] does when no tensorized form exists).
+    pub fn trie_mask(&self, state: &A::State) -> TokenSet {
+        let mut m = TokenSet::empty(self.vocab.len());
+        self.trie.walk(&self.automaton, *state, |t, _| m.insert(t));
+        if self.automaton.is_accepting(*state) && (self.vocab.eos() as usize) < self.vocab.len() {
+            m.insert(self.vocab.eos());
+        }
+        m
+    }
+
     /// The tensor state index of `state`, when tensorized and reachable at a token boundary.
     pub fn tensor_state(&self, state: &A::State) -> Option<u32> {
         self.budget.as_ref()?.index.get(state).copied()
@@ -123,13 +134,19 @@ impl<A: ByteAutomaton> Constraint for TokenConstraint<A> {
         self.automaton.is_accepting(*state)
     }
 
+    /// Reads the precomputed edge rows when tensorized (the state's out-edges), otherwise
+    /// walks the trie.
     fn mask(&self, state: &A::State) -> TokenSet {
-        let mut m = TokenSet::empty(self.vocab.len());
-        self.trie.walk(&self.automaton, *state, |t, _| m.insert(t));
-        if self.automaton.is_accepting(*state) && (self.vocab.eos() as usize) < self.vocab.len() {
-            m.insert(self.vocab.eos());
+        match self
+            .budget
+            .as_ref()
+            .and_then(|b| Some((b, *b.index.get(state)?)))
+        {
+            Some((b, s)) => {
+                TokenSet::from_u32_words(&b.tensor.live_mask_words(s), self.vocab.len())
+            }
+            None => self.trie_mask(state),
         }
-        m
     }
 
     fn is_regular(&self) -> bool {

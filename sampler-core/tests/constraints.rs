@@ -102,6 +102,7 @@ proptest! {
                     brute.insert(t);
                 }
             }
+            prop_assert_eq!(c.trie_mask(&s), brute.clone());
             prop_assert_eq!(c.mask(&s), brute);
             prop_assert!(!c.mask(&s).contains(v.len() as TokenId - 2), "special token allowed");
         }
