@@ -15,6 +15,10 @@ struct Budget<S> {
 
 /// A token-level constraint from a byte automaton: a token is allowed when its bytes keep
 /// the automaton alive; EOS exactly when the automaton accepts; special tokens never.
+///
+/// The plain mask is byte-level viability; the budget mask (even with an unlimited budget)
+/// is token-level: it keeps only tokens after which some token sequence reaches EOS. The
+/// two differ only when the vocabulary cannot spell some completion.
 #[derive(Clone, Debug)]
 pub struct TokenConstraint<A: ByteAutomaton> {
     automaton: A,
