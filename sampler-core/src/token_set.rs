@@ -12,7 +12,10 @@ pub struct TokenSet {
 impl TokenSet {
     /// The empty set over a vocabulary of `len` tokens.
     pub fn empty(len: usize) -> Self {
-        TokenSet { words: vec![0; len.div_ceil(64)], len }
+        TokenSet {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
     }
     /// The set of every token.
     pub fn full(len: usize) -> Self {
@@ -34,7 +37,9 @@ impl TokenSet {
     /// The set as 32-bit words, bit `t % 32` of word `t / 32` for token `t`.
     pub fn to_u32_words(&self) -> Vec<u32> {
         let n = self.len.div_ceil(32);
-        (0..n).map(|i| (self.words[i / 2] >> (32 * (i % 2))) as u32).collect()
+        (0..n)
+            .map(|i| (self.words[i / 2] >> (32 * (i % 2))) as u32)
+            .collect()
     }
     /// Vocabulary size this set ranges over.
     pub fn universe(&self) -> usize {

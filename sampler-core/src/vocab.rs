@@ -18,7 +18,11 @@ impl Vocabulary {
         for &t in special {
             is_special[t as usize] = true;
         }
-        Vocabulary { tokens, eos, special: is_special }
+        Vocabulary {
+            tokens,
+            eos,
+            special: is_special,
+        }
     }
     /// Number of tokens.
     pub fn len(&self) -> usize {
