@@ -1,7 +1,13 @@
 //! Turns `--regex`, `--grammar` or `--json-schema` into a constraint over the vocabulary.
+//!
+//! Regexes (and `.regex` files) become sampler-core's tensorized regex constraint, so
+//! budget-aware methods work; Lark, GBNF and JSON Schema go through `grammars`
+//! (llguidance). The format comes from `--grammar-format`, else the file's extension,
+//! else detection (DESIGN.md §9).
 
 use crate::args::ConstraintArgs;
 use crate::failure::{Failure, Result, fail};
+use grammars::{CfgConstraint, Compiler, Format};
 use sampler_core::{Constraint, RegexConstraint, Vocabulary};
 use std::path::Path;
 
@@ -16,6 +22,8 @@ pub trait ConstraintUser {
 pub enum Built {
     /// A regular expression over the output's bytes (tensorized, so budget masks work).
     Regex(Box<RegexConstraint>),
+    /// A context-free grammar or JSON Schema (llguidance).
+    Cfg(Box<CfgConstraint>),
 }
 
 impl Built {
@@ -23,37 +31,36 @@ impl Built {
     pub fn dispatch(&self, user: impl ConstraintUser) -> Result<()> {
         match self {
             Built::Regex(c) => user.run(c.as_ref()),
+            Built::Cfg(c) => user.run(c.as_ref()),
         }
     }
 }
 
 /// Builds the constraint the arguments name, over `vocab`.
 pub fn build(args: &ConstraintArgs, format: Option<&str>, vocab: &Vocabulary) -> Result<Built> {
+    let format = match format {
+        Some(f) => Some(f.parse::<Format>().map_err(Failure)?),
+        None => None,
+    };
     if let Some(re) = &args.regex {
-        return regex(re, vocab).map_err(|e| Failure(format!("--regex: {e}")));
+        return regex(re, vocab).map_err(|e| Failure(format!("--regex: {}", e.0)));
     }
-    if let Some(path) = &args.grammar {
-        let text = read(path)?;
-        let fmt = format
-            .map(str::to_string)
-            .or_else(|| path.extension().map(|e| e.to_string_lossy().into_owned()))
-            .unwrap_or_default();
-        return match fmt.as_str() {
-            "regex" => regex(text.trim_end_matches(['\n', '\r']), vocab)
-                .map_err(|e| Failure(format!("{}: {e}", path.display()))),
-            other => fail(format!(
-                "{}: grammar format {other:?} is not supported by this build (use .regex)",
-                path.display()
-            )),
-        };
+    let (path, default) = match (&args.grammar, &args.json_schema) {
+        (Some(p), _) => (p, None),
+        (None, Some(p)) => (p, Some(Format::JsonSchema)),
+        (None, None) => return fail("give a constraint: --regex, --grammar or --json-schema"),
+    };
+    let source =
+        std::fs::read_to_string(path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    let format = format
+        .or(default)
+        .or_else(|| Format::from_path(&path.to_string_lossy()))
+        .unwrap_or_else(|| Format::detect(&source));
+    if format == Format::Regex {
+        return regex(source.trim_end_matches(['\n', '\r']), vocab)
+            .map_err(|e| Failure(format!("{}: {}", path.display(), e.0)));
     }
-    if let Some(path) = &args.json_schema {
-        return fail(format!(
-            "{}: JSON Schema constraints are not supported by this build",
-            path.display()
-        ));
-    }
-    fail("give a constraint: --regex, --grammar or --json-schema")
+    cfg(path, &source, format, vocab)
 }
 
 fn regex(pattern: &str, vocab: &Vocabulary) -> Result<Built> {
@@ -62,6 +69,10 @@ fn regex(pattern: &str, vocab: &Vocabulary) -> Result<Built> {
     )?)))
 }
 
-fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Failure(format!("{}: {e}", path.display())))
+fn cfg(path: &Path, source: &str, format: Format, vocab: &Vocabulary) -> Result<Built> {
+    let name = path.display().to_string();
+    let c = Compiler::new(vocab)
+        .and_then(|c| c.compile(source, Some(format)))
+        .map_err(|e| Failure(e.in_file(&name).to_string()))?;
+    Ok(Built::Cfg(Box::new(c)))
 }

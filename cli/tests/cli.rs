@@ -235,3 +235,48 @@ fn lcd_on_the_real_model_matches_the_regex() {
         );
     }
 }
+
+/// `enumerate` and `sample --method cars` on the real model agree: CARS is exact, so the
+/// share of each answer among its samples matches the enumerated P^L (binomial bounds at
+/// 4 standard deviations; P^L comes from `enumerate`, which never samples).
+#[test]
+fn cars_samples_match_enumerate_on_the_real_model() {
+    let common = [
+        "--model",
+        MODEL,
+        "--chat",
+        "--prompt",
+        "Is the sky blue? Answer yes, no or maybe.",
+        "--regex",
+        "(yes|no|maybe)",
+    ];
+    let mut args = vec!["enumerate"];
+    args.extend(common);
+    let exact = lines(&strait(&args));
+    let total: f64 = exact.iter().map(|l| l["p"].as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-9, "P^L sums to {total}");
+    let p_of = |text: &str| -> f64 {
+        exact
+            .iter()
+            .filter(|l| l["text"] == text)
+            .map(|l| l["p"].as_f64().unwrap())
+            .sum()
+    };
+    let n = 60;
+    let mut args = vec!["sample"];
+    args.extend(common);
+    let n_arg = n.to_string();
+    args.extend(["--method", "cars", "--n", &n_arg, "--seed", "11"]);
+    let samples = lines(&strait(&args));
+    assert_eq!(samples.len(), n);
+    assert!(samples.iter().all(|l| l["valid"] == true));
+    for text in ["yes", "no"] {
+        let p = p_of(text);
+        let count = samples.iter().filter(|l| l["text"] == text).count() as f64;
+        let sd = (n as f64 * p * (1.0 - p)).sqrt().max(0.5);
+        assert!(
+            (count - n as f64 * p).abs() <= 4.0 * sd,
+            "{text}: {count} of {n} samples, P^L = {p}"
+        );
+    }
+}

@@ -32,6 +32,7 @@ pub mod config;
 pub mod error;
 pub mod forward;
 pub mod gguf;
+pub mod gpu;
 pub mod model;
 pub mod prompted;
 pub mod tokenizer;

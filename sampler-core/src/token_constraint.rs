@@ -15,6 +15,10 @@ struct Budget<S> {
 
 /// A token-level constraint from a byte automaton: a token is allowed when its bytes keep
 /// the automaton alive; EOS exactly when the automaton accepts; special tokens never.
+///
+/// The plain mask is byte-level viability; the budget mask (even with an unlimited budget)
+/// is token-level: it keeps only tokens after which some token sequence reaches EOS. The
+/// two differ only when the vocabulary cannot spell some completion.
 #[derive(Clone, Debug)]
 pub struct TokenConstraint<A: ByteAutomaton> {
     automaton: A,
@@ -65,6 +69,17 @@ impl<A: ByteAutomaton> TokenConstraint<A> {
     /// The tensorized automaton, when built with [`TokenConstraint::new_regular`].
     pub fn tensorized(&self) -> Option<&TensorizedAutomaton> {
         self.budget.as_ref().map(|b| &b.tensor)
+    }
+
+    /// The mask by one walk of the token trie from `state`, pruning dead subtrees (what
+    /// [`Constraint::mask`] does when no tensorized form exists).
+    pub fn trie_mask(&self, state: &A::State) -> TokenSet {
+        let mut m = TokenSet::empty(self.vocab.len());
+        self.trie.walk(&self.automaton, *state, |t, _| m.insert(t));
+        if self.automaton.is_accepting(*state) && (self.vocab.eos() as usize) < self.vocab.len() {
+            m.insert(self.vocab.eos());
+        }
+        m
     }
 
     /// The tensor state index of `state`, when tensorized and reachable at a token boundary.
@@ -123,13 +138,19 @@ impl<A: ByteAutomaton> Constraint for TokenConstraint<A> {
         self.automaton.is_accepting(*state)
     }
 
+    /// Reads the precomputed edge rows when tensorized (the state's out-edges), otherwise
+    /// walks the trie.
     fn mask(&self, state: &A::State) -> TokenSet {
-        let mut m = TokenSet::empty(self.vocab.len());
-        self.trie.walk(&self.automaton, *state, |t, _| m.insert(t));
-        if self.automaton.is_accepting(*state) && (self.vocab.eos() as usize) < self.vocab.len() {
-            m.insert(self.vocab.eos());
+        match self
+            .budget
+            .as_ref()
+            .and_then(|b| Some((b, *b.index.get(state)?)))
+        {
+            Some((b, s)) => {
+                TokenSet::from_u32_words(&b.tensor.live_mask_words(s), self.vocab.len())
+            }
+            None => self.trie_mask(state),
         }
-        m
     }
 
     fn is_regular(&self) -> bool {
@@ -138,12 +159,12 @@ impl<A: ByteAutomaton> Constraint for TokenConstraint<A> {
 
     fn budget_mask(&self, state: &A::State, remaining: usize) -> Option<TokenSet> {
         let b = self.budget.as_ref()?;
-        let alpha = match b.index.get(state) {
-            Some(&s) => b.tensor.one_hot(s),
-            // Not reachable at a token boundary from the start: nothing is known.
+        // A state not reached at a token boundary has no tensor index: nothing is known.
+        let words = match b.index.get(state) {
+            Some(&s) => b.tensor.state_mask_words(s, remaining),
             None => return Some(TokenSet::empty(self.vocab.len())),
         };
-        Some(b.tensor.budget_mask(&alpha, remaining))
+        Some(TokenSet::from_u32_words(&words, self.vocab.len()))
     }
 }
 

@@ -9,17 +9,24 @@ use crate::{ByteAutomaton, TokenId, Vocabulary};
 /// automaton alive, skipping each subtree at the first dead byte.
 #[derive(Clone, Debug)]
 pub struct TokenTrie {
-    /// Byte labelling the edge into each node (node 0, the root, has none).
-    byte: Vec<u8>,
-    /// Depth of each node (root 0).
-    depth: Vec<u32>,
-    /// One past the last node of each node's subtree.
-    subtree_end: Vec<u32>,
-    /// `tokens[tok_start[i]..tok_start[i + 1]]` end exactly at node `i`.
-    tok_start: Vec<u32>,
+    /// Nodes in preorder, plus a sentinel whose `tok_start` ends the last node's tokens.
+    nodes: Vec<Node>,
     tokens: Vec<TokenId>,
     max_depth: usize,
     vocab_size: usize,
+}
+
+/// One trie node; the fields the walk reads together sit together.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    /// `tokens[tok_start..next node's tok_start]` end exactly at this node.
+    tok_start: u32,
+    /// One past the last node of this node's subtree.
+    subtree_end: u32,
+    /// Depth (root 0).
+    depth: u32,
+    /// Byte labelling the edge into this node (the root has none).
+    byte: u8,
 }
 
 impl TokenTrie {
@@ -31,11 +38,14 @@ impl TokenTrie {
             .map(|t| (vocab.bytes(t), t))
             .collect();
         toks.sort_unstable();
+        let root = Node {
+            tok_start: 0,
+            subtree_end: 0,
+            depth: 0,
+            byte: 0,
+        };
         let mut trie = TokenTrie {
-            byte: vec![0],
-            depth: vec![0],
-            subtree_end: vec![0],
-            tok_start: vec![0],
+            nodes: vec![root],
             tokens: Vec::with_capacity(toks.len()),
             max_depth: 0,
             vocab_size: vocab.len(),
@@ -47,14 +57,16 @@ impl TokenTrie {
             let lcp = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
             while path.len() > lcp + 1 {
                 let done = path.pop().unwrap_or(0);
-                trie.subtree_end[done as usize] = trie.byte.len() as u32;
+                trie.nodes[done as usize].subtree_end = trie.nodes.len() as u32;
             }
             for &b in &bytes[lcp..] {
-                let id = trie.byte.len() as u32;
-                trie.byte.push(b);
-                trie.depth.push(path.len() as u32);
-                trie.subtree_end.push(0);
-                trie.tok_start.push(trie.tokens.len() as u32);
+                let id = trie.nodes.len() as u32;
+                trie.nodes.push(Node {
+                    tok_start: trie.tokens.len() as u32,
+                    subtree_end: 0,
+                    depth: path.len() as u32,
+                    byte: b,
+                });
                 path.push(id);
             }
             trie.tokens.push(t);
@@ -62,15 +74,21 @@ impl TokenTrie {
             prev = bytes;
         }
         while let Some(done) = path.pop() {
-            trie.subtree_end[done as usize] = trie.byte.len() as u32;
+            trie.nodes[done as usize].subtree_end = trie.nodes.len() as u32;
         }
-        trie.tok_start.push(trie.tokens.len() as u32);
+        let end = trie.nodes.len() as u32;
+        trie.nodes.push(Node {
+            tok_start: trie.tokens.len() as u32,
+            subtree_end: end,
+            depth: 0,
+            byte: 0,
+        });
         trie
     }
 
     /// Number of trie nodes (root included).
     pub fn num_nodes(&self) -> usize {
-        self.byte.len()
+        self.nodes.len() - 1
     }
 
     /// Vocabulary size the trie was built from.
@@ -87,15 +105,19 @@ impl TokenTrie {
         mut visit: impl FnMut(TokenId, A::State),
     ) {
         let mut stack = vec![state; self.max_depth + 1];
-        let n = self.byte.len();
+        let n = self.nodes.len() - 1;
         let mut i = 1;
         while i < n {
-            let d = self.depth[i] as usize;
-            match automaton.step(stack[d - 1], self.byte[i]) {
-                None => i = self.subtree_end[i] as usize,
+            let node = self.nodes[i];
+            let d = node.depth as usize;
+            match automaton.step(stack[d - 1], node.byte) {
+                None => i = node.subtree_end as usize,
                 Some(next) => {
                     stack[d] = next;
-                    let (a, b) = (self.tok_start[i] as usize, self.tok_start[i + 1] as usize);
+                    let (a, b) = (
+                        node.tok_start as usize,
+                        self.nodes[i + 1].tok_start as usize,
+                    );
                     for &t in &self.tokens[a..b] {
                         visit(t, next);
                     }

@@ -527,3 +527,35 @@ fn empty_language_stops_with_zero_probability() {
     );
     assert_eq!(r, Err(SampleError::ZeroProbability));
 }
+
+/// A 5000-token vocabulary (past the size where a generation keeps every visited
+/// prefix's distribution): CARS and ASAp still run, and CARS passes the chi-square test.
+#[test]
+fn large_vocabulary_cars_passes_chi_square() {
+    let mut tokens: Vec<String> = vec!["a".into(), "b".into(), "ab".into()];
+    tokens.extend((3..4999).map(|i| format!("x{i}")));
+    tokens.push(String::new());
+    let names: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let vocab = Vocabulary::new(words(&names), 4999, &[4999]);
+    let p = Problem {
+        name: "random-5000",
+        lm: Box::new(|| RandomLm::new(5000, 4999, 1, 2)),
+        c: FiniteLanguage::new(vocab, words(&["ab", "b"])),
+        max_tokens: 4,
+    };
+    let (stat, pv, tv) = chi_square_of(&p, Algo::Rejection(Strategy::Cars), 1000, 1);
+    println!("random-5000 Cars: chi2 {stat:.2}, p {pv:.3}, empirical TV {tv:.4}");
+    assert!(pv > 1e-3, "chi2 {stat}, p {pv}");
+    let mut t = Trie::new(5000);
+    let (r, samples, _) = drive(
+        Algo::Asap,
+        &mut (p.lm)(),
+        &p.c,
+        &p.params(50),
+        &mut t,
+        &mut SeededRng::new(1),
+        &mut NullSink,
+    );
+    r.unwrap();
+    assert!(samples.iter().all(|s| s.valid));
+}

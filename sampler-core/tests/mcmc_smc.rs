@@ -6,6 +6,7 @@
 
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
 use sampler_core::samplers::path_enum::{PathRng, enumerate_paths};
+use sampler_core::samplers::smc::{self, TokenProposal};
 use sampler_core::samplers::{Counters, Ctx, Method, Params, Resampling, Sample, run};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
@@ -70,7 +71,10 @@ fn small_vocab() -> Vocabulary {
 /// Five strings with eight tokenizations between them.
 fn small_language() -> FiniteLanguage {
     let words = ["a", "ab", "ba", "abb", "bab"];
-    FiniteLanguage::new(small_vocab(), words.iter().map(|w| w.as_bytes().to_vec()).collect())
+    FiniteLanguage::new(
+        small_vocab(),
+        words.iter().map(|w| w.as_bytes().to_vec()).collect(),
+    )
 }
 
 fn params() -> Params {
@@ -163,9 +167,20 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
         let (target, _) = exact_target(&mut lm, &c, 8);
         assert_eq!(target.len(), 8, "eight tokenizations of five strings");
         let states: Vec<_> = target.keys().cloned().collect();
-        for tr in [Truncation::Uniform, Truncation::Priority, Truncation::Restart] {
-            for score in [ProposalScore::AllCuts, ProposalScore::DrawnCut, ProposalScore::Ignored] {
-                let kernel = Kernel { truncation: tr, score };
+        for tr in [
+            Truncation::Uniform,
+            Truncation::Priority,
+            Truncation::Restart,
+        ] {
+            for score in [
+                ProposalScore::AllCuts,
+                ProposalScore::DrawnCut,
+                ProposalScore::Ignored,
+            ] {
+                let kernel = Kernel {
+                    truncation: tr,
+                    score,
+                };
                 let t = transition_matrix(&mut lm, &c, &states, kernel);
                 let d = max_diff(&apply(&target, &t), &target);
                 eprintln!("seed {seed} {tr:?} {score:?}: max |πT − π| = {d:.2e}");
@@ -183,7 +198,9 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
 fn gcd_distribution<L: LanguageModel, C: Constraint>(lm: &mut L, c: &C) -> Dist {
     let p = params();
     let paths = enumerate_paths(100_000, |rng: &mut PathRng| {
-        with_ctx(lm, c, rng, &p, |ctx| block_on(mcmc::initial(ctx)).unwrap().tokens)
+        with_ctx(lm, c, rng, &p, |ctx| {
+            block_on(mcmc::initial(ctx)).unwrap().tokens
+        })
     })
     .unwrap();
     let mut d = Dist::new();
@@ -204,9 +221,16 @@ fn empirical(samples: &[Sample]) -> Dist {
 fn draw(method: Method, p: &Params, seed: u64, sink: &mut VecSink) -> Vec<Sample> {
     let (mut lm, c) = (gsk_lm(), gsk_constraint());
     let mut out = Vec::new();
-    block_on(run(method, p, &mut lm, &c, &mut SeededRng::new(seed), sink, None, &mut |s| {
-        out.push(s.clone())
-    }))
+    block_on(run(
+        method,
+        p,
+        &mut lm,
+        &c,
+        &mut SeededRng::new(seed),
+        sink,
+        None,
+        &mut |s| out.push(s.clone()),
+    ))
     .unwrap();
     out
 }
@@ -244,7 +268,10 @@ fn mcmc_tv_to_target_falls_with_steps_on_gsk() {
             let mut sink = VecSink::default();
             let s = draw(method, &p, 7, &mut sink);
             assert!(s.iter().all(|s| s.valid));
-            let proposals = sink.0.iter().filter(|e| matches!(e, Event::McmcProposal { .. }));
+            let proposals = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::McmcProposal { .. }));
             assert_eq!(proposals.count(), 2000 * (k - 1));
             emp.push(tv(&empirical(&s), &target));
         }
@@ -262,9 +289,16 @@ fn smc_runs<L: LanguageModel, C: Constraint>(
     seed: u64,
 ) -> (Vec<Sample>, Vec<f64>) {
     let (mut sink, mut out) = (VecSink::default(), Vec::new());
-    block_on(run(method, p, lm, c, &mut SeededRng::new(seed), &mut sink, None, &mut |s| {
-        out.push(s.clone())
-    }))
+    block_on(run(
+        method,
+        p,
+        lm,
+        c,
+        &mut SeededRng::new(seed),
+        &mut sink,
+        None,
+        &mut |s| out.push(s.clone()),
+    ))
     .unwrap();
     let ev = sink
         .0
@@ -284,7 +318,12 @@ fn smc_evidence_is_unbiased() {
     let c = small_language();
     let mut lm = RandomLm::new(4, 3, 2, 1);
     let (_, z) = exact_target(&mut lm, &c, 8);
-    for method in [Method::AwrsSmc, Method::WrsSmc, Method::SmcGcd, Method::TwistedSmc] {
+    for method in [
+        Method::AwrsSmc,
+        Method::WrsSmc,
+        Method::SmcGcd,
+        Method::TwistedSmc,
+    ] {
         for resampling in [Resampling::Multinomial, Resampling::Stratified] {
             let p = Params {
                 n: 2000,
@@ -298,7 +337,9 @@ fn smc_evidence_is_unbiased() {
             let n = ev.len() as f64;
             let mean = ev.iter().sum::<f64>() / n;
             let se = (ev.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
-            eprintln!("{method} {resampling:?}: mean Ĝ = {mean:.5} ± {se:.5} (exact P(L) = {z:.5})");
+            eprintln!(
+                "{method} {resampling:?}: mean Ĝ = {mean:.5} ± {se:.5} (exact P(L) = {z:.5})"
+            );
             assert!((mean - z).abs() < 3.0 * se, "{method} {resampling:?}");
             // Every run's weights are normalized (or all 0 when every particle died) and
             // only valid particles carry weight.
@@ -355,4 +396,200 @@ fn smc_with_every_particle_dead_ends_with_zero_evidence() {
     let (samples, ev) = smc_runs(Method::TwistedSmc, &p, &mut lm, &c, 1);
     assert_eq!(ev, vec![0.0]);
     assert!(samples.iter().all(|s| !s.valid && s.weight == Some(0.0)));
+}
+
+/// Exactly, by enumerating every random path of a run that resamples at every step:
+/// E[Ĝ] = P(L) and E[Ĝ·Σ_m w̄_m 1{x_m = w}] = P(w)·1_L(w) for every w (the ensemble is
+/// properly weighted), to 1e-12: masking and twisted with 2 particles; AWRS (whose
+/// rejection orders multiply the paths: 43,659 for one particle) on a two-string language
+/// with 1 particle.
+#[test]
+fn smc_is_properly_weighted_by_path_enumeration() {
+    let two = FiniteLanguage::new(small_vocab(), vec![b"ab".to_vec(), b"ba".to_vec()]);
+    let mut lm = RandomLm::new(4, 3, 2, 3);
+    for (proposal, particles, tau, c) in [
+        (TokenProposal::Mask, 2, 1.0, small_language()),
+        (TokenProposal::Twisted, 2, 1.0, small_language()),
+        (TokenProposal::Awrs, 1, 1.0, two),
+    ] {
+        let (target, z) = exact_target(&mut lm, &c, 8);
+        let p = Params {
+            particles,
+            max_tokens: 8,
+            ess_threshold: tau,
+            ..Params::default()
+        };
+        let paths = enumerate_paths(300_000, |rng: &mut PathRng| {
+            with_ctx(&mut lm, &c, rng, &p, |ctx| {
+                block_on(smc::run_once(ctx, proposal, 0)).unwrap()
+            })
+        })
+        .unwrap();
+        let (mut mean_g, mut weighted) = (0.0, Dist::new());
+        for (prob, r) in &paths {
+            let g = r.log_evidence.exp();
+            mean_g += prob * g;
+            for (x, w) in r.tokens.iter().zip(&r.weights) {
+                *weighted.entry(x.clone()).or_insert(0.0) += prob * g * w;
+            }
+        }
+        weighted.retain(|_, w| *w != 0.0);
+        let unnormalized: Dist = target.iter().map(|(k, v)| (k.clone(), v * z)).collect();
+        let d = max_diff(&weighted, &unnormalized);
+        eprintln!(
+            "{proposal:?} M={particles}: {} paths, E[Ĝ] = {mean_g:.12} vs P(L) = {z:.12}, \
+             max weighted diff {d:.1e}",
+            paths.len()
+        );
+        assert!((mean_g - z).abs() < 1e-12);
+        assert!(d < 1e-12);
+    }
+}
+
+/// A finite language that answers budget masks (as a regular constraint does), by the
+/// fewest tokens that complete each prefix: a test double for `smc-gcd`'s budget proposal.
+struct BudgetFinite(FiniteLanguage);
+
+impl BudgetFinite {
+    /// Fewest tokens (EOS included) that complete `state`, `None` when it cannot be.
+    fn min_completion(&self, state: &Vec<u8>) -> Option<usize> {
+        if self.0.is_complete(state) {
+            return Some(1);
+        }
+        (0..self.0.vocab_size() as TokenId)
+            .filter(|&t| t != self.0.eos())
+            .filter_map(|t| self.0.advance(state, t))
+            .filter_map(|s| self.min_completion(&s))
+            .min()
+            .map(|n| n + 1)
+    }
+}
+
+impl Constraint for BudgetFinite {
+    type State = Vec<u8>;
+    fn vocab_size(&self) -> usize {
+        self.0.vocab_size()
+    }
+    fn eos(&self) -> TokenId {
+        self.0.eos()
+    }
+    fn initial(&self) -> Vec<u8> {
+        Vec::new()
+    }
+    fn advance(&self, s: &Vec<u8>, t: TokenId) -> Option<Vec<u8>> {
+        self.0.advance(s, t)
+    }
+    fn is_complete(&self, s: &Vec<u8>) -> bool {
+        self.0.is_complete(s)
+    }
+    fn is_regular(&self) -> bool {
+        true
+    }
+    fn budget_mask(&self, s: &Vec<u8>, remaining: usize) -> Option<sampler_core::TokenSet> {
+        let mut m = sampler_core::TokenSet::empty(self.vocab_size());
+        for t in 0..self.vocab_size() as TokenId {
+            let ok = if t == self.eos() {
+                self.is_complete(s) && remaining >= 1
+            } else {
+                self.advance(s, t)
+                    .and_then(|n| self.min_completion(&n))
+                    .is_some_and(|k| k < remaining)
+            };
+            if ok {
+                m.insert(t);
+            }
+        }
+        Some(m)
+    }
+}
+
+/// `smc-gcd` uses the budget mask on a regular constraint: with `max_tokens` = 3 the
+/// 4-token tokenizations are out of reach, yet no particle dies at the budget (every
+/// sample valid), the ensemble is properly weighted for P^L restricted to length ≤ 3
+/// (exactly, by path enumeration), and Ĝ is unbiased over 2000 runs.
+#[test]
+fn smc_gcd_with_the_budget_mask_on_a_regular_constraint() {
+    let c = BudgetFinite(small_language());
+    let mut lm = RandomLm::new(4, 3, 2, 4);
+    let (target, z) = exact_target(&mut lm, &c, 3);
+    assert_eq!(
+        target.len(),
+        6,
+        "two of eight tokenizations need four tokens"
+    );
+    let p = Params {
+        particles: 2,
+        max_tokens: 3,
+        ess_threshold: 1.0,
+        ..Params::default()
+    };
+    let paths = enumerate_paths(300_000, |rng: &mut PathRng| {
+        with_ctx(&mut lm, &c, rng, &p, |ctx| {
+            block_on(smc::run_once(ctx, TokenProposal::BudgetMask, 0)).unwrap()
+        })
+    })
+    .unwrap();
+    let mut mean_g = 0.0;
+    for (prob, r) in &paths {
+        mean_g += prob * r.log_evidence.exp();
+        assert!(r.tokens.iter().all(|t| target.contains_key(t)));
+    }
+    eprintln!("budget mask: E[Ĝ] = {mean_g:.12}, P(L, ≤ 3 tokens) = {z:.12}");
+    assert!((mean_g - z).abs() < 1e-12);
+    let p = Params { n: 2000, ..p };
+    let (samples, ev) = smc_runs(Method::SmcGcd, &p, &mut lm, &c, 2);
+    assert!(samples.iter().all(|s| s.valid));
+    let n = ev.len() as f64;
+    let mean = ev.iter().sum::<f64>() / n;
+    let se = (ev.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
+    eprintln!("smc-gcd (budget): mean Ĝ = {mean:.5} ± {se:.5}, exact {z:.5}");
+    assert!((mean - z).abs() < 3.0 * se);
+}
+
+/// MCMC through `run`: one output per chain with its index, `n·steps` generations counted,
+/// and an initial GCD dead end reported as an error rather than a loop.
+#[test]
+fn mcmc_run_counts_generations_and_reports_dead_ends() {
+    let p = Params {
+        n: 3,
+        steps: 4,
+        max_tokens: 8,
+        ..Params::default()
+    };
+    let mut sink = VecSink::default();
+    let s = draw(Method::McmcPriority, &p, 1, &mut sink);
+    assert_eq!(
+        s.iter().map(|s| s.run).collect::<Vec<_>>(),
+        vec![Some(0), Some(1), Some(2)]
+    );
+    assert_eq!(s[2].counters.generations, 12);
+    let v = sampler_core::toy::gsk_vocabulary();
+    let c = FiniteLanguage::new(v, vec![b"000000".to_vec()]);
+    let e = block_on(run(
+        Method::McmcUniform,
+        &p,
+        &mut gsk_lm(),
+        &c,
+        &mut SeededRng::new(0),
+        &mut NullSink,
+        None,
+        &mut |_| {},
+    ))
+    .unwrap_err();
+    assert!(e.to_string().starts_with("dead end"), "{e}");
+}
+
+/// `awrs-lcd` is token masking's distribution drawn by rejection: on G_sk it shows the
+/// same bias as `lcd` (first token `0` 45% of the time, then trapped into `00000`).
+#[test]
+fn awrs_lcd_shows_the_gsk_bias_of_token_masking() {
+    let p = Params {
+        n: 2000,
+        ..Params::default()
+    };
+    let s = draw(Method::AwrsLcd, &p, 3, &mut VecSink::default());
+    assert!(s.iter().all(|s| s.valid && s.tokens.len() == 6));
+    let zeros = s.iter().filter(|s| s.tokens[..5] == [0; 5]).count() as f64;
+    // Binomial(2000, 0.45): sd ≈ 22; 5 sd either side.
+    assert!((zeros - 900.0).abs() < 112.0, "00000 drawn {zeros} times");
 }

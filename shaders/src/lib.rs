@@ -1,1 +1,49 @@
-//! placeholder until the crate is written
+//! WGSL compute kernels on wgpu, each with a CPU reference: quantized matrix-vector
+//! products on raw GGUF blocks (Q4_1, Q8_0, f32), the embedding lookup, RMSNorm, RoPE,
+//! grouped-query attention, SwiGLU, and the token-mask kernel of the tensorized automaton.
+//!
+//! # Key types
+//! - [`Gpu`]: adapter, device and queue (WebGPU on wasm32, Vulkan natively), buffer
+//!   helpers, asynchronous read-back ([`Gpu::read_f32`]), lost-device tracking.
+//! - Kernels: [`MatVec`], [`GetRows`], [`RmsNorm`], [`Rope`], [`Attention`], [`SwiGlu`],
+//!   [`TokenMask`]; each is compiled once (`new(&gpu).await`), bound to buffers
+//!   (`bind`), and recorded into a compute pass (`dispatch`). They read a shared [`Step`]
+//!   uniform (tokens of the run, cached positions).
+//!
+//! # Usage
+//! ```no_run
+//! # async fn demo() -> Result<(), shaders::GpuError> {
+//! let gpu = shaders::Gpu::new().await?;
+//! let kernel = shaders::TokenMask::new(&gpu).await?;
+//! let mask = kernel.compute(&gpu, &[1, 0], &[0b01, 0b10], 1).await?;
+//! assert_eq!(mask, [0b01]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod attention;
+mod buffers;
+mod error;
+mod format;
+mod gpu;
+mod matvec;
+mod oneshot;
+mod readback;
+mod rms_norm;
+mod rope;
+mod step;
+mod swiglu;
+mod token_mask;
+
+pub use attention::{Attention, AttentionShape, attention_reference};
+pub use buffers::{f32_bytes, u32_bytes};
+pub use error::GpuError;
+pub use format::{WeightFormat, half};
+pub use gpu::Gpu;
+pub use matvec::{GetRows, MatVec, MatVecMode, MatVecStrategy, matvec_reference};
+pub use rms_norm::{RmsNorm, rms_norm_reference};
+pub use rope::{Rope, rope_reference, rope_table};
+pub use step::Step;
+pub use swiglu::{SwiGlu, swiglu_reference};
+pub use token_mask::{TokenMask, mask_words, token_mask_reference};
+pub use wgpu;

@@ -3,6 +3,7 @@
 use crate::samplers::trie::normalize;
 use crate::samplers::util::logsumexp;
 use crate::{Constraint, LanguageModel, LmError, TokenId};
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// Bounds on an enumeration.
@@ -59,7 +60,7 @@ impl std::fmt::Display for EnumerateError {
 impl std::error::Error for EnumerateError {}
 
 /// One token sequence of the language.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Entry {
     /// The tokens, EOS last.
     pub tokens: Vec<TokenId>,

@@ -154,7 +154,7 @@ mod tests {
         })
         .unwrap();
         let mut o = e.outcomes.clone();
-        o.sort_by(|a, b| a.0.cmp(&b.0));
+        o.sort_by_key(|a| a.0);
         assert_eq!(o, vec![((0, 0), 0.125), ((0, 2), 0.125), ((1, 9), 0.75)]);
         assert_eq!(e.truncated, 0.0);
     }

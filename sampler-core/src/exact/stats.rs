@@ -1,6 +1,7 @@
 //! Distances and a goodness-of-fit test between samples and an exact distribution.
 
 use super::gamma::regularized_gamma_q;
+use serde::Serialize;
 
 /// Total variation distance ½ Σ |p − q| (the shorter vector is padded with zeros).
 pub fn total_variation(p: &[f64], q: &[f64]) -> f64 {
@@ -26,7 +27,7 @@ pub fn kl_divergence(p: &[f64], q: &[f64]) -> f64 {
 }
 
 /// Pearson's chi-square goodness-of-fit test of observed counts against probabilities.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ChiSquare {
     /// Σ (observed − expected)² / expected over the pooled bins (+∞ when a sample fell
     /// where the target has no mass).

@@ -230,6 +230,16 @@ mod tests {
     }
 
     #[test]
+    fn unsupported_feature_is_a_clear_error() {
+        let e = RegexAutomaton::new(r"\bfoo\b").unwrap_err();
+        assert!(matches!(e, RegexError::Unsupported(_)), "{e:?}");
+        assert!(e.to_string().contains("word boundar"), "{e}");
+        // The ASCII word boundary works.
+        let a = RegexAutomaton::new(r"(?-u:\b)foo(?-u:\b)").unwrap();
+        assert!(a.walk(0, b"foo").is_some_and(|s| a.is_accepting(s)));
+    }
+
+    #[test]
     fn multibyte_and_anchors() {
         let a = RegexAutomaton::new("é+").unwrap();
         assert!(full_match(&a, "éé"));

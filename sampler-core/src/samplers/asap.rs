@@ -10,7 +10,7 @@
 //! distribution approaches P^L as c̃ converges (Theorem 2).
 
 use super::Ctx;
-use super::trie::{NodeId, Trie, normalize};
+use super::trie::{NodeId, ROOT, Trie, normalize};
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
 /// Draws `ctx.params.n` ASAp samples in order, refining the caller's `trie` of c̃ after
@@ -76,10 +76,13 @@ async fn generate<L: LanguageModel, C: Constraint>(
     // P(last token | the prefix before it).
     let mut edge_p = 1.0;
     loop {
-        let cached = path.last().and_then(|&n| {
-            let t = tokens[tokens.len() - 1];
-            trie.child(n, t).and_then(|c| trie.cached_probs(c))
-        });
+        let cached = match path.last() {
+            None if !trie.is_empty() => trie.cached_probs(ROOT),
+            None => None,
+            Some(&n) => trie
+                .child(n, tokens[tokens.len() - 1])
+                .and_then(|c| trie.cached_probs(c)),
+        };
         let (probs, lp): (Vec<f64>, Vec<f64>) = match cached {
             Some(p) => (p.to_vec(), p.iter().map(|x| x.ln()).collect()),
             None => {
@@ -123,5 +126,71 @@ async fn generate<L: LanguageModel, C: Constraint>(
                 "the constraint allowed token {a} in its mask but refused it when advancing"
             ))
         })?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::samplers::{Method, Params, run};
+    use crate::toy::{gsk_constraint, gsk_lm};
+    use crate::{Event, SeededRng, VecSink, block_on};
+
+    /// Every method of this module and of `rejection` runs through `run`, gives `n` valid
+    /// G_sk samples, and reports its trie work as events.
+    #[test]
+    fn methods_dispatch_and_emit_trie_events() {
+        for m in [
+            Method::Rs,
+            Method::SampleVerify,
+            Method::Ars,
+            Method::Rsft,
+            Method::Cars,
+            Method::Asap,
+        ] {
+            let (mut lm, c) = (gsk_lm(), gsk_constraint());
+            let p = Params {
+                n: 20,
+                ..Params::default()
+            };
+            let mut sink = VecSink::default();
+            let mut out = Vec::new();
+            let counters = block_on(run(
+                m,
+                &p,
+                &mut lm,
+                &c,
+                &mut SeededRng::new(9),
+                &mut sink,
+                None,
+                &mut |s| out.push(s.clone()),
+            ))
+            .unwrap();
+            assert_eq!(out.len(), 20, "{m}");
+            assert!(out.iter().all(|s| s.valid && s.tokens.len() == 6), "{m}");
+            assert!(counters.generations >= 20, "{m}");
+            let inserts = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::TrieInsert { .. }))
+                .count();
+            let efg = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::EfgUpdate { .. }))
+                .count();
+            let prunes = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::TriePrune { .. }))
+                .count();
+            // rs and sample-verify keep only the root (it caches P(·|ε)); rsft prunes
+            // first tokens at the root (pruned tokens are bits, not nodes).
+            match m {
+                Method::Rs | Method::SampleVerify => assert_eq!((inserts, prunes), (1, 0), "{m}"),
+                Method::Rsft => assert!(inserts == 1 && prunes == 1, "{m}"),
+                _ => assert!(inserts > 1 && prunes > 1, "{m}"),
+            }
+            assert_eq!(efg > 0, m == Method::Asap, "{m}");
+        }
     }
 }

@@ -181,9 +181,9 @@ pub async fn run_lcd<L: LanguageModel, C: Constraint>(
                 ended = true;
                 break;
             }
-            state = ctx
-                .advance(&state, t)
-                .ok_or_else(|| SampleError::Unsupported("constraint refused an allowed token".into()))?;
+            state = ctx.advance(&state, t).ok_or_else(|| {
+                SampleError::Unsupported("constraint refused an allowed token".into())
+            })?;
         }
         ctx.finish(tokens, logp, ended, None, None);
     }
@@ -200,7 +200,11 @@ mod tests {
     const OK: [bool; 5] = [false, true, false, true, false];
 
     fn z() -> f64 {
-        P0.iter().zip(OK).filter(|(_, ok)| *ok).map(|(p, _)| p).sum()
+        P0.iter()
+            .zip(OK)
+            .filter(|(_, ok)| *ok)
+            .map(|(p, _)| p)
+            .sum()
     }
 
     /// Exact E[Ẑ·1{x = a}] for every token a and E[Ẑ], by enumerating every random path.
@@ -209,7 +213,10 @@ mod tests {
     ) -> (Vec<f64>, f64, Vec<f64>) {
         let paths = enumerate_paths(1_000_000, |r| sampler(r)).unwrap();
         let total: f64 = paths.iter().map(|(p, _)| p).sum();
-        assert!((total - 1.0).abs() < 1e-12, "path probabilities sum to {total}");
+        assert!(
+            (total - 1.0).abs() < 1e-12,
+            "path probabilities sum to {total}"
+        );
         let (mut weighted, mut dist, mut mean) = (vec![0.0; 5], vec![0.0; 5], 0.0);
         for (p, d) in &paths {
             if let Some(t) = d.token {
@@ -247,6 +254,25 @@ mod tests {
         assert_properly_weighted(&|r| awrs(&P0, r, &mut allowed));
     }
 
+    /// ARS (loop 1 alone) draws exactly from p, by enumeration.
+    #[test]
+    fn ars_is_exact_by_enumeration() {
+        let paths = enumerate_paths(1000, |r| ars(&P0, r, &mut allowed).token).unwrap();
+        for a in 0..5u32 {
+            let p: f64 = paths
+                .iter()
+                .filter(|(_, t)| *t == Some(a))
+                .map(|(p, _)| p)
+                .sum();
+            let exact = if OK[a as usize] {
+                P0[a as usize] / z()
+            } else {
+                0.0
+            };
+            assert!((p - exact).abs() < 1e-12, "P(x={a}) = {p}");
+        }
+    }
+
     /// The mutant that subtracts the mass rejected in both loops is biased low.
     #[test]
     fn awrs_with_psi_over_both_loops_is_caught() {
@@ -262,7 +288,10 @@ mod tests {
             let (weighted, mean, _) = exact_moments(&|r| wrs(&P0, l, max_rej, r, &mut allowed));
             for a in 0..5 {
                 let target = if OK[a] { P0[a] } else { 0.0 };
-                assert!((weighted[a] - target).abs() < 1e-12, "L={l} R={max_rej} a={a}");
+                assert!(
+                    (weighted[a] - target).abs() < 1e-12,
+                    "L={l} R={max_rej} a={a}"
+                );
             }
             assert!((mean - z()).abs() < 1e-12);
         }

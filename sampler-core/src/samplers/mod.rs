@@ -5,6 +5,10 @@
 //! - [`Params`]: run parameters (`n`, steps, particles, max tokens, ...).
 //! - [`Ctx`]: the run context; every model and constraint call goes through it and is counted.
 //! - [`Sample`] and [`Counters`]: what a run produces and what it cost.
+//! - [`awrs`]: the WRS / AWRS / ARS token samplers (seed 003) and `awrs-lcd`.
+//! - [`mcmc`]: grammar-aligned MCMC (seed 000); [`smc`]: SMC with properly weighted
+//!   token proposals (seed 003 App. A).
+//! - [`path_enum`]: enumerates a sampler's random paths for exact tests.
 //!
 //! # Usage
 //! ```
@@ -27,9 +31,9 @@ mod context;
 pub mod mcmc;
 mod method;
 mod params;
+pub mod path_enum;
 pub mod rejection;
 mod sample;
-pub mod path_enum;
 pub mod smc;
 pub mod trie;
 pub mod util;

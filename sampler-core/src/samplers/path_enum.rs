@@ -100,7 +100,11 @@ mod tests {
         assert_eq!(paths.len(), 4);
         let total: f64 = paths.iter().map(|(p, _)| p).sum();
         assert!((total - 1.0).abs() < 1e-15);
-        let p20: f64 = paths.iter().filter(|(_, o)| *o == (2, 0)).map(|(p, _)| *p).sum();
+        let p20: f64 = paths
+            .iter()
+            .filter(|(_, o)| *o == (2, 0))
+            .map(|(p, _)| *p)
+            .sum();
         assert!((p20 - 0.375).abs() < 1e-15);
         assert!(enumerate_paths(10, |r| r.uniform()).is_err());
         assert!(enumerate_paths(3, |r| r.categorical(&[1.0; 4])).is_err());

@@ -39,12 +39,18 @@ enum Outcome {
     Rejected(Vec<TokenId>, f64, &'static str),
 }
 
+/// Vocabularies up to this size keep P(·|u) of every visited prefix for the trie's cache;
+/// larger ones keep only the current prefix's (a 150k-token vector is 1.2 MB).
+const KEEP_PROBS_VOCAB: usize = 4096;
+
 /// What a generation knows about one visited prefix u (depth = its length).
 struct Visit {
     /// u's trie node, once it has one.
     node: Option<NodeId>,
-    /// P(·|u).
-    probs: Rc<[f64]>,
+    /// P(·|u), while kept.
+    probs: Option<Rc<[f64]>>,
+    /// How many continuations have P(a|u) > 0.
+    positive: usize,
     /// The token that led here and its probability P(token | parent).
     edge: (TokenId, f64),
 }
@@ -105,7 +111,8 @@ fn materialize(trie: &mut Trie, visits: &mut [Visit], sink: &mut dyn crate::Even
         parent = match v.node {
             Some(n) => n,
             None => {
-                let n = trie.ensure_child(parent, v.edge.0, v.edge.1, &v.probs, sink);
+                let (t, p) = v.edge;
+                let n = trie.ensure_child_with(parent, t, p, v.positive, v.probs.as_deref(), sink);
                 v.node = Some(n);
                 n
             }
@@ -145,6 +152,8 @@ async fn generate<L: LanguageModel, C: Constraint>(
     let mut visits: Vec<Visit> = Vec::new();
     // The trie node of the current prefix while the generation is still inside the trie.
     let mut node: Option<NodeId> = None;
+    // The last token drawn and its probability.
+    let mut edge = (0, 1.0);
     loop {
         if tokens.len() >= max {
             return Ok(Outcome::Rejected(tokens, logp, "max tokens reached"));
@@ -153,13 +162,13 @@ async fn generate<L: LanguageModel, C: Constraint>(
         if tokens.is_empty() {
             node = Some(trie.ensure_root(&probs, ctx.sink));
         }
-        let edge = visits.last().map_or((0, 1.0), |_| {
-            let t = tokens[tokens.len() - 1];
-            (t, visits[visits.len() - 1].probs[t as usize])
-        });
+        if let Some(prev) = visits.last_mut().filter(|_| probs.len() > KEEP_PROBS_VOCAB) {
+            prev.probs = None;
+        }
         visits.push(Visit {
             node,
-            probs: probs.clone(),
+            probs: Some(probs.clone()),
+            positive: probs.iter().filter(|&&x| x > 0.0).count(),
             edge,
         });
         let weights = match node {
@@ -172,8 +181,9 @@ async fn generate<L: LanguageModel, C: Constraint>(
         }
         let a = ctx.rng.categorical(&weights) as TokenId;
         ctx.emit_token(0, tokens.len(), a, &lp, node.map(|_| z), None);
+        edge = (a, probs[a as usize]);
         if strategy == Strategy::Cars && updating {
-            expand(ctx, trie, &mut visits, state.as_ref(), tokens.len())?;
+            expand(ctx, trie, &mut visits, &probs, state.as_ref(), tokens.len());
         }
         // Is u·a still a viable prefix (of a sequence within max tokens)?
         let next = match &state {
@@ -192,7 +202,8 @@ async fn generate<L: LanguageModel, C: Constraint>(
                 }
                 Strategy::Rsft => {
                     let init = ctx.constraint.initial();
-                    expand(ctx, trie, &mut visits[..1], Some(&init), 0)?;
+                    let root = trie.cached_probs(ROOT).unwrap_or_else(|| probs.clone());
+                    expand(ctx, trie, &mut visits[..1], &root, Some(&init), 0);
                 }
                 _ => {}
             }
@@ -211,23 +222,24 @@ async fn generate<L: LanguageModel, C: Constraint>(
     }
 }
 
-/// Prunes every non-viable continuation of the last visited prefix (once per node): the
-/// full mask, plus every non-EOS token where only EOS fits within max tokens.
+/// Prunes every non-viable continuation of the last visited prefix u (once per node),
+/// given P(·|u): the full mask, plus every non-EOS token where only EOS fits within max
+/// tokens.
 fn expand<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     trie: &mut Trie,
     visits: &mut [Visit],
+    probs: &[f64],
     state: Option<&C::State>,
     depth: usize,
-) -> Result<(), SampleError> {
+) {
     let Some(state) = state else {
-        return Ok(());
+        return;
     };
     let u = materialize(trie, visits, ctx.sink);
     if trie.is_expanded(u) {
-        return Ok(());
+        return;
     }
-    let probs = visits[visits.len() - 1].probs.clone();
     let mask = ctx.mask(state);
     let eos = ctx.constraint.eos();
     let room = depth + 2 <= ctx.params.max_tokens;
@@ -237,7 +249,6 @@ fn expand<L: LanguageModel, C: Constraint>(
         .collect();
     trie.prune(u, &invalid, ctx.sink);
     trie.set_expanded(u);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ impl Trie {
     }
 
     /// The child `parent·token` (created with mass 1 if absent), given P(token|parent) and
-    /// the child's own next-token probabilities.
+    /// the child's own next-token probabilities (cached if there is room).
     pub fn ensure_child(
         &mut self,
         parent: NodeId,
@@ -170,13 +170,28 @@ impl Trie {
         probs: &[f64],
         sink: &mut dyn EventSink,
     ) -> NodeId {
+        let positive = probs.iter().filter(|&&x| x > 0.0).count();
+        self.ensure_child_with(parent, token, edge_p, positive, Some(probs), sink)
+    }
+
+    /// [`Trie::ensure_child`] when only the number of continuations with P(a|u) > 0 is at
+    /// hand (`probs`, if given, is cached when there is room).
+    pub fn ensure_child_with(
+        &mut self,
+        parent: NodeId,
+        token: TokenId,
+        edge_p: f64,
+        positive: usize,
+        probs: Option<&[f64]>,
+        sink: &mut dyn EventSink,
+    ) -> NodeId {
         if let Some(&c) = self.nodes[parent].children.get(&token) {
             return c;
         }
         let id = self.nodes.len();
-        let cache = self.cached + probs.len() <= CACHE_FLOATS;
-        if cache {
-            self.cached += probs.len();
+        let probs = probs.filter(|p| self.cached + p.len() <= CACHE_FLOATS);
+        if let Some(p) = probs {
+            self.cached += p.len();
         }
         self.nodes.push(Node {
             parent: Some(parent),
@@ -184,10 +199,10 @@ impl Trie {
             edge_p,
             p: 1.0,
             removed: 0.0,
-            live: probs.iter().filter(|&&x| x > 0.0).count(),
+            live: positive,
             dead: TokenSet::empty(self.vocab_size),
             children: HashMap::new(),
-            probs: cache.then(|| probs.into()),
+            probs: probs.map(Into::into),
             expanded: false,
         });
         self.nodes[parent].children.insert(token, id);
@@ -216,19 +231,22 @@ impl Trie {
         n.children.get(&token).map_or(1.0, |&c| self.nodes[c].p)
     }
 
-    /// The unnormalized R^W weights P(a|u)·p_ua at node u.
+    /// The unnormalized R^W weights P(a|u)·p_ua at node u: O(|V|) copying plus work in
+    /// the number of pruned tokens and children.
     pub fn weights(&self, node: NodeId, probs: &[f64]) -> Vec<f64> {
-        probs
-            .iter()
-            .enumerate()
-            .map(|(a, &p)| {
-                if p > 0.0 {
-                    p * self.child_mass(node, a as TokenId)
-                } else {
-                    0.0
-                }
-            })
-            .collect()
+        let n = &self.nodes[node];
+        let mut w: Vec<f64> = probs.iter().map(|&p| p.max(0.0)).collect();
+        for (&t, &c) in &n.children {
+            if let Some(x) = w.get_mut(t as usize) {
+                *x *= self.nodes[c].p;
+            }
+        }
+        for t in n.dead.iter() {
+            if let Some(x) = w.get_mut(t as usize) {
+                *x = 0.0;
+            }
+        }
+        w
     }
 
     /// P(·|u) if the node cached it.

@@ -102,6 +102,42 @@ impl TensorizedAutomaton {
         out
     }
 
+    /// The budget-aware mask words from the single state `s` (the fast path: only the
+    /// edges leaving `s` are read); all zero when `s` is out of range.
+    pub fn state_mask_words(&self, s: u32, remaining: usize) -> Vec<u32> {
+        if remaining == 0 {
+            return vec![0; self.words_per_row];
+        }
+        self.or_out_rows(s, |d| (self.dist[d as usize] as usize) < remaining)
+    }
+
+    /// The plain mask words from state `s`: every token whose bytes keep the byte
+    /// automaton alive, and EOS when `s` accepts (the OR of every edge leaving `s`).
+    pub fn live_mask_words(&self, s: u32) -> Vec<u32> {
+        self.or_out_rows(s, |_| true)
+    }
+
+    /// OR of the B_f rows of the edges leaving `s` whose destination passes `keep`.
+    fn or_out_rows(&self, s: u32, keep: impl Fn(u32) -> bool) -> Vec<u32> {
+        let w = self.words_per_row;
+        let mut out = vec![0u32; w];
+        let (lo, hi) = match (
+            self.out_start.get(s as usize),
+            self.out_start.get(s as usize + 1),
+        ) {
+            (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
+            _ => return out,
+        };
+        for e in lo..hi {
+            if keep(self.edge_dst[e]) {
+                for (o, b) in out.iter_mut().zip(&self.bf[e * w..(e + 1) * w]) {
+                    *o |= *b;
+                }
+            }
+        }
+        out
+    }
+
     /// The budget-aware mask from the states of `alpha` with `remaining` tokens left
     /// (`usize::MAX` for no budget).
     pub fn budget_mask(&self, alpha: &[bool], remaining: usize) -> TokenSet {
@@ -178,5 +214,13 @@ mod tests {
         assert_eq!(m, vec![0b1111]);
         assert_eq!(t.mask_from_edge_flags(&[]), vec![0]);
         assert!(t.edge_flags(&[true; 99], usize::MAX).len() == t.num_edges());
+        for s in 0..t.num_states as u32 + 1 {
+            for r in 0..5 {
+                let via_flags = t.mask_from_edge_flags(&t.edge_flags(&t.one_hot(s), r));
+                assert_eq!(t.state_mask_words(s, r), via_flags, "state {s} budget {r}");
+            }
+            let all = t.mask_from_edge_flags(&t.edge_flags(&t.one_hot(s), usize::MAX));
+            assert_eq!(t.live_mask_words(s), all);
+        }
     }
 }

@@ -59,7 +59,10 @@ pub fn log_proposal<S>(truncation: Truncation, from: &Trace<S>, to: &Trace<S>) -
     let suffix = suffix_logq(to);
     let lcp = common_prefix(from, to);
     let cuts = (0..pos.len().min(to.len())).take_while(|&i| i <= lcp);
-    logsumexp(cuts.filter(|&i| pos[i] > 0.0).map(|i| pos[i].ln() + suffix[i]))
+    logsumexp(
+        cuts.filter(|&i| pos[i] > 0.0)
+            .map(|i| pos[i].ln() + suffix[i]),
+    )
 }
 
 /// log p_pos^from(cut) · Q_GCD(to_{cut+1:} | to_{1:cut}): the drawn cut alone.
@@ -105,6 +108,9 @@ mod tests {
         // The drawn-cut variant sees one term only.
         let one = log_proposal_drawn_cut(Truncation::Uniform, &w, &v, 1);
         assert!((one - (0.25f64 / 3.0).ln()).abs() < 1e-12);
-        assert_eq!(cut_distribution(Truncation::Restart, &w), vec![1.0, 0.0, 0.0]);
+        assert_eq!(
+            cut_distribution(Truncation::Restart, &w),
+            vec![1.0, 0.0, 0.0]
+        );
     }
 }

@@ -90,7 +90,13 @@ async fn position<L: LanguageModel, C: Constraint>(
         .collect();
     let entropy: f64 = lp
         .iter()
-        .map(|&l| if l > f64::NEG_INFINITY { -l.exp() * l } else { 0.0 })
+        .map(|&l| {
+            if l > f64::NEG_INFINITY {
+                -l.exp() * l
+            } else {
+                0.0
+            }
+        })
         .sum();
     Ok(Position {
         z: weights.iter().sum(),

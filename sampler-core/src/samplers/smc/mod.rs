@@ -59,7 +59,10 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
         drawn[m] = ext.token;
         let Some(t) = ext.token.filter(|_| ext.weight > 0.0) else {
             // Dead: no allowed token (or the twist rejected the LM's token).
-            p.tokens.extend(ext.token);
+            if let Some(t) = ext.token {
+                p.logp += lp[t as usize];
+                p.tokens.push(t);
+            }
             (p.active, p.valid, p.log_w) = (false, false, f64::NEG_INFINITY);
             continue;
         };

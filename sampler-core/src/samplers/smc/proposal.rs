@@ -74,7 +74,13 @@ pub fn propose<L: LanguageModel, C: Constraint>(
                 ctx.budget_mask(state, ctx.params.max_tokens.saturating_sub(position))?
             };
             let w: Vec<f64> = (0..probs.len())
-                .map(|t| if mask.contains(t as TokenId) { probs[t] } else { 0.0 })
+                .map(|t| {
+                    if mask.contains(t as TokenId) {
+                        probs[t]
+                    } else {
+                        0.0
+                    }
+                })
                 .collect();
             let z: f64 = w.iter().sum();
             let token = (z > 0.0).then(|| ctx.rng.categorical(&w) as TokenId);

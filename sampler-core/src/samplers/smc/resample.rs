@@ -88,7 +88,10 @@ mod tests {
             for i in 0..5 {
                 let mean = counts[i] / runs as f64;
                 let se = (5.0 * w[i] * (1.0 - w[i]) / runs as f64).sqrt();
-                assert!((mean - 5.0 * w[i]).abs() <= 4.0 * se + 1e-12, "{scheme:?} {i}");
+                assert!(
+                    (mean - 5.0 * w[i]).abs() <= 4.0 * se + 1e-12,
+                    "{scheme:?} {i}"
+                );
             }
         }
     }

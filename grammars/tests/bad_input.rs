@@ -1,0 +1,258 @@
+//! Bad input gives a clear error with a kind, a position and what was expected.
+
+mod common;
+
+use common::small_compiler;
+use grammars::{Compiler, ErrorKind, Format, GrammarError, Limits, Location};
+
+fn err(src: &str, f: Format) -> GrammarError {
+    match small_compiler().compile(src, Some(f)) {
+        Ok(_) => panic!("{src:?} should not compile"),
+        Err(e) => e,
+    }
+}
+
+fn at(line: usize, column: usize) -> Option<Location> {
+    Some(Location { line, column })
+}
+
+#[test]
+fn gbnf_syntax_error_names_line_column_and_expectation() {
+    let e = err("root ::= \"a\" item\nitem ::= [a-z\n", Format::Gbnf);
+    assert_eq!(e.kind, ErrorKind::Syntax);
+    assert_eq!(e.location, at(2, 14));
+    assert!(e.message.contains("expected `]`"), "{e}");
+    let e = e.in_file("g.gbnf");
+    assert_eq!(
+        e.to_string(),
+        "g.gbnf:2:14: expected `]` to close the character class, found end of line"
+    );
+}
+
+#[test]
+fn gbnf_missing_assignment() {
+    let e = err("root ::= x\nx = \"a\"\n", Format::Gbnf);
+    assert_eq!((e.kind, e.location), (ErrorKind::Syntax, at(2, 3)));
+    assert!(e.message.contains("expected `::=`"), "{e}");
+}
+
+#[test]
+fn gbnf_unclosed_group_and_string() {
+    let e = err("root ::= (\"a\" | \"b\"\n", Format::Gbnf);
+    assert_eq!(e.location, at(2, 1));
+    assert!(e.message.contains("`)`"), "{e}");
+    let e = err("root ::= \"abc\n", Format::Gbnf);
+    assert_eq!(e.location, at(1, 14));
+    assert!(e.message.contains("`\"` to close the string"), "{e}");
+}
+
+#[test]
+fn gbnf_bad_escape_and_range() {
+    let e = err("root ::= \"\\q\"\n", Format::Gbnf);
+    assert_eq!((e.kind, e.location), (ErrorKind::Syntax, at(1, 11)));
+    assert!(e.message.contains("unknown escape `\\q`"), "{e}");
+    let e = err("root ::= [z-a]\n", Format::Gbnf);
+    assert!(e.message.contains("ends before it starts"), "{e}");
+    let e = err("root ::= \"a\"{3,1}\n", Format::Gbnf);
+    assert!(e.message.contains("maximum below its minimum"), "{e}");
+}
+
+#[test]
+fn gbnf_undefined_rule() {
+    let e = err(
+        "root ::= greeting \" \" name\ngreeting ::= \"hi\"\n",
+        Format::Gbnf,
+    );
+    assert_eq!(e.kind, ErrorKind::UndefinedRule);
+    assert_eq!(e.location, at(1, 23));
+    assert_eq!(e.message, "undefined rule `name`");
+}
+
+#[test]
+fn gbnf_missing_root_and_duplicate_rule() {
+    let e = err("start ::= \"a\"\n", Format::Gbnf);
+    assert_eq!(e.kind, ErrorKind::UndefinedRule);
+    assert!(e.message.contains("no `root` rule"), "{e}");
+    let e = err("root ::= \"a\"\nroot ::= \"b\"\n", Format::Gbnf);
+    assert_eq!(e.location, at(2, 1));
+    assert!(
+        e.message
+            .contains("defined twice (first at line 1, column 1)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gbnf_empty_language_is_detected() {
+    // Every alternative of `root` needs another `root`: no finite string.
+    let e = err(
+        "root ::= \"(\" root \")\" | \"[\" loop\nloop ::= loop \"x\"\n",
+        Format::Gbnf,
+    );
+    assert_eq!(e.kind, ErrorKind::EmptyLanguage);
+    assert!(e.message.contains("matches no string"), "{e}");
+    // An empty class can never match; `[^\x00-\U0010FFFF]` neither.
+    let e = err("root ::= []\n", Format::Gbnf);
+    assert_eq!(e.kind, ErrorKind::EmptyLanguage);
+    let e = err("root ::= [^\\x00-\\U0010FFFF]\n", Format::Gbnf);
+    assert_eq!(e.kind, ErrorKind::EmptyLanguage);
+}
+
+#[test]
+fn lark_empty_language_is_detected() {
+    // llguidance compiles it; our first-mask check finds that nothing can start it.
+    let e = err("start: /[a&&b]/\n", Format::Lark);
+    assert_eq!(e.kind, ErrorKind::EmptyLanguage, "{e}");
+    assert!(e.message.contains("matches no string"), "{e}");
+}
+
+#[test]
+fn left_recursion_is_supported() {
+    // llama.cpp rejects left recursion; llguidance's Earley parser handles it, so both
+    // our GBNF translation and Lark accept it and the language is right.
+    for (src, f) in [
+        (
+            "root ::= expr\nexpr ::= expr \"+\" num | num\nnum ::= [0-9]+\n",
+            Format::Gbnf,
+        ),
+        (
+            "start: expr\nexpr: expr \"+\" NUM | NUM\nNUM: /[0-9]+/\n",
+            Format::Lark,
+        ),
+    ] {
+        let c = small_compiler()
+            .compile(src, Some(f))
+            .expect("left recursion compiles");
+        for ok in ["1", "1+2", "10+20+30"] {
+            assert!(common::small_accepts(&c, ok), "{f}: {ok}");
+        }
+        for bad in ["", "+1", "1+", "1++2"] {
+            assert!(!common::small_accepts(&c, bad), "{f}: {bad}");
+        }
+    }
+}
+
+#[test]
+fn lark_errors_carry_line_and_column() {
+    let e = err("start: \"a\"\nfoo bar baz\n", Format::Lark);
+    assert_eq!((e.kind, e.location), (ErrorKind::Syntax, at(2, 5)));
+    assert!(e.message.contains("Expected token ':'"), "{e}");
+    let e = err("start: \"a\" x\n", Format::Lark);
+    assert_eq!((e.kind, e.location), (ErrorKind::UndefinedRule, at(1, 8)));
+    assert!(e.message.contains("unknown name: \"x\""), "{e}");
+}
+
+#[test]
+fn unsupported_json_schema_keywords_are_named() {
+    // A standard keyword llguidance does not implement.
+    let e = err(
+        r#"{"type": "array", "items": {"type": "integer"}, "uniqueItems": true}"#,
+        Format::JsonSchema,
+    );
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    assert!(e.message.contains("uniqueItems"), "{e}");
+    // A key no draft defines (a typo) is named with its path, not ignored.
+    let e = err(
+        r#"{"type": "object", "properties": {"x": {"type": "integer", "minimun": 3}}}"#,
+        Format::JsonSchema,
+    );
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.message.contains("`minimun` at #/properties/x"), "{e}");
+    // Unknown string formats are named too.
+    let e = err(
+        r#"{"type": "string", "format": "bogus"}"#,
+        Format::JsonSchema,
+    );
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.message.contains("bogus"), "{e}");
+}
+
+#[test]
+fn invalid_json_has_a_position() {
+    let e = err(
+        "{\"type\": \"object\",\n \"properties\": }",
+        Format::JsonSchema,
+    );
+    assert_eq!((e.kind, e.location), (ErrorKind::Syntax, at(2, 16)));
+}
+
+#[test]
+fn too_large_grammars_name_the_limit_and_the_size() {
+    let small = Limits {
+        max_source_bytes: 64,
+        ..Limits::default()
+    };
+    let c = Compiler::with_limits(common::small_vocab(), small).expect("compiler");
+    let src = format!("root ::= \"{}\"\n", "a".repeat(100));
+    let e = c.compile(&src, Some(Format::Gbnf)).expect_err("too large");
+    assert_eq!(e.kind, ErrorKind::TooLarge);
+    assert!(
+        e.message.contains("112 bytes") && e.message.contains("64 bytes"),
+        "{e}"
+    );
+
+    let few_symbols = Limits {
+        max_grammar_symbols: 50,
+        ..Limits::default()
+    };
+    let c = Compiler::with_limits(common::small_vocab(), few_symbols).expect("compiler");
+    let e = c
+        .compile(&src, Some(Format::Gbnf))
+        .expect_err("too many symbols");
+    assert_eq!(e.kind, ErrorKind::TooLarge, "{e}");
+    assert!(e.message.contains("limit for this grammar: 50"), "{e}");
+
+    let e = err("root ::= \"a\"{0,20000}\n", Format::Gbnf);
+    assert_eq!((e.kind, e.location), (ErrorKind::TooLarge, at(1, 16)));
+}
+
+#[test]
+fn regexes_are_sent_to_sampler_core() {
+    let e = err("[0-9]{4}-[0-9]{2}", Format::Regex);
+    assert_eq!(e.kind, ErrorKind::WrongFormat);
+    assert!(e.message.contains("sampler-core"), "{e}");
+}
+
+#[test]
+fn file_errors_name_the_file() {
+    let dir = std::env::temp_dir().join(format!("grammars-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("bad.gbnf");
+    std::fs::write(&path, "root ::= \"a\"\n\nitem ::= (\"b\"\n").expect("write");
+    let e = small_compiler()
+        .compile_file(&path, None)
+        .expect_err("syntax error");
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(&format!("{}:4:1: expected `)`", path.display())),
+        "{shown}"
+    );
+    // The extension decides the format even when the text would be detected otherwise.
+    let path = dir.join("ok.gbnf");
+    std::fs::write(&path, "root ::= \"a\"\n").expect("write");
+    assert!(small_compiler().compile_file(&path, None).is_ok());
+    let e = small_compiler()
+        .compile_file(&dir.join("missing.lark"), None)
+        .expect_err("missing");
+    assert!(
+        e.to_string()
+            .contains("missing.lark: cannot read the grammar"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_mask_over_its_work_limit_is_an_error_not_a_smaller_mask() {
+    let tight = Limits {
+        max_items_per_mask: 10,
+        ..Limits::default()
+    };
+    let c = Compiler::with_limits(common::real_vocab(), tight).expect("compiler");
+    // Compiling computes the first mask, which already needs more than 10 items.
+    let e = c
+        .compile("root ::= [a-z]+ (\" \" [a-z]+)*\n", Some(Format::Gbnf))
+        .expect_err("over the item limit");
+    assert_eq!(e.kind, ErrorKind::TooLarge);
+    assert!(e.message.contains("Too many items"), "{e}");
+}

@@ -1,0 +1,44 @@
+//! The compiled kernels a forward pass uses, one per weight format where it matters.
+
+use shaders::{Attention, GetRows, Gpu, GpuError, MatVec, RmsNorm, Rope, SwiGlu, WeightFormat};
+use std::collections::HashMap;
+
+/// Pipelines compiled once per model.
+#[derive(Debug)]
+pub(crate) struct Kernels {
+    pub(crate) matvec: HashMap<WeightFormat, MatVec>,
+    pub(crate) get_rows: GetRows,
+    pub(crate) rms_norm: RmsNorm,
+    pub(crate) rope: Rope,
+    pub(crate) attention: Attention,
+    pub(crate) swiglu: SwiGlu,
+}
+
+impl Kernels {
+    /// Compiles the kernels for matrices in `formats` and an embedding in `embd`.
+    pub(crate) async fn new(
+        gpu: &Gpu,
+        formats: &[WeightFormat],
+        embd: WeightFormat,
+    ) -> Result<Self, GpuError> {
+        let mut matvec = HashMap::new();
+        for &f in formats {
+            if !matvec.contains_key(&f) {
+                matvec.insert(f, MatVec::new(gpu, f).await?);
+            }
+        }
+        Ok(Kernels {
+            matvec,
+            get_rows: GetRows::new(gpu, embd).await?,
+            rms_norm: RmsNorm::new(gpu).await?,
+            rope: Rope::new(gpu).await?,
+            attention: Attention::new(gpu).await?,
+            swiglu: SwiGlu::new(gpu).await?,
+        })
+    }
+
+    /// The product kernel of `format` (compiled in [`Kernels::new`]).
+    pub(crate) fn matvec(&self, format: WeightFormat) -> &MatVec {
+        &self.matvec[&format]
+    }
+}

@@ -1,0 +1,433 @@
+//! [`GpuModel`]: the llama forward pass on the GPU with a GPU KV cache; weights stay in
+//! their quantized blocks and logits are read back asynchronously.
+
+use super::kernels::Kernels;
+use super::tensors::{self, GpuMatrix};
+use crate::config::LlamaConfig;
+use crate::model::Model;
+use sampler_core::{LmError, TokenId};
+use shaders::{
+    Attention, AttentionShape, Gpu, GpuError, MatVec, MatVecMode, RmsNorm, Rope, Step, SwiGlu,
+    WeightFormat, f32_bytes, rope_table, wgpu,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Tokens run through the blocks in one submission; bounds the scratch buffers.
+const CHUNK: usize = 16;
+/// Positions the KV cache holds when no other limit is given (or the model's context, if
+/// smaller).
+pub const DEFAULT_GPU_CONTEXT: usize = 2048;
+
+/// One matrix product bound to its input and output.
+#[derive(Debug)]
+struct Product {
+    format: WeightFormat,
+    rows: usize,
+    bind: wgpu::BindGroup,
+}
+
+/// The bind groups of one transformer block, and its cache.
+#[derive(Debug)]
+struct Block {
+    attn_norm: wgpu::BindGroup,
+    wq: Product,
+    wk: Product,
+    wv: Product,
+    rope_q: wgpu::BindGroup,
+    rope_k: wgpu::BindGroup,
+    attention: wgpu::BindGroup,
+    wo: Product,
+    ffn_norm: wgpu::BindGroup,
+    gate: Product,
+    up: Product,
+    swiglu: wgpu::BindGroup,
+    down: Product,
+}
+
+/// Activation buffers, sized for [`CHUNK`] tokens.
+#[derive(Debug)]
+struct Activations {
+    x: wgpu::Buffer,
+    h: wgpu::Buffer,
+    q: wgpu::Buffer,
+    attn: wgpu::Buffer,
+    gate: wgpu::Buffer,
+    up: wgpu::Buffer,
+    logits: wgpu::Buffer,
+    tokens: wgpu::Buffer,
+    scratch: wgpu::Buffer,
+    step: wgpu::Buffer,
+    rope: wgpu::Buffer,
+}
+
+impl Activations {
+    fn new(gpu: &Gpu, c: &LlamaConfig, max_ctx: usize) -> Result<Self, GpuError> {
+        let q_dim = c.n_heads * c.head_dim;
+        Ok(Activations {
+            x: gpu.zeroed("x", CHUNK * c.d_model)?,
+            h: gpu.zeroed("h", CHUNK * c.d_model)?,
+            q: gpu.zeroed("q", CHUNK * q_dim)?,
+            attn: gpu.zeroed("attn", CHUNK * q_dim)?,
+            gate: gpu.zeroed("gate", CHUNK * c.d_ff)?,
+            up: gpu.zeroed("up", CHUNK * c.d_ff)?,
+            logits: gpu.zeroed("logits", CHUNK * c.vocab_size)?,
+            tokens: gpu.zeroed("tokens", CHUNK)?,
+            scratch: gpu.zeroed("scores", CHUNK * c.n_heads * max_ctx)?,
+            step: Step::default().buffer(gpu),
+            rope: gpu.storage(
+                "rope table",
+                &f32_bytes(&rope_table(max_ctx, c.n_rot, c.rope_base)),
+            )?,
+        })
+    }
+}
+
+/// A llama model on the GPU: quantized weights, a KV cache of up to `max_context`
+/// positions, and the compiled kernels.
+pub struct GpuModel {
+    gpu: Arc<Gpu>,
+    config: LlamaConfig,
+    eos: TokenId,
+    max_ctx: usize,
+    kernels: Kernels,
+    act: Activations,
+    blocks: Vec<Block>,
+    embd: wgpu::BindGroup,
+    output_norm: wgpu::BindGroup,
+    head: Product,
+    cache_len: usize,
+    weight_bytes: u64,
+    buffer_bytes: u64,
+}
+
+impl std::fmt::Debug for GpuModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuModel")
+            .field("adapter", &self.gpu.adapter_name())
+            .field("max_context", &self.max_ctx)
+            .field("cached", &self.cache_len)
+            .field("weight_bytes", &self.weight_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Uniforms shared by products of the same shape and mode.
+struct DimsCache<'a> {
+    gpu: &'a Gpu,
+    map: HashMap<(usize, usize, MatVecMode), wgpu::Buffer>,
+}
+
+impl DimsCache<'_> {
+    fn get(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        mode: MatVecMode,
+    ) -> Result<&wgpu::Buffer, GpuError> {
+        if !self.map.contains_key(&(rows, cols, mode)) {
+            let b = MatVec::dims(self.gpu, rows, cols, mode)?;
+            self.map.insert((rows, cols, mode), b);
+        }
+        Ok(&self.map[&(rows, cols, mode)])
+    }
+}
+
+impl GpuModel {
+    /// Opens the GPU and uploads `model` with a cache of [`DEFAULT_GPU_CONTEXT`] positions
+    /// (or the model's context, if smaller).
+    pub async fn new(model: &Model) -> Result<GpuModel, GpuError> {
+        let gpu = Arc::new(Gpu::new().await?);
+        GpuModel::with_gpu(gpu, model, DEFAULT_GPU_CONTEXT).await
+    }
+
+    /// Uploads `model` to `gpu` with a KV cache of `max_context` positions (at most the
+    /// model's context).
+    pub async fn with_gpu(
+        gpu: Arc<Gpu>,
+        model: &Model,
+        max_context: usize,
+    ) -> Result<GpuModel, GpuError> {
+        let c = model.config().clone();
+        let (g, bytes) = (model.gguf(), model.bytes());
+        let max_ctx = max_context.min(c.context_length).max(1);
+        let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
+        if d % 32 != 0 || q_dim % 32 != 0 || ff % 32 != 0 {
+            return Err(GpuError::Shape(format!(
+                "widths {d}, {q_dim}, {ff} must be multiples of 32 for the GPU kernels"
+            )));
+        }
+        let start_bytes = gpu.allocated_bytes();
+        let embd = tensors::matrix(&gpu, g, bytes, "token_embd.weight", c.vocab_size, d)?;
+        let output = match g.tensor("output.weight") {
+            Some(_) => Some(tensors::matrix(
+                &gpu,
+                g,
+                bytes,
+                "output.weight",
+                c.vocab_size,
+                d,
+            )?),
+            None => None,
+        };
+        let output_norm = tensors::vector(&gpu, g, bytes, "output_norm.weight", d)?;
+        struct Raw {
+            attn_norm: wgpu::Buffer,
+            ffn_norm: wgpu::Buffer,
+            m: [GpuMatrix; 7],
+        }
+        let mut raw = Vec::with_capacity(c.n_layers);
+        for i in 0..c.n_layers {
+            let m = |n: &str, rows, cols| {
+                tensors::matrix(&gpu, g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
+            };
+            raw.push(Raw {
+                attn_norm: tensors::vector(
+                    &gpu,
+                    g,
+                    bytes,
+                    &format!("blk.{i}.attn_norm.weight"),
+                    d,
+                )?,
+                ffn_norm: tensors::vector(&gpu, g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
+                m: [
+                    m("attn_q", q_dim, d)?,
+                    m("attn_k", kv, d)?,
+                    m("attn_v", kv, d)?,
+                    m("attn_output", d, q_dim)?,
+                    m("ffn_gate", ff, d)?,
+                    m("ffn_up", ff, d)?,
+                    m("ffn_down", d, ff)?,
+                ],
+            });
+        }
+        let weight_bytes = gpu.allocated_bytes() - start_bytes;
+        let head_m = output.as_ref().unwrap_or(&embd);
+        let mut formats: Vec<WeightFormat> = raw
+            .iter()
+            .flat_map(|r| r.m.iter().map(|m| m.format))
+            .collect();
+        formats.push(head_m.format);
+        let kernels = Kernels::new(&gpu, &formats, embd.format).await?;
+        let act = Activations::new(&gpu, &c, max_ctx)?;
+        let mut dims = DimsCache {
+            gpu: &gpu,
+            map: HashMap::new(),
+        };
+        let norm_dims = RmsNorm::dims(&gpu, d, c.rms_eps);
+        let rope_q_dims = Rope::dims(&gpu, q_dim, c.head_dim, c.n_rot, false);
+        let rope_k_dims = Rope::dims(&gpu, kv, c.head_dim, c.n_rot, true);
+        let shape = AttentionShape {
+            n_heads: c.n_heads,
+            n_kv_heads: c.n_kv_heads,
+            head_dim: c.head_dim,
+            max_ctx,
+        };
+        let attn_dims = Attention::dims(&gpu, &shape)?;
+        let swiglu_dims = SwiGlu::dims(&gpu, ff);
+        let mut product = |m: &GpuMatrix,
+                           x: &wgpu::Buffer,
+                           out: &wgpu::Buffer,
+                           mode|
+         -> Result<Product, GpuError> {
+            let dm = dims.get(m.rows, m.cols, mode)?;
+            Ok(Product {
+                format: m.format,
+                rows: m.rows,
+                bind: kernels
+                    .matvec(m.format)
+                    .bind(&gpu, &m.buffer, x, out, dm, &act.step),
+            })
+        };
+        let a = &act;
+        let mut blocks = Vec::with_capacity(c.n_layers);
+        for r in &raw {
+            let kc = gpu.zeroed("k cache", max_ctx * kv)?;
+            let vc = gpu.zeroed("v cache", max_ctx * kv)?;
+            let [wq, wk, wv, wo, gate, up, down] = &r.m;
+            blocks.push(Block {
+                attn_norm: kernels.rms_norm.bind(
+                    &gpu,
+                    &a.x,
+                    &r.attn_norm,
+                    &a.h,
+                    &norm_dims,
+                    &a.step,
+                ),
+                wq: product(wq, &a.h, &a.q, MatVecMode::Write)?,
+                wk: product(wk, &a.h, &kc, MatVecMode::Cache)?,
+                wv: product(wv, &a.h, &vc, MatVecMode::Cache)?,
+                rope_q: kernels
+                    .rope
+                    .bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
+                rope_k: kernels.rope.bind(&gpu, &kc, &a.rope, &rope_k_dims, &a.step),
+                attention: kernels.attention.bind(
+                    &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
+                ),
+                wo: product(wo, &a.attn, &a.x, MatVecMode::Accumulate)?,
+                ffn_norm: kernels
+                    .rms_norm
+                    .bind(&gpu, &a.x, &r.ffn_norm, &a.h, &norm_dims, &a.step),
+                gate: product(gate, &a.h, &a.gate, MatVecMode::Write)?,
+                up: product(up, &a.h, &a.up, MatVecMode::Write)?,
+                swiglu: kernels
+                    .swiglu
+                    .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
+                down: product(down, &a.gate, &a.x, MatVecMode::Accumulate)?,
+            });
+        }
+        let head = product(head_m, &a.h, &a.logits, MatVecMode::Head)?;
+        let embd_dims = MatVec::dims(&gpu, c.vocab_size, d, MatVecMode::Write)?;
+        let embd_bind =
+            kernels
+                .get_rows
+                .bind(&gpu, &embd.buffer, &a.tokens, &a.x, &embd_dims, &a.step);
+        let output_norm =
+            kernels
+                .rms_norm
+                .bind(&gpu, &a.x, &output_norm, &a.h, &norm_dims, &a.step);
+        drop(product);
+        gpu.check()?;
+        let buffer_bytes = gpu.allocated_bytes() - start_bytes;
+        Ok(GpuModel {
+            config: c,
+            eos: model.tokenizer().eos(),
+            max_ctx,
+            kernels,
+            act,
+            blocks,
+            embd: embd_bind,
+            output_norm,
+            head,
+            cache_len: 0,
+            weight_bytes,
+            buffer_bytes,
+            gpu,
+        })
+    }
+}
+
+impl GpuModel {
+    /// The GPU context.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &LlamaConfig {
+        &self.config
+    }
+
+    /// The end-of-sequence token.
+    pub fn eos(&self) -> TokenId {
+        self.eos
+    }
+
+    /// Positions the GPU KV cache can hold.
+    pub fn max_context(&self) -> usize {
+        self.max_ctx
+    }
+
+    /// Positions in the KV cache.
+    pub fn cache_len(&self) -> usize {
+        self.cache_len
+    }
+
+    /// Keeps the first `n` cached positions (no-op if it holds fewer).
+    pub fn truncate(&mut self, n: usize) {
+        self.cache_len = self.cache_len.min(n);
+    }
+
+    /// Bytes of the weight buffers (quantized blocks as in the file, norms as f32).
+    pub fn weight_bytes(&self) -> u64 {
+        self.weight_bytes
+    }
+
+    /// Bytes of all this model's GPU buffers: weights, KV cache, activations, scratch.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+
+    /// Runs `tokens` after the cached positions (appending theirs) and returns the logits
+    /// of positions `logits_from..tokens.len()`, `vocab_size` each, as
+    /// [`Model::forward`] does on the CPU.
+    pub async fn forward(
+        &mut self,
+        tokens: &[TokenId],
+        logits_from: usize,
+    ) -> Result<Vec<f32>, LmError> {
+        let total = self.cache_len + tokens.len();
+        if total > self.max_ctx {
+            return Err(LmError(format!(
+                "context of {total} tokens exceeds the GPU context of {}",
+                self.max_ctx
+            )));
+        }
+        let vocab = self.config.vocab_size;
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
+            return Err(LmError(format!(
+                "token id {bad} is outside the vocabulary of {vocab}"
+            )));
+        }
+        let mut logits = Vec::with_capacity(tokens.len().saturating_sub(logits_from) * vocab);
+        for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
+            let from = logits_from.saturating_sub(i * CHUNK).min(chunk.len());
+            let run = self.run_chunk(chunk, from).await;
+            match run {
+                Ok(l) => logits.extend(l),
+                Err(e) => {
+                    self.cache_len = 0;
+                    return Err(LmError(e.to_string()));
+                }
+            }
+        }
+        Ok(logits)
+    }
+
+    /// One submission: `chunk` after the cache, logits of its tokens from `first`.
+    async fn run_chunk(&mut self, chunk: &[TokenId], first: usize) -> Result<Vec<f32>, GpuError> {
+        let (n, gpu, c) = (chunk.len(), &self.gpu, &self.config);
+        Step {
+            n: n as u32,
+            n_past: self.cache_len as u32,
+            first: first as u32,
+        }
+        .write(gpu, &self.act.step);
+        gpu.write_words(&self.act.tokens, 0, chunk);
+        let k = &self.kernels;
+        let (q_dim, kv) = (c.n_heads * c.head_dim, c.kv_dim());
+        let mv = |pass: &mut wgpu::ComputePass<'_>, p: &Product, tokens: usize| {
+            k.matvec(p.format).dispatch(pass, &p.bind, p.rows, tokens)
+        };
+        gpu.run(|pass| {
+            k.get_rows.dispatch(pass, &self.embd, c.d_model, n);
+            for b in &self.blocks {
+                k.rms_norm.dispatch(pass, &b.attn_norm, n);
+                mv(pass, &b.wq, n);
+                mv(pass, &b.wk, n);
+                mv(pass, &b.wv, n);
+                k.rope
+                    .dispatch(pass, &b.rope_q, q_dim, c.head_dim, c.n_rot, n);
+                k.rope.dispatch(pass, &b.rope_k, kv, c.head_dim, c.n_rot, n);
+                k.attention.dispatch(pass, &b.attention, c.n_heads, n);
+                mv(pass, &b.wo, n);
+                k.rms_norm.dispatch(pass, &b.ffn_norm, n);
+                mv(pass, &b.gate, n);
+                mv(pass, &b.up, n);
+                k.swiglu.dispatch(pass, &b.swiglu, c.d_ff, n);
+                mv(pass, &b.down, n);
+            }
+            if first < n {
+                k.rms_norm.dispatch(pass, &self.output_norm, n);
+                mv(pass, &self.head, n - first);
+            }
+        })?;
+        self.cache_len += n;
+        if first < n {
+            gpu.read_f32(&self.act.logits, 0, (n - first) * c.vocab_size)
+                .await
+        } else {
+            Ok(Vec::new())
+        }
+    }
+}

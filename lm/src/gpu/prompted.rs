@@ -1,0 +1,131 @@
+//! [`GpuPromptedModel`]: a [`GpuModel`] conditioned on a prompt, as the samplers see it.
+
+use super::model::GpuModel;
+use crate::forward::log_softmax;
+use sampler_core::{LanguageModel, LmError, TokenId};
+
+/// A [`GpuModel`] holding a prompt, implementing [`LanguageModel`] on the GPU.
+///
+/// The GPU KV cache is reused by longest common prefix, as [`crate::PromptedModel`] does
+/// on the CPU: only the tokens after the prefix shared with the previous call run.
+#[derive(Debug)]
+pub struct GpuPromptedModel {
+    model: GpuModel,
+    prompt: Vec<TokenId>,
+    /// The tokens whose keys and values are in the model's cache.
+    cached: Vec<TokenId>,
+    /// Logits after the last token of `cached`.
+    last_logits: Option<Vec<f32>>,
+    forward_tokens: u64,
+}
+
+impl GpuPromptedModel {
+    /// Conditions `model` on `prompt`; the prompt must be non-empty and fit the GPU context.
+    pub fn new(mut model: GpuModel, prompt: Vec<TokenId>) -> Result<Self, LmError> {
+        let ctx = model.max_context();
+        if prompt.len() > ctx {
+            return Err(LmError(format!(
+                "prompt of {} tokens exceeds the GPU context of {ctx}",
+                prompt.len()
+            )));
+        }
+        if prompt.is_empty() {
+            return Err(LmError(
+                "the prompt is empty: the model needs at least one token to condition on".into(),
+            ));
+        }
+        model.truncate(0);
+        Ok(GpuPromptedModel {
+            model,
+            prompt,
+            cached: Vec::new(),
+            last_logits: None,
+            forward_tokens: 0,
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &GpuModel {
+        &self.model
+    }
+
+    /// Gives the model back (to condition it on another prompt).
+    pub fn into_model(self) -> GpuModel {
+        self.model
+    }
+
+    /// The prompt tokens.
+    pub fn prompt(&self) -> &[TokenId] {
+        &self.prompt
+    }
+
+    /// Tokens whose keys and values are cached (prompt included).
+    pub fn cached_len(&self) -> usize {
+        self.cached.len()
+    }
+
+    /// Next-token logits (not normalized) after `prompt ++ prefix`.
+    pub async fn logits(&mut self, prefix: &[TokenId]) -> Result<&[f32], LmError> {
+        let total = self.prompt.len() + prefix.len();
+        let ctx = self.model.max_context();
+        if total > ctx {
+            return Err(LmError(format!(
+                "prompt of {} tokens and {} generated tokens exceed the GPU context of {ctx}",
+                self.prompt.len(),
+                prefix.len()
+            )));
+        }
+        let lcp = self
+            .cached
+            .iter()
+            .zip(self.prompt.iter().chain(prefix))
+            .take_while(|(a, b)| a == b)
+            .count();
+        if lcp == total && self.cached.len() == total && self.last_logits.is_some() {
+            return Ok(self.last_logits.as_deref().unwrap_or_default());
+        }
+        // Re-run at least the last token: its logits are needed.
+        let keep = lcp.min(total - 1);
+        let new: Vec<TokenId> = self
+            .prompt
+            .iter()
+            .chain(prefix)
+            .skip(keep)
+            .copied()
+            .collect();
+        self.model.truncate(keep);
+        self.cached.truncate(keep);
+        self.last_logits = None;
+        match self.model.forward(&new, new.len() - 1).await {
+            Ok(logits) => {
+                self.forward_tokens += new.len() as u64;
+                self.cached.extend_from_slice(&new);
+                Ok(self.last_logits.insert(logits))
+            }
+            Err(e) => {
+                // The cache may hold part of the run; start over next time.
+                self.model.truncate(0);
+                self.cached.clear();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl LanguageModel for GpuPromptedModel {
+    fn vocab_size(&self) -> usize {
+        self.model.config().vocab_size
+    }
+
+    fn eos(&self) -> TokenId {
+        self.model.eos()
+    }
+
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        Ok(log_softmax(self.logits(prefix).await?))
+    }
+
+    fn forward_tokens(&self) -> u64 {
+        self.forward_tokens
+    }
+}

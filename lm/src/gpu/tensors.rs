@@ -1,0 +1,86 @@
+//! The model's tensors uploaded to the GPU: matrices as their raw quantized blocks (F16
+//! converted to f32), norm weights as f32.
+
+use crate::gguf::{GgmlType, Gguf, TensorInfo, dequantize_f16, dequantize_f32};
+use shaders::{Gpu, GpuError, WeightFormat, f32_bytes, wgpu};
+
+/// A `rows × cols` weight matrix in a GPU buffer.
+#[derive(Debug)]
+pub(crate) struct GpuMatrix {
+    pub(crate) buffer: wgpu::Buffer,
+    pub(crate) format: WeightFormat,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+}
+
+fn find<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, GpuError> {
+    g.tensor(name)
+        .ok_or_else(|| GpuError::Shape(format!("tensor {name:?} is missing")))
+}
+
+fn to_f32(t: &TensorInfo, bytes: &[u8]) -> Result<Vec<f32>, GpuError> {
+    let data = &bytes[t.range()];
+    let mut out = vec![0f32; t.n_elements() as usize];
+    match t.ty {
+        GgmlType::F32 => dequantize_f32(data, &mut out),
+        GgmlType::F16 => dequantize_f16(data, &mut out),
+        other => {
+            return Err(GpuError::Shape(format!(
+                "tensor {:?} of type {} cannot be converted to f32 here",
+                t.name,
+                other.name()
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Uploads matrix `name` (`rows × cols`), checking its shape.
+pub(crate) fn matrix(
+    gpu: &Gpu,
+    g: &Gguf,
+    bytes: &[u8],
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<GpuMatrix, GpuError> {
+    let t = find(g, name)?;
+    if t.dims != [cols as u64, rows as u64] {
+        return Err(GpuError::Shape(format!(
+            "tensor {name:?} has shape {:?}, expected [{cols}, {rows}]",
+            t.dims
+        )));
+    }
+    let (format, buffer) = match t.ty {
+        GgmlType::Q4_1 => (WeightFormat::Q4_1, gpu.storage(name, &bytes[t.range()])?),
+        GgmlType::Q8_0 => (WeightFormat::Q8_0, gpu.storage(name, &bytes[t.range()])?),
+        GgmlType::F32 | GgmlType::F16 => (
+            WeightFormat::F32,
+            gpu.storage(name, &f32_bytes(&to_f32(t, bytes)?))?,
+        ),
+    };
+    Ok(GpuMatrix {
+        buffer,
+        format,
+        rows,
+        cols,
+    })
+}
+
+/// Uploads vector `name` of `len` floats, checking its shape.
+pub(crate) fn vector(
+    gpu: &Gpu,
+    g: &Gguf,
+    bytes: &[u8],
+    name: &str,
+    len: usize,
+) -> Result<wgpu::Buffer, GpuError> {
+    let t = find(g, name)?;
+    if t.dims != [len as u64] {
+        return Err(GpuError::Shape(format!(
+            "tensor {name:?} has shape {:?}, expected [{len}]",
+            t.dims
+        )));
+    }
+    gpu.storage(name, &f32_bytes(&to_f32(t, bytes)?))
+}

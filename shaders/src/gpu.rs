@@ -1,0 +1,192 @@
+//! [`Gpu`]: the adapter, device and queue, with lost-device and error tracking.
+
+use crate::error::GpuError;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A GPU device and its queue: WebGPU in the browser, Vulkan natively.
+///
+/// A lost device or an uncaptured validation error is remembered; [`Gpu::check`] turns
+/// it into an error so that callers get a `Result` instead of a panic.
+#[derive(Debug)]
+pub struct Gpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    lost: Arc<Mutex<Option<String>>>,
+    error: Arc<Mutex<Option<String>>>,
+    allocated: AtomicU64,
+}
+
+fn backends() -> wgpu::Backends {
+    if cfg!(target_arch = "wasm32") {
+        wgpu::Backends::BROWSER_WEBGPU
+    } else {
+        wgpu::Backends::VULKAN
+    }
+}
+
+fn remember(slot: &Mutex<Option<String>>, message: String) {
+    let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+    s.get_or_insert(message);
+}
+
+impl Gpu {
+    /// Opens the first high-performance adapter and a device with the adapter's limits.
+    pub async fn new() -> Result<Gpu, GpuError> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = backends();
+        let instance = wgpu::Instance::new(desc);
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("strait"),
+                required_features: wgpu::Features::empty(),
+                required_limits: adapter.limits(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::RequestDevice(e.to_string()))?;
+        let lost = Arc::new(Mutex::new(None));
+        let error = Arc::new(Mutex::new(None));
+        let l = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            remember(&l, format!("{reason:?}: {message}"));
+        });
+        let e = error.clone();
+        device.on_uncaptured_error(Arc::new(move |err: wgpu::Error| {
+            remember(&e, err.to_string());
+        }));
+        Ok(Gpu {
+            device,
+            queue,
+            info,
+            lost,
+            error,
+            allocated: AtomicU64::new(0),
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// Adapter name and backend, e.g. `"llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)"`.
+    pub fn adapter_name(&self) -> String {
+        format!("{} ({:?})", self.info.name, self.info.backend)
+    }
+
+    /// Whether the adapter is a CPU implementation (lavapipe, SwiftShader).
+    pub fn is_cpu(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The device's limits.
+    pub fn limits(&self) -> wgpu::Limits {
+        self.device.limits()
+    }
+
+    /// Bytes of all buffers created through this crate's helpers so far.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocated.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_allocation(&self, bytes: u64) {
+        self.allocated.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// `Err` once the device is lost or a command failed validation (the first message).
+    pub fn check(&self) -> Result<(), GpuError> {
+        if let Some(m) = self.lost.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Err(GpuError::DeviceLost(m));
+        }
+        if let Some(m) = self.error.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Err(GpuError::Validation(m));
+        }
+        Ok(())
+    }
+
+    /// Compiles a WGSL compute shader's entry point `main`; a compile or layout error is
+    /// returned, not raised.
+    pub async fn pipeline(
+        &self,
+        label: &str,
+        wgsl: &str,
+    ) -> Result<wgpu::ComputePipeline, GpuError> {
+        self.check()?;
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        match scope.pop().await {
+            Some(e) => Err(GpuError::Validation(format!("shader {label}: {e}"))),
+            None => Ok(pipeline),
+        }
+    }
+
+    /// A bind group for group 0 of `pipeline`: binding `i` is the whole of `buffers[i]`.
+    pub fn bind(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[&wgpu::Buffer],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    }
+
+    /// Records one compute pass with `record` and submits it.
+    pub fn run(&self, record: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Result<(), GpuError> {
+        self.check()?;
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            record(&mut pass);
+        }
+        self.queue.submit([encoder.finish()]);
+        self.check()
+    }
+}
