@@ -196,6 +196,29 @@ describe('the page samples from SmolLM2', () => {
     });
   });
 
+  it('a half-written cache entry is detected and the model downloaded again', async () => {
+    await step(async () => {
+      const { page } = b;
+      // Replace the cached model with its first 1000 bytes under the same key (URL and size).
+      const key = await page.evaluate(async () => {
+        const cache = await caches.open('strait-models-v1');
+        const k = (await cache.keys()).find((r) => r.url.includes('strait-bytes='));
+        if (!k) return null;
+        await cache.put(k, new Response(new Uint8Array(1000)));
+        return k.url;
+      });
+      assert.ok(key, 'no cached model entry');
+      await page.reload();
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      const notes = await page.locator('.note').allTextContents();
+      assert.ok(
+        notes.some((n) => /cached copy of the model was incomplete \(1000 of 98362432 bytes\)/.test(n)),
+        `notes: ${JSON.stringify(notes)}`,
+      );
+      assert.match(await page.locator('#model-info').textContent(), /downloaded and cached/);
+    });
+  });
+
   it('a reload reads the model from Cache Storage', async () => {
     await step(async () => {
       const { page } = b;
