@@ -55,14 +55,14 @@ pub async fn fetch_model(
         Err(HeadError::Status(msg)) => return Err(msg),
         Err(HeadError::Unreachable(msg)) => {
             // Offline or the server is down: any complete cached copy of this URL will do.
-            if let Some(cache) = &cache {
-                if let Some(bytes) = any_complete_entry(cache, url).await {
-                    notify(format!(
-                        "{url} is unreachable ({msg}); using the copy cached in this browser."
-                    ));
-                    progress(bytes.len() as u64, Some(bytes.len() as u64));
-                    return Ok((bytes, Source::Cache));
-                }
+            if let Some(cache) = &cache
+                && let Some(bytes) = any_complete_entry(cache, url).await
+            {
+                notify(format!(
+                    "{url} is unreachable ({msg}); using the copy cached in this browser."
+                ));
+                progress(bytes.len() as u64, Some(bytes.len() as u64));
+                return Ok((bytes, Source::Cache));
             }
             return Err(msg);
         }
@@ -100,13 +100,13 @@ pub async fn fetch_model(
     }
     let total = size.or_else(|| content_length(&resp));
     let buf = stream_body(&resp, total, progress).await?;
-    if let Some(size) = size {
-        if buf.length() as u64 != size {
-            return Err(format!(
-                "The download of {url} stopped after {} of {size} bytes; reload to try again.",
-                buf.length()
-            ));
-        }
+    if let Some(size) = size
+        && buf.length() as u64 != size
+    {
+        return Err(format!(
+            "The download of {url} stopped after {} of {size} bytes; reload to try again.",
+            buf.length()
+        ));
     }
     let bytes = buf.to_vec();
 
@@ -308,12 +308,11 @@ async fn entries_for(cache: &Cache, url: &str) -> Vec<(String, u64)> {
 
 async fn any_complete_entry(cache: &Cache, url: &str) -> Option<Vec<u8>> {
     for (key, size) in entries_for(cache, url).await {
-        if let Some(resp) = cache_match(cache, &key).await {
-            if let Ok(bytes) = read_all(&resp).await {
-                if bytes.len() as u64 == size {
-                    return Some(bytes);
-                }
-            }
+        if let Some(resp) = cache_match(cache, &key).await
+            && let Ok(bytes) = read_all(&resp).await
+            && bytes.len() as u64 == size
+        {
+            return Some(bytes);
         }
     }
     None

@@ -90,10 +90,11 @@ pub fn js_error_message(e: &JsValue) -> String {
         return s;
     }
     if let Some(obj) = e.dyn_ref::<Object>() {
-        if let Ok(m) = Reflect::get(obj, &"message".into()) {
-            if let Some(m) = m.as_string() {
-                return m;
-            }
+        if let Some(m) = Reflect::get(obj, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+        {
+            return m;
         }
         return String::from(obj.to_string());
     }
