@@ -1,8 +1,10 @@
 //! Strait's playground page: a leptos client-side-rendered app (built with trunk).
 //!
 //! The page checks for WebGPU, downloads the model with a progress bar (cached in Cache
-//! Storage), loads it onto the GPU, and samples from it under a regex constraint, streaming
-//! each token with its probability (and, under token masking, the mass Z the mask kept).
+//! Storage), loads it (for now on `lm`'s CPU forward pass compiled to wasm; the backend is
+//! swappable, see `engine::backend`), and samples from it under a regex constraint with
+//! sampler-core's `lm` or `lcd`, streaming each token with its probability (and, under
+//! token masking, the mass Z the mask kept).
 //!
 //! # Key modules
 //! - [`ui`]: the page (controls, output, keyboard shortcuts).
