@@ -54,10 +54,8 @@ fn gpu_matvec(
     gpu: &Gpu,
     f: WeightFormat,
     w: &[u8],
-    rows: usize,
-    cols: usize,
+    (rows, cols, n): (usize, usize, usize),
     x: &[f32],
-    n: usize,
     reps: usize,
     strategy: MatVecStrategy,
 ) -> (Vec<f32>, f64) {
@@ -123,7 +121,7 @@ fn check_matvec(
         } else {
             reps.min(1)
         };
-        let (got, secs) = gpu_matvec(gpu, f, &w, rows, cols, &x, n, reps, strategy);
+        let (got, secs) = gpu_matvec(gpu, f, &w, (rows, cols, n), &x, reps, strategy);
         let what = format!("{f:?} {rows}x{cols} n={n} {strategy:?}");
         assert_close(&got, &want, &mag, cols, &what);
         if reps > 0 {
@@ -256,7 +254,9 @@ fn token_mask_matches_cpu() {
     let mut rng = Rng(5);
     for (edges, vocab) in [(300usize, 49152usize), (7, 1000), (1, 33), (0, 64), (5, 31)] {
         let words = mask_words(vocab);
-        let flags: Vec<u32> = (0..edges).map(|_| (rng.next() % 3 == 0) as u32).collect();
+        let flags: Vec<u32> = (0..edges)
+            .map(|_| rng.next().is_multiple_of(3) as u32)
+            .collect();
         let bf: Vec<u32> = (0..edges * words)
             .map(|i| {
                 let w = rng.next() as u32 & rng.next() as u32 & rng.next() as u32;

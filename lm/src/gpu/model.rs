@@ -286,7 +286,6 @@ impl GpuModel {
             kernels
                 .rms_norm
                 .bind(&gpu, &a.x, &output_norm, &a.h, &norm_dims, &a.step);
-        drop(product);
         gpu.check()?;
         let buffer_bytes = gpu.allocated_bytes() - start_bytes;
         Ok(GpuModel {
