@@ -402,3 +402,19 @@ fn attention_matches_cpu() {
     };
     assert!(Attention::dims(&gpu, &bad).is_err());
 }
+
+#[test]
+fn lost_device_is_an_error_not_a_panic() {
+    let gpu = gpu();
+    let b = gpu.storage("b", &[1, 2, 3, 4]).unwrap();
+    assert_eq!(block_on(gpu.read_words(&b, 0, 1)).unwrap(), [0x0403_0201]);
+    assert!(
+        block_on(gpu.read_words(&b, 1, 1)).is_err(),
+        "read past the end"
+    );
+    gpu.device().destroy();
+    let e = block_on(gpu.read_words(&b, 0, 1)).unwrap_err();
+    eprintln!("after destroy: {e}");
+    assert!(gpu.check().is_err());
+    assert!(block_on(TokenMask::new(&gpu)).is_err());
+}
