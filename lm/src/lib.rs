@@ -10,6 +10,8 @@
 //!   forward pass with a [`KvCache`]; [`Model::score`].
 //! - [`PromptedModel`]: a model conditioned on a prompt, implementing
 //!   [`sampler_core::LanguageModel`] with a KV cache reused by longest common prefix.
+//! - [`gpu::GpuModel`] and [`gpu::GpuPromptedModel`]: the same forward pass on wgpu with
+//!   our WGSL kernels (weights kept as the file's Q4_1/Q8_0 blocks on the GPU).
 //!
 //! # Usage
 //! ```no_run

@@ -11,10 +11,15 @@
 //! - [`Vocabulary`]: the byte string of every token, which lifts byte-level automata to tokens.
 //! - [`Event`] and [`EventSink`]: what a sampler reports while it runs.
 //! - [`RandomSource`]: injected randomness, so tests can enumerate every random path.
+//! - [`RegexConstraint`]: a regex as a byte DFA ([`RegexAutomaton`]) lifted to tokens through
+//!   a [`TokenTrie`], tensorized ([`TensorizedAutomaton`]) for budget-aware masks.
+//! - [`samplers::run`] with [`samplers::Method`]: every sampler of the five papers.
+//! - [`exact::enumerate`]: exact P^L of a finite language, and the statistics the tests use.
+//! - [`toy`]: analytic language models (G_sk, seeded random n-grams) for exact tests.
 //!
 //! # Usage
 //! Pick a sampler from [`samplers`], give it a model, a constraint, a random source and an
-//! event sink, and drive its future with [`block_on`] (native) or an executor of your own.
+//! event sink, and drive its future with [`block_on()`] (native) or an executor of your own.
 #![deny(missing_docs)]
 
 pub mod block_on;

@@ -50,7 +50,7 @@ impl TensorizedAutomaton {
         (v as usize) < self.vocab_size && (self.bf[e * w + v as usize / 32] >> (v % 32)) & 1 == 1
     }
 
-    /// α_t = 1{T_inᵀ(T_outᵀα_{t−1} ∘ B_f[:,v])}: the states after token `v`.
+    /// `α_t = 1{T_inᵀ(T_outᵀα_{t−1} ∘ B_f[:,v])}`: the states after token `v`.
     pub fn forward(&self, alpha: &[bool], v: TokenId) -> Vec<bool> {
         let mut next = vec![false; self.num_states];
         for e in 0..self.num_edges() {
