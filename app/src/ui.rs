@@ -6,7 +6,9 @@
 //! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
 
 use crate::download::{self, Source};
-use crate::engine::{Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
+use crate::engine::{
+    Choice, Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut,
+};
 use crate::webgpu::{self, GpuStatus};
 use leptos::ev;
 use leptos::prelude::*;
@@ -81,13 +83,17 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn model_url() -> String {
+/// A non-empty query parameter of the page's URL.
+fn url_param(name: &str) -> Option<String> {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
         .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get("model"))
+        .and_then(|p| p.get(name))
         .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
+}
+
+fn model_url() -> String {
+    url_param("model").unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
 }
 
 fn fmt_mb(bytes: u64) -> String {
@@ -180,7 +186,8 @@ pub fn App() -> impl IntoView {
             });
             phase.set(Phase::Loading("reading the model".into()));
             let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-            match Engine::load(bytes, &set_status).await {
+            let choice = Choice::parse(url_param("backend").as_deref());
+            match Engine::load(bytes, choice, &set_status, &on_note).await {
                 Ok(engine) => {
                     let d = engine.describe();
                     if !d.is_empty() {

@@ -6,7 +6,7 @@
 
 mod backend;
 
-pub use backend::StopCheck;
+pub use backend::{Choice, StopCheck};
 
 use backend::Backend;
 use sampler_core::samplers::{self, Params, Sample};
@@ -101,12 +101,18 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Parses the GGUF file and builds the tokenizer and the weights.
-    pub async fn load(bytes: Vec<u8>, status: &dyn Fn(&str)) -> Result<Engine, String> {
+    /// Parses the GGUF file, builds the tokenizer and puts the weights on the backend
+    /// `choice` selects; `note` receives remarks about that choice.
+    pub async fn load(
+        bytes: Vec<u8>,
+        choice: Choice,
+        status: &dyn Fn(&str),
+        note: &dyn Fn(String),
+    ) -> Result<Engine, String> {
         status("parsing the GGUF file and building the tokenizer");
         // Let the page paint the status before the (blocking) parse.
         yield_now().await;
-        let backend = Backend::cpu(bytes)?;
+        let backend = Backend::load(bytes, choice, note).await?;
         let vocab = backend.model().tokenizer().vocabulary();
         Ok(Engine { backend, vocab })
     }
@@ -163,6 +169,7 @@ impl Engine {
             &mut |s| sample = Some(s.clone()),
         )
         .await;
+        self.backend.restore(lm);
         match run {
             Ok(counters) => {
                 let s = sample.ok_or("the sampler finished without a sample")?;
