@@ -44,11 +44,49 @@ fn decode(args: &BenchArgs) -> Result<()> {
         "decode_tok_s": args.tokens as f64 / decode_s,
     });
     println!("{ours}");
+    match gpu_decode(&model, &prompt, args.tokens) {
+        Ok(line) => println!("{line}"),
+        Err(e) => eprintln!("strait: GPU decode skipped: {e}"),
+    }
     match llama_cpp(&args.model, &prompt, args.tokens) {
         Ok(line) => println!("{line}"),
         Err(e) => eprintln!("strait: llama.cpp comparison skipped: {e}"),
     }
     Ok(())
+}
+
+/// The same measurement on the wgpu forward pass (lavapipe where there is no GPU).
+fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json::Value> {
+    use sampler_core::block_on;
+    let gpu = block_on(shaders::Gpu::new())?;
+    let adapter = gpu.adapter_name();
+    let t_load = Instant::now();
+    let mut m = block_on(lm::gpu::GpuModel::with_gpu(
+        std::sync::Arc::new(gpu),
+        model,
+        prompt.len() + tokens + 1,
+    ))?;
+    let load_s = t_load.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let logits = block_on(m.forward(prompt, prompt.len() - 1))?;
+    let prefill_s = t0.elapsed().as_secs_f64();
+    let mut next = argmax(&logits);
+    let t1 = Instant::now();
+    for _ in 0..tokens {
+        next = argmax(&block_on(m.forward(&[next], 0))?);
+    }
+    let decode_s = t1.elapsed().as_secs_f64();
+    Ok(serde_json::json!({
+        "engine": "strait-wgpu",
+        "adapter": adapter,
+        "upload_s": load_s,
+        "gpu_buffer_bytes": m.buffer_bytes(),
+        "weight_bytes": m.weight_bytes(),
+        "prompt_tokens": prompt.len(),
+        "prefill_tok_s": prompt.len() as f64 / prefill_s,
+        "decode_tokens": tokens,
+        "decode_tok_s": tokens as f64 / decode_s,
+    }))
 }
 
 fn argmax(row: &[f32]) -> u32 {
