@@ -40,9 +40,14 @@ pub struct ModelArgs {
     /// Wrap the prompt in the model's chat template.
     #[arg(long)]
     pub chat: bool,
-    /// Run the model on the CPU instead of the GPU (wgpu).
-    #[arg(long)]
+    /// Run the model with the CPU forward pass.
+    #[arg(long, conflicts_with = "gpu")]
     pub cpu: bool,
+    /// Run the model on the GPU (wgpu + WGSL) even when the only adapter is a software
+    /// rasterizer such as Mesa's lavapipe. Without `--cpu` or `--gpu`, a hardware GPU is
+    /// used when there is one, the CPU forward pass otherwise.
+    #[arg(long)]
+    pub gpu: bool,
 }
 
 /// The constraint: exactly one of a grammar file, a regex or a JSON Schema file.

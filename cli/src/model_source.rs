@@ -2,6 +2,7 @@
 
 use crate::args::ModelArgs;
 use crate::failure::{Result, fail};
+use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::toy::{RandomLm, gsk_lm, gsk_vocabulary};
 use sampler_core::{LanguageModel, TokenId, Vocabulary};
@@ -9,8 +10,13 @@ use std::sync::Arc;
 
 /// A loaded model with the vocabulary its constraints are built over.
 pub enum Source {
-    /// A llama-architecture GGUF model on the CPU.
-    Real(Arc<Model>),
+    /// A llama-architecture GGUF model, on the GPU when `gpu` is set.
+    Real {
+        /// The model (weights stay quantized in memory).
+        model: Arc<Model>,
+        /// The GPU copy of the model, when the run uses the GPU.
+        gpu: Option<Box<GpuModel>>,
+    },
     /// `toy:gsk`: the skewed-grammar model of seed 004 over tokens `0`, `1`, EOS.
     Gsk,
     /// `toy:random:SEED`: a seeded random bigram model over tokens `a`, `b`, `ab`, `c`, EOS.
@@ -35,13 +41,15 @@ impl Source {
                 args.model
             ));
         }
-        Ok(Source::Real(Arc::new(Model::load(&args.model)?)))
+        let model = Arc::new(Model::load(&args.model)?);
+        let gpu = open_gpu(&model, args)?;
+        Ok(Source::Real { model, gpu })
     }
 
     /// The vocabulary (byte string of every token) constraints are lifted over.
     pub fn vocabulary(&self) -> Vocabulary {
         match self {
-            Source::Real(m) => m.tokenizer().vocabulary(),
+            Source::Real { model: m, .. } => m.tokenizer().vocabulary(),
             Source::Gsk => gsk_vocabulary(),
             Source::Random(_) => toy_random_vocabulary(),
         }
@@ -56,7 +64,7 @@ impl Source {
             (None, None) => String::new(),
         };
         match self {
-            Source::Real(m) => {
+            Source::Real { model: m, .. } => {
                 if text.is_empty() {
                     return fail("--prompt (or --prompt-file) is required with a GGUF model");
                 }
@@ -69,7 +77,7 @@ impl Source {
     /// Tokenizes a continuation (the text of `strait score`).
     pub fn encode(&self, text: &str) -> Result<Vec<TokenId>> {
         match self {
-            Source::Real(m) => Ok(m.tokenizer().encode(text)?),
+            Source::Real { model: m, .. } => Ok(m.tokenizer().encode(text)?),
             _ => {
                 let vocab = self.vocabulary();
                 greedy_encode(&vocab, text.as_bytes())
@@ -111,12 +119,24 @@ fn greedy_encode(vocab: &Vocabulary, mut bytes: &[u8]) -> Result<Vec<TokenId>> {
 
 /// Calls `f` with the model conditioned on the prompt, whatever its concrete type.
 pub fn with_lm<R>(
-    source: &Source,
+    source: &mut Source,
     prompt: Vec<TokenId>,
     f: impl FnOnce(&mut dyn DynLm) -> Result<R>,
 ) -> Result<R> {
     match source {
-        Source::Real(m) => {
+        Source::Real {
+            gpu: g @ Some(_), ..
+        } => {
+            let gpu = *g.take().expect("matched Some");
+            let mut lm = GpuPromptedModel::new(gpu, prompt)?;
+            let r = f(&mut lm);
+            *g = Some(Box::new(lm.into_model()));
+            r
+        }
+        Source::Real {
+            model: m,
+            gpu: None,
+        } => {
             let mut lm = PromptedModel::new(m.clone(), prompt)?;
             f(&mut lm)
         }
@@ -177,4 +197,32 @@ impl LanguageModel for LmRef<'_> {
     fn forward_tokens(&self) -> u64 {
         self.0.forward_tokens_now()
     }
+}
+
+/// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.
+fn open_gpu(model: &Model, args: &ModelArgs) -> Result<Option<Box<GpuModel>>> {
+    if args.cpu {
+        return Ok(None);
+    }
+    let gpu = match sampler_core::block_on(shaders::Gpu::new()) {
+        Ok(g) => g,
+        Err(e) if args.gpu => return fail(format!("--gpu: {e}")),
+        Err(_) => return Ok(None),
+    };
+    if gpu.is_cpu() && !args.gpu {
+        // A software adapter (lavapipe) is slower than the CPU forward pass.
+        return Ok(None);
+    }
+    let name = gpu.adapter_name();
+    let m = sampler_core::block_on(GpuModel::with_gpu(
+        Arc::new(gpu),
+        model,
+        lm::gpu::DEFAULT_GPU_CONTEXT,
+    ))
+    .map_err(|e| crate::failure::Failure(format!("GPU ({name}): {e}")))?;
+    eprintln!(
+        "strait: model on {name}: {:.1} MB of GPU buffers",
+        m.buffer_bytes() as f64 / 1e6
+    );
+    Ok(Some(Box::new(m)))
 }

@@ -280,3 +280,26 @@ fn cars_samples_match_enumerate_on_the_real_model() {
         );
     }
 }
+
+/// The WGSL forward pass (`--gpu`, lavapipe where there is no GPU) scores like the CPU
+/// forward pass: same tokens, log-probabilities within 1e-3 nats (f32 sums in another order).
+#[test]
+fn gpu_and_cpu_scores_agree() {
+    let run = |device: &str| {
+        lines(&strait(&[
+            "score",
+            "--model",
+            MODEL,
+            device,
+            "--prompt",
+            "The capital of France is",
+            "--text",
+            " Paris.",
+        ]))
+        .remove(0)
+    };
+    let (cpu, gpu) = (run("--cpu"), run("--gpu"));
+    assert_eq!(cpu["tokens"], gpu["tokens"]);
+    let (a, b) = (cpu["logp"].as_f64().unwrap(), gpu["logp"].as_f64().unwrap());
+    assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
+}

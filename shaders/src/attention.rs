@@ -42,7 +42,7 @@ impl Attention {
 
     /// The uniform of a shape.
     pub fn dims(gpu: &Gpu, s: &AttentionShape) -> Result<wgpu::Buffer, GpuError> {
-        if s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads != 0 {
+        if s.n_kv_heads == 0 || !s.n_heads.is_multiple_of(s.n_kv_heads) {
             return Err(GpuError::Shape(format!(
                 "{} heads over {} key/value heads",
                 s.n_heads, s.n_kv_heads

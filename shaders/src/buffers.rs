@@ -21,9 +21,7 @@ pub fn u32_bytes(v: &[u32]) -> Vec<u8> {
 impl Gpu {
     fn fits(&self, label: &str, bytes: u64) -> Result<(), GpuError> {
         let l = self.limits();
-        let max = l
-            .max_buffer_size
-            .min(l.max_storage_buffer_binding_size as u64);
+        let max = l.max_buffer_size.min(l.max_storage_buffer_binding_size);
         if bytes > max {
             return Err(GpuError::Shape(format!(
                 "buffer {label} of {bytes} bytes exceeds the device's limit of {max}"

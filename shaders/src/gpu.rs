@@ -60,7 +60,11 @@ impl Gpu {
         let error = Arc::new(Mutex::new(None));
         let l = lost.clone();
         device.set_device_lost_callback(move |reason, message| {
-            remember(&l, format!("{reason:?}: {message}"));
+            let m = match message.as_str() {
+                "" => format!("{reason:?}"),
+                _ => format!("{reason:?}: {message}"),
+            };
+            remember(&l, m);
         });
         let e = error.clone();
         device.on_uncaptured_error(Arc::new(move |err: wgpu::Error| {

@@ -63,7 +63,7 @@ pub struct MatVec {
 }
 
 fn check_cols(cols: usize) -> Result<(), GpuError> {
-    if cols == 0 || cols % 32 != 0 {
+    if cols == 0 || !cols.is_multiple_of(32) {
         return Err(GpuError::Shape(format!(
             "matrix of {cols} columns: quantized rows need a multiple of 32"
         )));

@@ -54,10 +54,8 @@ fn gpu_matvec(
     gpu: &Gpu,
     f: WeightFormat,
     w: &[u8],
-    rows: usize,
-    cols: usize,
+    (rows, cols, n): (usize, usize, usize),
     x: &[f32],
-    n: usize,
     reps: usize,
     strategy: MatVecStrategy,
 ) -> (Vec<f32>, f64) {
@@ -123,7 +121,7 @@ fn check_matvec(
         } else {
             reps.min(1)
         };
-        let (got, secs) = gpu_matvec(gpu, f, &w, rows, cols, &x, n, reps, strategy);
+        let (got, secs) = gpu_matvec(gpu, f, &w, (rows, cols, n), &x, reps, strategy);
         let what = format!("{f:?} {rows}x{cols} n={n} {strategy:?}");
         assert_close(&got, &want, &mag, cols, &what);
         if reps > 0 {
@@ -256,7 +254,9 @@ fn token_mask_matches_cpu() {
     let mut rng = Rng(5);
     for (edges, vocab) in [(300usize, 49152usize), (7, 1000), (1, 33), (0, 64), (5, 31)] {
         let words = mask_words(vocab);
-        let flags: Vec<u32> = (0..edges).map(|_| (rng.next() % 3 == 0) as u32).collect();
+        let flags: Vec<u32> = (0..edges)
+            .map(|_| rng.next().is_multiple_of(3) as u32)
+            .collect();
         let bf: Vec<u32> = (0..edges * words)
             .map(|i| {
                 let w = rng.next() as u32 & rng.next() as u32 & rng.next() as u32;
@@ -401,4 +401,20 @@ fn attention_matches_cpu() {
         max_ctx: 8,
     };
     assert!(Attention::dims(&gpu, &bad).is_err());
+}
+
+#[test]
+fn lost_device_is_an_error_not_a_panic() {
+    let gpu = gpu();
+    let b = gpu.storage("b", &[1, 2, 3, 4]).unwrap();
+    assert_eq!(block_on(gpu.read_words(&b, 0, 1)).unwrap(), [0x0403_0201]);
+    assert!(
+        block_on(gpu.read_words(&b, 1, 1)).is_err(),
+        "read past the end"
+    );
+    gpu.device().destroy();
+    let e = block_on(gpu.read_words(&b, 0, 1)).unwrap_err();
+    eprintln!("after destroy: {e}");
+    assert!(gpu.check().is_err());
+    assert!(block_on(TokenMask::new(&gpu)).is_err());
 }

@@ -14,12 +14,12 @@ const MAX_SEQUENCES: usize = 100_000;
 
 /// Prints `{"text", "tokens", "logp", "p"}` per sequence, most probable first.
 pub fn run(args: &EnumerateArgs) -> Result<()> {
-    let source = Source::load(&args.model)?;
+    let mut source = Source::load(&args.model)?;
     let vocab = source.vocabulary();
     let prompt = source.prompt_tokens(&args.model)?;
     let constraint = build(&args.constraint, args.grammar_format.as_deref(), &vocab)?;
     constraint.dispatch(Job {
-        source: &source,
+        source: &mut source,
         prompt,
         vocab: &vocab,
         max_tokens: args.max_tokens,
@@ -27,7 +27,7 @@ pub fn run(args: &EnumerateArgs) -> Result<()> {
 }
 
 struct Job<'a> {
-    source: &'a Source,
+    source: &'a mut Source,
     prompt: Vec<u32>,
     vocab: &'a Vocabulary,
     max_tokens: usize,

@@ -20,12 +20,12 @@ pub fn run(args: &SampleArgs) -> Result<()> {
         ..Params::default()
     };
     params.validate()?;
-    let source = Source::load(&args.model)?;
+    let mut source = Source::load(&args.model)?;
     let vocab = source.vocabulary();
     let prompt = source.prompt_tokens(&args.model)?;
     let constraint = build(&args.constraint, args.grammar_format.as_deref(), &vocab)?;
     constraint.dispatch(Job {
-        source: &source,
+        source: &mut source,
         prompt,
         vocab: &vocab,
         method,
@@ -37,7 +37,7 @@ pub fn run(args: &SampleArgs) -> Result<()> {
 
 /// Everything a sampling run needs once the constraint's type is known.
 struct Job<'a> {
-    source: &'a Source,
+    source: &'a mut Source,
     prompt: Vec<u32>,
     vocab: &'a Vocabulary,
     method: Method,

@@ -7,10 +7,10 @@ use serde_json::json;
 
 /// Prints `{"text", "tokens", "logp", "token_logps"}` for `--text` after the prompt.
 pub fn run(args: &ScoreArgs) -> Result<()> {
-    let source = Source::load(&args.model)?;
+    let mut source = Source::load(&args.model)?;
     let prompt = source.prompt_tokens(&args.model)?;
     let tokens = source.encode(&args.text)?;
-    let per_token = with_lm(&source, prompt, |lm| {
+    let per_token = with_lm(&mut source, prompt, |lm| {
         let eos = lm.eos_now();
         let mut out = Vec::with_capacity(tokens.len() + 1);
         let mut prefix = Vec::with_capacity(tokens.len());

@@ -23,8 +23,8 @@ impl Kernels {
     ) -> Result<Self, GpuError> {
         let mut matvec = HashMap::new();
         for &f in formats {
-            if !matvec.contains_key(&f) {
-                matvec.insert(f, MatVec::new(gpu, f).await?);
+            if let std::collections::hash_map::Entry::Vacant(e) = matvec.entry(f) {
+                e.insert(MatVec::new(gpu, f).await?);
             }
         }
         Ok(Kernels {

@@ -136,6 +136,9 @@ impl DimsCache<'_> {
 impl GpuModel {
     /// Opens the GPU and uploads `model` with a cache of [`DEFAULT_GPU_CONTEXT`] positions
     /// (or the model's context, if smaller).
+    // On wasm32 the WebGPU handles are not `Send`; the page is single-threaded, and one
+    // `Arc` API on every target is simpler for callers than a per-target pointer type.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub async fn new(model: &Model) -> Result<GpuModel, GpuError> {
         let gpu = Arc::new(Gpu::new().await?);
         GpuModel::with_gpu(gpu, model, DEFAULT_GPU_CONTEXT).await
@@ -286,7 +289,6 @@ impl GpuModel {
             kernels
                 .rms_norm
                 .bind(&gpu, &a.x, &output_norm, &a.h, &norm_dims, &a.step);
-        drop(product);
         gpu.check()?;
         let buffer_bytes = gpu.allocated_bytes() - start_bytes;
         Ok(GpuModel {

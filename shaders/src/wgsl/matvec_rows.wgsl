@@ -33,6 +33,21 @@ fn main(
     let t0 = base_tok + wid.z * TB;
     let tn = min(TB, step.n - min(step.n, t0));
     var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+    if (tn == 1u) {
+        // Decoding one token: a scalar accumulator, no per-token loop.
+        let xt = t0 * cols;
+        var s = 0.0;
+        for (var unit = 0u; unit < nb * 4u; unit++) {
+            let blk = unit >> 2u;
+            let u = unit & 3u;
+            var wv = load8(row, nb, blk, u);
+            let xb = xt + blk * 32u + 4u * u;
+            s += wv[0] * x[xb] + wv[1] * x[xb + 1u] + wv[2] * x[xb + 2u]
+                + wv[3] * x[xb + 3u] + wv[4] * x[xb + 16u] + wv[5] * x[xb + 17u]
+                + wv[6] * x[xb + 18u] + wv[7] * x[xb + 19u];
+        }
+        acc[0] = s;
+    } else {
     for (var unit = 0u; unit < nb * 4u; unit++) {
         let blk = unit >> 2u;
         let u = unit & 3u;
@@ -44,6 +59,7 @@ fn main(
                 + wv[3] * x[xb + 3u] + wv[4] * x[xb + 16u] + wv[5] * x[xb + 17u]
                 + wv[6] * x[xb + 18u] + wv[7] * x[xb + 19u];
         }
+    }
     }
     for (var t = 0u; t < tn; t++) {
         var o = (t0 + t - base_tok) * rows + row;
