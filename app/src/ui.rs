@@ -6,7 +6,9 @@
 //! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
 
 use crate::download::{self, Source};
-use crate::engine::{Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
+use crate::engine::{
+    Choice, Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut,
+};
 use crate::webgpu::{self, GpuStatus};
 use leptos::ev;
 use leptos::prelude::*;
@@ -90,6 +92,28 @@ fn model_url() -> String {
         .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
 }
 
+/// The backend asked for by `?backend=auto|webgpu|cpu` (default `auto`).
+fn backend_choice() -> Choice {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get("backend"))
+        .and_then(|b| Choice::parse(&b))
+        .unwrap_or(Choice::Auto)
+}
+
+/// Reloads the page with `?backend=key` (other parameters kept).
+fn reload_with_backend(key: &str) {
+    let Some(w) = web_sys::window() else { return };
+    let loc = w.location();
+    let q = loc.search().unwrap_or_default();
+    if let Ok(p) = web_sys::UrlSearchParams::new_with_str(&q) {
+        p.set("backend", key);
+        let path = loc.pathname().unwrap_or_default();
+        let _ = loc.set_href(&format!("{path}?{}", String::from(p.to_string())));
+    }
+}
+
 fn fmt_mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
@@ -121,6 +145,9 @@ pub fn App() -> impl IntoView {
     let phase = RwSignal::new(Phase::Checking);
     let gpu_info = RwSignal::new(String::new());
     let model_info = RwSignal::new(String::new());
+    let choice = backend_choice();
+    // Where the loaded model runs, and whether that is WebGPU.
+    let backend_info = RwSignal::new((String::new(), false));
     let progress = RwSignal::new((0u64, None::<u64>));
     let notes = RwSignal::new(Vec::<String>::new());
     let url = model_url();
@@ -180,8 +207,9 @@ pub fn App() -> impl IntoView {
             });
             phase.set(Phase::Loading("reading the model".into()));
             let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-            match Engine::load(bytes, &set_status).await {
+            match Engine::load(bytes, choice, &set_status).await {
                 Ok(engine) => {
+                    backend_info.set((engine.backend_name(), engine.is_gpu()));
                     let d = engine.describe();
                     if !d.is_empty() {
                         model_info.update(|m| m.push_str(&format!(" · {d}")));
@@ -341,7 +369,17 @@ pub fn App() -> impl IntoView {
                 </Show>
                 {move || match phase.get() {
                     Phase::Loading(s) => view! { <div id="model-loading" class="muted">"Loading: " {s} "…"</div> }.into_any(),
-                    Phase::Failed(msg) => view! { <div id="model-error" class="error" role="alert">{msg}</div> }.into_any(),
+                    Phase::Failed(msg) => {
+                        let gpu = msg.contains("WebGPU");
+                        view! {
+                            <div id="model-error" class="error" role="alert">{msg}
+                                <Show when=move || gpu>
+                                    " "
+                                    <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                                </Show>
+                            </div>
+                        }.into_any()
+                    }
                     _ => ().into_any(),
                 }}
                 <Show when=move || !model_info.get().is_empty()>
@@ -362,6 +400,19 @@ pub fn App() -> impl IntoView {
                         </button>
                     </div>
                 </Show>
+                <div id="backend-row" class="muted">
+                    <label>"Backend "
+                        <select id="backend" on:change=move |e| reload_with_backend(&event_target_value(&e))>
+                            <option value="auto" selected=choice == Choice::Auto>"auto (WebGPU unless software)"</option>
+                            <option value="webgpu" selected=choice == Choice::WebGpu>"WebGPU"</option>
+                            <option value="cpu" selected=choice == Choice::Cpu>"CPU (wasm)"</option>
+                        </select>
+                    </label>
+                    " "
+                    <span id="backend-info" data-backend=move || if backend_info.get().1 { "webgpu" } else if backend_info.get().0.is_empty() { "" } else { "cpu" }>
+                        {move || backend_info.get().0}
+                    </span>
+                </div>
                 <For
                     each=move || notes.get().into_iter().enumerate()
                     key=|(i, _)| *i
@@ -424,6 +475,10 @@ pub fn App() -> impl IntoView {
                 <div id="run-status" data-state=move || run_state.get() data-run=move || runs.get().to_string()
                     class=move || if run_state.get() == "error" { "error" } else { "muted" }>
                     {move || run_msg.get()}
+                    <Show when=move || run_state.get() == "error" && backend_info.get().1 && run_msg.get().contains("WebGPU")>
+                        " "
+                        <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                    </Show>
                 </div>
                 <div id="stats" class="muted">
                     {move || {

@@ -2,39 +2,124 @@
 //! more variant here (and in [`BackendLm`]) rather than a change to the samplers or the UI.
 
 use super::yield_now;
+use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::{LanguageModel, LmError, TokenId};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
 /// Says whether the user asked the run to stop.
 pub type StopCheck = Rc<dyn Fn() -> bool>;
 
+/// Which backend the user asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// WebGPU unless the adapter is a CPU (software) one, where the wasm CPU path is faster.
+    Auto,
+    /// WebGPU, whatever the adapter.
+    WebGpu,
+    /// The CPU forward pass in wasm.
+    Cpu,
+}
+
+impl Choice {
+    /// Parses `auto`, `webgpu`, `cpu` (the page's `?backend=` parameter).
+    pub fn parse(s: &str) -> Option<Choice> {
+        match s {
+            "auto" => Some(Choice::Auto),
+            "webgpu" | "gpu" => Some(Choice::WebGpu),
+            "cpu" => Some(Choice::Cpu),
+            _ => None,
+        }
+    }
+}
+
+/// The model uploaded to WebGPU; the [`GpuModel`] is taken out for a run and put back after.
+pub struct GpuBackend {
+    model: Arc<Model>,
+    slot: Rc<RefCell<Option<GpuModel>>>,
+    adapter: String,
+    buffer_bytes: u64,
+}
+
 /// A loaded model on one compute backend.
 pub enum Backend {
     /// `lm`'s CPU forward pass, compiled to wasm (quantized weights in wasm memory).
     Cpu(Arc<Model>),
+    /// `lm::gpu`'s forward pass on WebGPU (quantized weights in GPU buffers).
+    Gpu(GpuBackend),
 }
 
 impl Backend {
-    /// Parses a GGUF file's bytes on the CPU backend.
-    pub fn cpu(bytes: Vec<u8>) -> Result<Backend, String> {
-        Model::from_bytes(bytes)
-            .map(|m| Backend::Cpu(Arc::new(m)))
-            .map_err(|e| e.to_string())
+    /// Parses a GGUF file's bytes and places the model by `choice`: on WebGPU when asked
+    /// (or, for [`Choice::Auto`], when the adapter is not a software one), else on the CPU.
+    /// A WebGPU failure under `Auto` falls back to the CPU with a note in `status`.
+    pub async fn load(
+        bytes: Vec<u8>,
+        choice: Choice,
+        status: &dyn Fn(&str),
+    ) -> Result<Backend, String> {
+        let model = Arc::new(Model::from_bytes(bytes).map_err(|e| e.to_string())?);
+        if choice == Choice::Cpu {
+            return Ok(Backend::Cpu(model));
+        }
+        status("opening the WebGPU device");
+        yield_now().await;
+        #[allow(clippy::arc_with_non_send_sync)]
+        let gpu = match lm::gpu::Gpu::new().await {
+            Ok(g) => Arc::new(g),
+            Err(e) if choice == Choice::Auto => {
+                status(&format!("WebGPU unavailable ({e}); using the CPU"));
+                return Ok(Backend::Cpu(model));
+            }
+            Err(e) => return Err(format!("WebGPU: {e}")),
+        };
+        let adapter = gpu.adapter_name();
+        if choice == Choice::Auto && gpu.is_cpu() {
+            // A software adapter (SwiftShader): the wasm CPU path is faster.
+            return Ok(Backend::Cpu(model));
+        }
+        status(&format!("uploading weights to {adapter}…"));
+        yield_now().await;
+        let g = GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT)
+            .await
+            .map_err(|e| format!("WebGPU ({adapter}): {e}"))?;
+        let buffer_bytes = g.buffer_bytes();
+        status(&format!(
+            "{adapter}: {:.1} MB of GPU buffers",
+            buffer_bytes as f64 / 1e6
+        ));
+        Ok(Backend::Gpu(GpuBackend {
+            model,
+            slot: Rc::new(RefCell::new(Some(g))),
+            adapter,
+            buffer_bytes,
+        }))
     }
 
     /// The model (header, configuration, tokenizer).
     pub fn model(&self) -> &Model {
         match self {
             Backend::Cpu(m) => m,
+            Backend::Gpu(g) => &g.model,
         }
     }
 
+    /// Whether it runs on WebGPU.
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Backend::Gpu(_))
+    }
+
     /// Where it runs, for the page.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> String {
         match self {
-            Backend::Cpu(_) => "CPU (wasm)",
+            Backend::Cpu(_) => "CPU (wasm)".into(),
+            Backend::Gpu(g) => format!(
+                "WebGPU ({}, {:.1} MB of GPU buffers)",
+                g.adapter,
+                g.buffer_bytes as f64 / 1e6
+            ),
         }
     }
 
@@ -43,6 +128,18 @@ impl Backend {
     pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
         let inner = match self {
             Backend::Cpu(m) => Inner::Cpu(PromptedModel::new(m.clone(), prompt)?),
+            Backend::Gpu(g) => {
+                let model = g.slot.borrow_mut().take().ok_or_else(|| {
+                    LmError("the GPU model was lost after an earlier error; reload the page".into())
+                })?;
+                if let Err(e) = model.gpu().check() {
+                    return Err(LmError(format!("WebGPU failed: {e}")));
+                }
+                Inner::Gpu {
+                    lm: Some(GpuPromptedModel::new(model, prompt)?),
+                    slot: g.slot.clone(),
+                }
+            }
         };
         Ok(BackendLm { inner, stop })
     }
@@ -57,18 +154,42 @@ pub struct BackendLm {
 
 enum Inner {
     Cpu(PromptedModel),
+    Gpu {
+        /// Always `Some` until dropped.
+        lm: Option<GpuPromptedModel>,
+        /// Where the [`GpuModel`] goes back when the run ends.
+        slot: Rc<RefCell<Option<GpuModel>>>,
+    },
+}
+
+impl Drop for BackendLm {
+    fn drop(&mut self) {
+        if let Inner::Gpu { lm, slot } = &mut self.inner {
+            if let Some(lm) = lm.take() {
+                *slot.borrow_mut() = Some(lm.into_model());
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn gpu(lm: &Option<GpuPromptedModel>) -> &GpuPromptedModel {
+        lm.as_ref().expect("the GPU model is present until drop")
+    }
 }
 
 impl LanguageModel for BackendLm {
     fn vocab_size(&self) -> usize {
         match &self.inner {
             Inner::Cpu(m) => m.vocab_size(),
+            Inner::Gpu { lm, .. } => Inner::gpu(lm).vocab_size(),
         }
     }
 
     fn eos(&self) -> TokenId {
         match &self.inner {
             Inner::Cpu(m) => m.eos(),
+            Inner::Gpu { lm, .. } => Inner::gpu(lm).eos(),
         }
     }
 
@@ -79,12 +200,19 @@ impl LanguageModel for BackendLm {
         }
         match &mut self.inner {
             Inner::Cpu(m) => m.logprobs(prefix).await,
+            Inner::Gpu { lm, .. } => {
+                let m = lm.as_mut().expect("the GPU model is present until drop");
+                m.logprobs(prefix)
+                    .await
+                    .map_err(|e| LmError(format!("WebGPU failed: {}", e.0)))
+            }
         }
     }
 
     fn forward_tokens(&self) -> u64 {
         match &self.inner {
             Inner::Cpu(m) => m.forward_tokens(),
+            Inner::Gpu { lm, .. } => Inner::gpu(lm).forward_tokens(),
         }
     }
 }

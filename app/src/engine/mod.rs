@@ -6,7 +6,7 @@
 
 mod backend;
 
-pub use backend::StopCheck;
+pub use backend::{Choice, StopCheck};
 
 use backend::Backend;
 use sampler_core::samplers::{self, Params, Sample};
@@ -102,11 +102,15 @@ pub struct Engine {
 
 impl Engine {
     /// Parses the GGUF file and builds the tokenizer and the weights.
-    pub async fn load(bytes: Vec<u8>, status: &dyn Fn(&str)) -> Result<Engine, String> {
+    pub async fn load(
+        bytes: Vec<u8>,
+        choice: Choice,
+        status: &dyn Fn(&str),
+    ) -> Result<Engine, String> {
         status("parsing the GGUF file and building the tokenizer");
         // Let the page paint the status before the (blocking) parse.
         yield_now().await;
-        let backend = Backend::cpu(bytes)?;
+        let backend = Backend::load(bytes, choice, status).await?;
         let vocab = backend.model().tokenizer().vocabulary();
         Ok(Engine { backend, vocab })
     }
@@ -122,6 +126,16 @@ impl Engine {
             c.context_length,
             self.backend.name()
         )
+    }
+
+    /// Whether the model runs on WebGPU.
+    pub fn is_gpu(&self) -> bool {
+        self.backend.is_gpu()
+    }
+
+    /// Where the model runs, e.g. `CPU (wasm)` or `WebGPU (adapter, MB of buffers)`.
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
     }
 
     /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` once `stop` says so.
