@@ -207,7 +207,7 @@ pub fn App() -> impl IntoView {
             });
             phase.set(Phase::Loading("reading the model".into()));
             let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-            match Engine::load(bytes, choice, &set_status).await {
+            match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
                 Ok(engine) => {
                     backend_info.set((engine.backend_name(), engine.is_gpu()));
                     let d = engine.describe();

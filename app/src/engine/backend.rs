@@ -55,9 +55,12 @@ impl Backend {
     /// Parses a GGUF file's bytes and places the model by `choice`: on WebGPU when asked
     /// (or, for [`Choice::Auto`], when the adapter is not a software one), else on the CPU.
     /// A WebGPU failure under `Auto` falls back to the CPU with a note in `status`.
+    /// `adapter_hint` is the page's own description of the adapter (the browser's
+    /// `GPUAdapterInfo` vendor and architecture), which wgpu does not pass on.
     pub async fn load(
         bytes: Vec<u8>,
         choice: Choice,
+        adapter_hint: &str,
         status: &dyn Fn(&str),
     ) -> Result<Backend, String> {
         let model = Arc::new(Model::from_bytes(bytes).map_err(|e| e.to_string())?);
@@ -75,8 +78,14 @@ impl Backend {
             }
             Err(e) => return Err(format!("WebGPU: {e}")),
         };
-        let adapter = gpu.adapter_name();
-        if choice == Choice::Auto && gpu.is_cpu() {
+        let wgpu_name = gpu.adapter_name();
+        let adapter = if wgpu_name.starts_with(' ') || wgpu_name.starts_with('(') {
+            // The browser told wgpu no description: use the page's.
+            adapter_hint.to_string()
+        } else {
+            format!("{adapter_hint} · {wgpu_name}")
+        };
+        if choice == Choice::Auto && (gpu.is_cpu() || is_software(&adapter)) {
             // A software adapter (SwiftShader): the wasm CPU path is faster.
             return Ok(Backend::Cpu(model));
         }
@@ -215,4 +224,18 @@ impl LanguageModel for BackendLm {
             Inner::Gpu { lm, .. } => Inner::gpu(lm).forward_tokens(),
         }
     }
+}
+
+/// Whether an adapter description names a CPU implementation of WebGPU/Vulkan.
+fn is_software(adapter: &str) -> bool {
+    let a = adapter.to_lowercase();
+    [
+        "swiftshader",
+        "llvmpipe",
+        "lavapipe",
+        "software",
+        "microsoft basic render",
+    ]
+    .iter()
+    .any(|s| a.contains(s))
 }

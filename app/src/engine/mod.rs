@@ -105,12 +105,13 @@ impl Engine {
     pub async fn load(
         bytes: Vec<u8>,
         choice: Choice,
+        adapter_hint: &str,
         status: &dyn Fn(&str),
     ) -> Result<Engine, String> {
         status("parsing the GGUF file and building the tokenizer");
         // Let the page paint the status before the (blocking) parse.
         yield_now().await;
-        let backend = Backend::load(bytes, choice, status).await?;
+        let backend = Backend::load(bytes, choice, adapter_hint, status).await?;
         let vocab = backend.model().tokenizer().vocabulary();
         Ok(Engine { backend, vocab })
     }
