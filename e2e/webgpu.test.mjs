@@ -97,6 +97,19 @@ async function loadOn(page, backend) {
 }
 
 describe('the page runs SmolLM2 on WebGPU', () => {
+  it('by default (auto) picks the CPU (wasm) path on a software adapter like SwiftShader', async () => {
+    await step(async () => {
+      const { page } = b;
+      await page.goto(BASE_URL);
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      assert.equal(await page.inputValue('#backend'), 'auto');
+      const gpu = await page.locator('#webgpu-ok').textContent();
+      const backend = await page.getAttribute('#backend-info', 'data-backend');
+      console.log(`auto on ${gpu}: ${backend}`);
+      if (/swiftshader/i.test(gpu)) assert.equal(backend, 'cpu');
+    }, { needsModel: false });
+  });
+
   it('loads the model onto the WebGPU adapter when WebGPU is chosen', async () => {
     await step(async () => {
       const { page } = b;
