@@ -19,6 +19,7 @@ let b;
 let failed = false;
 let loaded = false;
 const rates = {};
+let gpuLcd;
 
 before(async () => {
   b = await launch({ webgpu: true });
@@ -75,7 +76,10 @@ async function finish(page) {
     text: document.querySelector('#result-text')?.textContent ?? null,
     valid: document.querySelector('#result-text')?.dataset.valid ?? null,
     stats: document.querySelector('#stats').textContent,
-    tokens: document.querySelectorAll('#output .tok').length,
+    tokens: [...document.querySelectorAll('#output .tok')].map((t) => ({
+      text: t.querySelector('.tok-text').textContent,
+      p: Number(t.dataset.p),
+    })),
   }));
   r.wallMs = Date.now() - t0;
   return r;
@@ -135,10 +139,11 @@ describe('the page runs SmolLM2 on WebGPU', () => {
       assert.equal(r.state, 'done', r.message);
       assert.ok(fullMatch(YNM, r.text), `lcd output ${JSON.stringify(r.text)} is not yes, no or maybe`);
       await page.screenshot({ path: join(ARTIFACTS, 'webgpu-lcd.png'), fullPage: true });
+      gpuLcd = r;
     });
   });
 
-  it('decodes on WebGPU and on the CPU (wasm); prints both rates', async () => {
+  it('decodes on WebGPU and on the CPU (wasm), prints both rates; the CPU lcd run agrees with the WebGPU one', async () => {
     await step(async () => {
       const { page } = b;
       await start(page, { prompt: RATE_PROMPT, regex: '.*', method: 'lm', maxTokens: RATE_TOKENS });
@@ -154,6 +159,17 @@ describe('the page runs SmolLM2 on WebGPU', () => {
       console.log(`cpu lm: ${JSON.stringify(c.text)} · ${c.stats} · ${c.wallMs} ms`);
       assert.equal(c.state, 'done', c.message);
       rates.cpu_wasm = rate(c.stats);
+      console.log(`p per token: webgpu ${JSON.stringify(g.tokens)} cpu ${JSON.stringify(c.tokens)}`);
+
+      // The same lcd run on the CPU: the same tokens with the same probabilities.
+      await start(page, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 4 });
+      const l = await finish(page);
+      assert.equal(l.state, 'done', l.message);
+      assert.deepEqual(l.tokens.map((t) => t.text), gpuLcd.tokens.map((t) => t.text));
+      l.tokens.forEach((t, i) => {
+        const q = gpuLcd.tokens[i].p;
+        assert.ok(Math.abs(t.p - q) <= 1e-3 * Math.max(t.p, q) + 1e-6, `token ${i}: cpu p ${t.p} vs webgpu p ${q}`);
+      });
       console.log(`webgpu ${rates.webgpu_swiftshader} tokens/s vs cpu ${rates.cpu_wasm} tokens/s`);
     });
   });
