@@ -3,7 +3,10 @@
 //! Stable hooks for tests and scripts: `main[data-phase]` (`checking`, `no-webgpu`,
 //! `downloading`, `loading`, `ready`, `running`, `failed`), `#run-status[data-state]`
 //! (`idle`, `running`, `done`, `stopped`, `error`; `data-run` counts runs), `#result-text` (the finished run's
-//! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
+//! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`),
+//! `#backend` (the backend select: `auto`, `webgpu`, `cpu`; choosing reloads with
+//! `?backend=`), `#backend-info[data-backend]` (`webgpu` or `cpu` once loaded, with the
+//! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure).
 
 use crate::download::{self, Source};
 use crate::engine::{

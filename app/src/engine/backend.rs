@@ -145,7 +145,7 @@ impl Backend {
                     return Err(LmError(format!("WebGPU failed: {e}")));
                 }
                 Inner::Gpu {
-                    lm: Some(GpuPromptedModel::new(model, prompt)?),
+                    lm: Some(Box::new(GpuPromptedModel::new(model, prompt)?)),
                     slot: g.slot.clone(),
                 }
             }
@@ -165,7 +165,7 @@ enum Inner {
     Cpu(PromptedModel),
     Gpu {
         /// Always `Some` until dropped.
-        lm: Option<GpuPromptedModel>,
+        lm: Option<Box<GpuPromptedModel>>,
         /// Where the [`GpuModel`] goes back when the run ends.
         slot: Rc<RefCell<Option<GpuModel>>>,
     },
@@ -173,16 +173,16 @@ enum Inner {
 
 impl Drop for BackendLm {
     fn drop(&mut self) {
-        if let Inner::Gpu { lm, slot } = &mut self.inner {
-            if let Some(lm) = lm.take() {
-                *slot.borrow_mut() = Some(lm.into_model());
-            }
+        if let Inner::Gpu { lm, slot } = &mut self.inner
+            && let Some(lm) = lm.take()
+        {
+            *slot.borrow_mut() = Some(lm.into_model());
         }
     }
 }
 
 impl Inner {
-    fn gpu(lm: &Option<GpuPromptedModel>) -> &GpuPromptedModel {
+    fn gpu(lm: &Option<Box<GpuPromptedModel>>) -> &GpuPromptedModel {
         lm.as_ref().expect("the GPU model is present until drop")
     }
 }
