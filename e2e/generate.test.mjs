@@ -196,29 +196,6 @@ describe('the page samples from SmolLM2', () => {
     });
   });
 
-  it('on SwiftShader, auto picks the CPU; ?backend=gpu runs lcd on WebGPU', async () => {
-    await step(async () => {
-      const { page } = b;
-      assert.match(await page.locator('.note').allTextContents().then((n) => n.join('\n')), /software one/);
-      const gpuPage = await b.context.newPage();
-      gpuPage.straitErrors = [];
-      gpuPage.on('pageerror', (e) => gpuPage.straitErrors.push(e.message));
-      try {
-        await gpuPage.goto(new URL('?backend=gpu', BASE_URL).href);
-        await waitForPhase(gpuPage, ['ready'], LOAD_MS);
-        assert.match(await gpuPage.locator('#model-info').textContent(), /runs on WebGPU: .*MB of GPU buffers/);
-        await start(gpuPage, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 4, seed: 7 });
-        const r = await finish(gpuPage);
-        console.log(`WebGPU (SwiftShader) lcd yes/no/maybe: ${JSON.stringify(r.text)} · ${r.stats}`);
-        assert.equal(r.state, 'done', r.message);
-        assert.ok(fullMatch(YNM, r.text), `output ${JSON.stringify(r.text)}`);
-        await gpuPage.screenshot({ path: join(ARTIFACTS, 'webgpu-run.png'), fullPage: true });
-      } finally {
-        await gpuPage.close();
-      }
-    });
-  });
-
   it('a half-written cache entry is detected and the model downloaded again', async () => {
     await step(async () => {
       const { page } = b;

@@ -3,7 +3,10 @@
 //! Stable hooks for tests and scripts: `main[data-phase]` (`checking`, `no-webgpu`,
 //! `downloading`, `loading`, `ready`, `running`, `failed`), `#run-status[data-state]`
 //! (`idle`, `running`, `done`, `stopped`, `error`; `data-run` counts runs), `#result-text` (the finished run's
-//! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`).
+//! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`),
+//! `#backend` (the backend select: `auto`, `webgpu`, `cpu`; choosing reloads with
+//! `?backend=`), `#backend-info[data-backend]` (`webgpu` or `cpu` once loaded, with the
+//! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure).
 
 use crate::download::{self, Source};
 use crate::engine::{
@@ -25,7 +28,7 @@ const DEFAULT_REGEX: &str = "[0-9]{4}-[0-9]{2}-[0-9]{2}";
 
 thread_local! {
     /// The loaded model (the page is single-threaded; GPU handles are not `Send`).
-    static ENGINE: RefCell<Option<Rc<Engine>>> = const { RefCell::new(None) };
+    static ENGINE: RefCell<Option<Rc<RefCell<Engine>>>> = const { RefCell::new(None) };
 }
 /// Set by Stop / Esc, read by the running sampler at every token.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -83,17 +86,35 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// A non-empty query parameter of the page's URL.
-fn url_param(name: &str) -> Option<String> {
+fn model_url() -> String {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
         .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get(name))
+        .and_then(|p| p.get("model"))
         .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
 }
 
-fn model_url() -> String {
-    url_param("model").unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
+/// The backend asked for by `?backend=auto|webgpu|cpu` (default `auto`).
+fn backend_choice() -> Choice {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get("backend"))
+        .and_then(|b| Choice::parse(&b))
+        .unwrap_or(Choice::Auto)
+}
+
+/// Reloads the page with `?backend=key` (other parameters kept).
+fn reload_with_backend(key: &str) {
+    let Some(w) = web_sys::window() else { return };
+    let loc = w.location();
+    let q = loc.search().unwrap_or_default();
+    if let Ok(p) = web_sys::UrlSearchParams::new_with_str(&q) {
+        p.set("backend", key);
+        let path = loc.pathname().unwrap_or_default();
+        let _ = loc.set_href(&format!("{path}?{}", String::from(p.to_string())));
+    }
 }
 
 fn fmt_mb(bytes: u64) -> String {
@@ -127,6 +148,9 @@ pub fn App() -> impl IntoView {
     let phase = RwSignal::new(Phase::Checking);
     let gpu_info = RwSignal::new(String::new());
     let model_info = RwSignal::new(String::new());
+    let choice = backend_choice();
+    // Where the loaded model runs, and whether that is WebGPU.
+    let backend_info = RwSignal::new((String::new(), false));
     let progress = RwSignal::new((0u64, None::<u64>));
     let notes = RwSignal::new(Vec::<String>::new());
     let url = model_url();
@@ -186,14 +210,14 @@ pub fn App() -> impl IntoView {
             });
             phase.set(Phase::Loading("reading the model".into()));
             let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-            let choice = Choice::parse(url_param("backend").as_deref());
-            match Engine::load(bytes, choice, &set_status, &on_note).await {
+            match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
                 Ok(engine) => {
+                    backend_info.set((engine.backend_name(), engine.is_gpu()));
                     let d = engine.describe();
                     if !d.is_empty() {
                         model_info.update(|m| m.push_str(&format!(" · {d}")));
                     }
-                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
+                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(RefCell::new(engine))));
                     phase.set(Phase::Ready);
                 }
                 Err(msg) => phase.set(Phase::Failed(format!(
@@ -249,7 +273,10 @@ pub fn App() -> impl IntoView {
         spawn_local(async move {
             let mut out = PageOutput { tokens, stats };
             let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
-            let r = engine.generate(&req, &mut out, stop_check).await;
+            let r = engine
+                .borrow_mut()
+                .generate(&req, &mut out, stop_check)
+                .await;
             match r {
                 Ok(f) => {
                     let stopped = STOP.load(Ordering::Relaxed);
@@ -345,7 +372,17 @@ pub fn App() -> impl IntoView {
                 </Show>
                 {move || match phase.get() {
                     Phase::Loading(s) => view! { <div id="model-loading" class="muted">"Loading: " {s} "…"</div> }.into_any(),
-                    Phase::Failed(msg) => view! { <div id="model-error" class="error" role="alert">{msg}</div> }.into_any(),
+                    Phase::Failed(msg) => {
+                        let gpu = msg.contains("WebGPU");
+                        view! {
+                            <div id="model-error" class="error" role="alert">{msg}
+                                <Show when=move || gpu>
+                                    " "
+                                    <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                                </Show>
+                            </div>
+                        }.into_any()
+                    }
                     _ => ().into_any(),
                 }}
                 <Show when=move || !model_info.get().is_empty()>
@@ -366,6 +403,19 @@ pub fn App() -> impl IntoView {
                         </button>
                     </div>
                 </Show>
+                <div id="backend-row" class="muted">
+                    <label>"Backend "
+                        <select id="backend" on:change=move |e| reload_with_backend(&event_target_value(&e))>
+                            <option value="auto" selected=choice == Choice::Auto>"auto (WebGPU unless software)"</option>
+                            <option value="webgpu" selected=choice == Choice::WebGpu>"WebGPU"</option>
+                            <option value="cpu" selected=choice == Choice::Cpu>"CPU (wasm)"</option>
+                        </select>
+                    </label>
+                    " "
+                    <span id="backend-info" data-backend=move || if backend_info.get().1 { "webgpu" } else if backend_info.get().0.is_empty() { "" } else { "cpu" }>
+                        {move || backend_info.get().0}
+                    </span>
+                </div>
                 <For
                     each=move || notes.get().into_iter().enumerate()
                     key=|(i, _)| *i
@@ -428,6 +478,10 @@ pub fn App() -> impl IntoView {
                 <div id="run-status" data-state=move || run_state.get() data-run=move || runs.get().to_string()
                     class=move || if run_state.get() == "error" { "error" } else { "muted" }>
                     {move || run_msg.get()}
+                    <Show when=move || run_state.get() == "error" && backend_info.get().1 && run_msg.get().contains("WebGPU")>
+                        " "
+                        <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                    </Show>
                 </div>
                 <div id="stats" class="muted">
                     {move || {

@@ -1,10 +1,8 @@
-//! Where the network runs. The page talks to [`Backend`] only: `lm`'s CPU forward pass
-//! compiled to wasm, or its WebGPU forward pass (`lm::gpu`, WGSL kernels on quantized
-//! weights). `auto` picks the GPU unless the only adapter is a software one (SwiftShader),
-//! where the CPU path is faster; `?backend=gpu` or `?backend=cpu` in the URL forces one.
+//! Where the network runs. The page talks to [`Backend`] only, so a GPU forward pass is one
+//! more variant here (and in [`BackendLm`]) rather than a change to the samplers or the UI.
 
 use super::yield_now;
-use lm::gpu::{DEFAULT_GPU_CONTEXT, Gpu, GpuModel, GpuPromptedModel};
+use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::{LanguageModel, LmError, TokenId};
 use std::cell::RefCell;
@@ -17,137 +15,142 @@ pub type StopCheck = Rc<dyn Fn() -> bool>;
 /// Which backend the user asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// The GPU when it is a hardware adapter, the CPU otherwise.
+    /// WebGPU unless the adapter is a CPU (software) one, where the wasm CPU path is faster.
     Auto,
-    /// The CPU forward pass (wasm).
+    /// WebGPU, whatever the adapter.
+    WebGpu,
+    /// The CPU forward pass in wasm.
     Cpu,
-    /// The WebGPU forward pass, even on a software adapter.
-    Gpu,
 }
 
 impl Choice {
-    /// From the page URL's `backend` parameter (`auto` when absent or unknown).
-    pub fn parse(s: Option<&str>) -> Choice {
+    /// Parses `auto`, `webgpu`, `cpu` (the page's `?backend=` parameter).
+    pub fn parse(s: &str) -> Option<Choice> {
         match s {
-            Some("cpu") => Choice::Cpu,
-            Some("gpu") => Choice::Gpu,
-            _ => Choice::Auto,
+            "auto" => Some(Choice::Auto),
+            "webgpu" | "gpu" => Some(Choice::WebGpu),
+            "cpu" => Some(Choice::Cpu),
+            _ => None,
         }
     }
+}
+
+/// The model uploaded to WebGPU; the [`GpuModel`] is taken out for a run and put back after.
+pub struct GpuBackend {
+    model: Arc<Model>,
+    slot: Rc<RefCell<Option<GpuModel>>>,
+    adapter: String,
+    buffer_bytes: u64,
 }
 
 /// A loaded model on one compute backend.
 pub enum Backend {
     /// `lm`'s CPU forward pass, compiled to wasm (quantized weights in wasm memory).
     Cpu(Arc<Model>),
-    /// `lm::gpu` on WebGPU; the CPU model keeps the header and tokenizer.
-    Gpu {
-        /// The parsed file (tokenizer, configuration).
-        model: Arc<Model>,
-        /// The uploaded weights and KV cache; taken by a run, given back after it.
-        gpu: Box<RefCell<Option<GpuModel>>>,
-        /// The adapter's name.
-        adapter: String,
-    },
+    /// `lm::gpu`'s forward pass on WebGPU (quantized weights in GPU buffers).
+    Gpu(GpuBackend),
 }
 
 impl Backend {
-    /// Parses a GGUF file's bytes and puts the model on the backend `choice` selects;
-    /// `note` receives why the CPU was used when the GPU was possible.
+    /// Parses a GGUF file's bytes and places the model by `choice`: on WebGPU when asked
+    /// (or, for [`Choice::Auto`], when the adapter is not a software one), else on the CPU.
+    /// A WebGPU failure under `Auto` falls back to the CPU with a note in `status`.
+    /// `adapter_hint` is the page's own description of the adapter (the browser's
+    /// `GPUAdapterInfo` vendor and architecture), which wgpu does not pass on.
     pub async fn load(
         bytes: Vec<u8>,
         choice: Choice,
-        note: &dyn Fn(String),
+        adapter_hint: &str,
+        status: &dyn Fn(&str),
     ) -> Result<Backend, String> {
         let model = Arc::new(Model::from_bytes(bytes).map_err(|e| e.to_string())?);
         if choice == Choice::Cpu {
             return Ok(Backend::Cpu(model));
         }
-        let gpu = match Gpu::new().await {
-            Ok(g) => g,
-            Err(e) if choice == Choice::Gpu => return Err(format!("WebGPU: {e}")),
-            Err(e) => {
-                note(format!(
-                    "WebGPU could not be used ({e}); the model runs on the CPU."
-                ));
+        status("opening the WebGPU device");
+        yield_now().await;
+        #[allow(clippy::arc_with_non_send_sync)]
+        let gpu = match lm::gpu::Gpu::new().await {
+            Ok(g) => Arc::new(g),
+            Err(e) if choice == Choice::Auto => {
+                status(&format!("WebGPU unavailable ({e}); using the CPU"));
                 return Ok(Backend::Cpu(model));
             }
+            Err(e) => return Err(format!("WebGPU: {e}")),
         };
-        if gpu.is_cpu() && choice == Choice::Auto {
-            note(format!(
-                "The only WebGPU adapter is a software one ({}), slower than the CPU path: the \
-                 model runs on the CPU (add ?backend=gpu to the URL to use it anyway).",
-                gpu.adapter_name()
-            ));
+        let wgpu_name = gpu.adapter_name();
+        let adapter = if wgpu_name.starts_with(' ') || wgpu_name.starts_with('(') {
+            // The browser told wgpu no description: use the page's.
+            adapter_hint.to_string()
+        } else {
+            format!("{adapter_hint} · {wgpu_name}")
+        };
+        if choice == Choice::Auto && (gpu.is_cpu() || is_software(&adapter)) {
+            // A software adapter (SwiftShader): the wasm CPU path is faster.
             return Ok(Backend::Cpu(model));
         }
-        let adapter = gpu.adapter_name();
+        status(&format!("uploading weights to {adapter}…"));
         yield_now().await;
-        #[allow(clippy::arc_with_non_send_sync)] // WebGPU handles; the page is single-threaded
-        let gpu = Arc::new(gpu);
-        let g = GpuModel::with_gpu(gpu, &model, DEFAULT_GPU_CONTEXT)
+        let g = GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT)
             .await
-            .map_err(|e| format!("uploading the model to the GPU ({adapter}) failed: {e}"))?;
-        Ok(Backend::Gpu {
+            .map_err(|e| format!("WebGPU ({adapter}): {e}"))?;
+        let buffer_bytes = g.buffer_bytes();
+        status(&format!(
+            "{adapter}: {:.1} MB of GPU buffers",
+            buffer_bytes as f64 / 1e6
+        ));
+        Ok(Backend::Gpu(GpuBackend {
             model,
-            gpu: Box::new(RefCell::new(Some(g))),
+            slot: Rc::new(RefCell::new(Some(g))),
             adapter,
-        })
+            buffer_bytes,
+        }))
     }
 
     /// The model (header, configuration, tokenizer).
     pub fn model(&self) -> &Model {
         match self {
-            Backend::Cpu(m) | Backend::Gpu { model: m, .. } => m,
+            Backend::Cpu(m) => m,
+            Backend::Gpu(g) => &g.model,
         }
+    }
+
+    /// Whether it runs on WebGPU.
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Backend::Gpu(_))
     }
 
     /// Where it runs, for the page.
     pub fn name(&self) -> String {
         match self {
             Backend::Cpu(_) => "CPU (wasm)".into(),
-            Backend::Gpu { adapter, gpu, .. } => {
-                let mb = gpu
-                    .borrow()
-                    .as_ref()
-                    .map_or(0.0, |g| g.buffer_bytes() as f64 / 1e6);
-                format!("WebGPU: {adapter}, {mb:.1} MB of GPU buffers")
-            }
+            Backend::Gpu(g) => format!(
+                "WebGPU ({}, {:.1} MB of GPU buffers)",
+                g.adapter,
+                g.buffer_bytes as f64 / 1e6
+            ),
         }
     }
 
     /// The model conditioned on `prompt`, as the samplers see it; its forward passes fail
-    /// with [`super::STOPPED`] once `stop` says so. Give it back with [`Backend::restore`].
+    /// with [`super::STOPPED`] once `stop` says so.
     pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
         let inner = match self {
             Backend::Cpu(m) => Inner::Cpu(PromptedModel::new(m.clone(), prompt)?),
-            Backend::Gpu { gpu, .. } => {
-                let mut slot = gpu.borrow_mut();
-                let g = slot
-                    .as_ref()
-                    .ok_or_else(|| LmError("the GPU model is busy".into()))?;
-                // Checked here so that a refused prompt does not consume the GPU model.
-                if prompt.is_empty() || prompt.len() > g.max_context() {
-                    return Err(LmError(format!(
-                        "the prompt has {} tokens; the GPU context holds 1 to {}",
-                        prompt.len(),
-                        g.max_context()
-                    )));
+            Backend::Gpu(g) => {
+                let model = g.slot.borrow_mut().take().ok_or_else(|| {
+                    LmError("the GPU model was lost after an earlier error; reload the page".into())
+                })?;
+                if let Err(e) = model.gpu().check() {
+                    return Err(LmError(format!("WebGPU failed: {e}")));
                 }
-                let g = slot
-                    .take()
-                    .ok_or_else(|| LmError("the GPU model is busy".into()))?;
-                Inner::Gpu(Box::new(GpuPromptedModel::new(g, prompt)?))
+                Inner::Gpu {
+                    lm: Some(Box::new(GpuPromptedModel::new(model, prompt)?)),
+                    slot: g.slot.clone(),
+                }
             }
         };
         Ok(BackendLm { inner, stop })
-    }
-
-    /// Takes back what [`Backend::conditioned`] lent (the GPU model).
-    pub fn restore(&self, lm: BackendLm) {
-        if let (Backend::Gpu { gpu, .. }, Inner::Gpu(m)) = (self, lm.inner) {
-            *gpu.borrow_mut() = Some(m.into_model());
-        }
     }
 }
 
@@ -160,21 +163,42 @@ pub struct BackendLm {
 
 enum Inner {
     Cpu(PromptedModel),
-    Gpu(Box<GpuPromptedModel>),
+    Gpu {
+        /// Always `Some` until dropped.
+        lm: Option<Box<GpuPromptedModel>>,
+        /// Where the [`GpuModel`] goes back when the run ends.
+        slot: Rc<RefCell<Option<GpuModel>>>,
+    },
+}
+
+impl Drop for BackendLm {
+    fn drop(&mut self) {
+        if let Inner::Gpu { lm, slot } = &mut self.inner
+            && let Some(lm) = lm.take()
+        {
+            *slot.borrow_mut() = Some(lm.into_model());
+        }
+    }
+}
+
+impl Inner {
+    fn gpu(lm: &Option<Box<GpuPromptedModel>>) -> &GpuPromptedModel {
+        lm.as_ref().expect("the GPU model is present until drop")
+    }
 }
 
 impl LanguageModel for BackendLm {
     fn vocab_size(&self) -> usize {
         match &self.inner {
             Inner::Cpu(m) => m.vocab_size(),
-            Inner::Gpu(m) => m.vocab_size(),
+            Inner::Gpu { lm, .. } => Inner::gpu(lm).vocab_size(),
         }
     }
 
     fn eos(&self) -> TokenId {
         match &self.inner {
             Inner::Cpu(m) => m.eos(),
-            Inner::Gpu(m) => m.eos(),
+            Inner::Gpu { lm, .. } => Inner::gpu(lm).eos(),
         }
     }
 
@@ -185,14 +209,33 @@ impl LanguageModel for BackendLm {
         }
         match &mut self.inner {
             Inner::Cpu(m) => m.logprobs(prefix).await,
-            Inner::Gpu(m) => m.logprobs(prefix).await,
+            Inner::Gpu { lm, .. } => {
+                let m = lm.as_mut().expect("the GPU model is present until drop");
+                m.logprobs(prefix)
+                    .await
+                    .map_err(|e| LmError(format!("WebGPU failed: {}", e.0)))
+            }
         }
     }
 
     fn forward_tokens(&self) -> u64 {
         match &self.inner {
             Inner::Cpu(m) => m.forward_tokens(),
-            Inner::Gpu(m) => m.forward_tokens(),
+            Inner::Gpu { lm, .. } => Inner::gpu(lm).forward_tokens(),
         }
     }
+}
+
+/// Whether an adapter description names a CPU implementation of WebGPU/Vulkan.
+fn is_software(adapter: &str) -> bool {
+    let a = adapter.to_lowercase();
+    [
+        "swiftshader",
+        "llvmpipe",
+        "lavapipe",
+        "software",
+        "microsoft basic render",
+    ]
+    .iter()
+    .any(|s| a.contains(s))
 }

@@ -101,18 +101,17 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Parses the GGUF file, builds the tokenizer and puts the weights on the backend
-    /// `choice` selects; `note` receives remarks about that choice.
+    /// Parses the GGUF file and builds the tokenizer and the weights.
     pub async fn load(
         bytes: Vec<u8>,
         choice: Choice,
+        adapter_hint: &str,
         status: &dyn Fn(&str),
-        note: &dyn Fn(String),
     ) -> Result<Engine, String> {
         status("parsing the GGUF file and building the tokenizer");
         // Let the page paint the status before the (blocking) parse.
         yield_now().await;
-        let backend = Backend::load(bytes, choice, note).await?;
+        let backend = Backend::load(bytes, choice, adapter_hint, status).await?;
         let vocab = backend.model().tokenizer().vocabulary();
         Ok(Engine { backend, vocab })
     }
@@ -130,9 +129,19 @@ impl Engine {
         )
     }
 
+    /// Whether the model runs on WebGPU.
+    pub fn is_gpu(&self) -> bool {
+        self.backend.is_gpu()
+    }
+
+    /// Where the model runs, e.g. `CPU (wasm)` or `WebGPU (adapter, MB of buffers)`.
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+
     /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` once `stop` says so.
     pub async fn generate(
-        &self,
+        &mut self,
         req: &Request,
         out: &mut dyn Output,
         stop: StopCheck,
@@ -169,7 +178,6 @@ impl Engine {
             &mut |s| sample = Some(s.clone()),
         )
         .await;
-        self.backend.restore(lm);
         match run {
             Ok(counters) => {
                 let s = sample.ok_or("the sampler finished without a sample")?;
@@ -227,11 +235,12 @@ impl EventSink for PageSink<'_> {
 /// Gives the browser a turn (a `setTimeout(0)` task): it repaints and handles input.
 pub async fn yield_now() {
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        if let Some(w) = web_sys::window()
-            && w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
+        if let Some(w) = web_sys::window() {
+            if w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
                 .is_ok()
-        {
-            return;
+            {
+                return;
+            }
         }
         let _ = resolve.call0(&JsValue::UNDEFINED);
     });

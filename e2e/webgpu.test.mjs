@@ -1,0 +1,176 @@
+// The page on WebGPU: choose the WebGPU backend explicitly (`?backend=webgpu` through the
+// page's own select), load SmolLM2 onto Chromium's SwiftShader WebGPU adapter, sample with
+// `lcd` under (yes|no|maybe) and check the output with JavaScript's own RegExp; then the
+// same decode on the CPU (wasm) backend, and print both decode rates.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
+
+// SwiftShader runs WebGPU on the CPU: small token budgets.
+const LOAD_MS = 240_000;
+const RUN_MS = 150_000;
+const YNM = '(yes|no|maybe)';
+const YNM_PROMPT = 'Is the sky blue on a clear day? Answer yes, no or maybe.';
+const RATE_PROMPT = 'Write one sentence about the sea.';
+const RATE_TOKENS = 6;
+
+let b;
+let failed = false;
+let loaded = false;
+const rates = {};
+let gpuLcd;
+
+before(async () => {
+  b = await launch({ webgpu: true });
+});
+
+after(async () => {
+  if (failed) {
+    await b.page.screenshot({ path: join(ARTIFACTS, 'webgpu-failure.png'), fullPage: true }).catch(() => {});
+    console.error(`--- page console ---\n${b.logs.join('\n')}`);
+  }
+  await b.close();
+  if (Object.keys(rates).length) {
+    console.log(`decode tokens/s in headless Chromium: ${JSON.stringify(rates)}`);
+  }
+});
+
+async function step(body, { needsModel = true } = {}) {
+  if (needsModel && !loaded) throw new Error('the model did not load on WebGPU (see the first test)');
+  try {
+    await body();
+  } catch (e) {
+    failed = true;
+    throw e;
+  }
+}
+
+async function start(page, { prompt, regex, method, maxTokens, seed = 1 }) {
+  await page.fill('#prompt', prompt);
+  await page.fill('#regex', regex);
+  await page.fill('#max-tokens', String(maxTokens));
+  await page.fill('#seed', String(seed));
+  await page.setChecked('#chat', true);
+  await page.check(`#method-${method}`);
+  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
+  await page.click('#generate');
+  await page.waitForFunction((n) => Number(document.querySelector('#run-status')?.dataset.run) > n, runs, {
+    timeout: 10_000,
+  });
+}
+
+async function finish(page) {
+  const t0 = Date.now();
+  await unlessCrash(
+    page,
+    page.waitForFunction(
+      () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
+      null,
+      { timeout: RUN_MS, polling: 200 },
+    ),
+  );
+  const r = await page.evaluate(() => ({
+    state: document.querySelector('#run-status').dataset.state,
+    message: document.querySelector('#run-status').textContent,
+    text: document.querySelector('#result-text')?.textContent ?? null,
+    valid: document.querySelector('#result-text')?.dataset.valid ?? null,
+    stats: document.querySelector('#stats').textContent,
+    tokens: [...document.querySelectorAll('#output .tok')].map((t) => ({
+      text: t.querySelector('.tok-text').textContent,
+      p: Number(t.dataset.p),
+    })),
+  }));
+  r.wallMs = Date.now() - t0;
+  return r;
+}
+
+const fullMatch = (re, s) => new RegExp(`^(?:${re})$`).test(s);
+const rate = (stats) => Number(stats.match(/([0-9.]+) tokens\/s/)?.[1] ?? NaN);
+
+/** Loads the page, picks `backend` in the select (the page reloads with it), waits for the model. */
+async function loadOn(page, backend) {
+  await page.goto(BASE_URL);
+  await page.waitForSelector('#backend');
+  const nav = page.waitForURL((u) => u.searchParams.get('backend') === backend, { timeout: 30_000 });
+  await page.selectOption('#backend', backend);
+  await nav;
+  const t0 = Date.now();
+  await waitForPhase(page, ['ready'], LOAD_MS);
+  return Date.now() - t0;
+}
+
+describe('the page runs SmolLM2 on WebGPU', () => {
+  it('by default (auto) picks the CPU (wasm) path on a software adapter like SwiftShader', async () => {
+    await step(async () => {
+      const { page } = b;
+      await page.goto(BASE_URL);
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      assert.equal(await page.inputValue('#backend'), 'auto');
+      const gpu = await page.locator('#webgpu-ok').textContent();
+      const backend = await page.getAttribute('#backend-info', 'data-backend');
+      console.log(`auto on ${gpu}: ${backend}`);
+      if (/swiftshader/i.test(gpu)) assert.equal(backend, 'cpu');
+    }, { needsModel: false });
+  });
+
+  it('loads the model onto the WebGPU adapter when WebGPU is chosen', async () => {
+    await step(async () => {
+      const { page } = b;
+      const ms = await loadOn(page, 'webgpu');
+      const backend = await page.getAttribute('#backend-info', 'data-backend');
+      const info = await page.locator('#backend-info').textContent();
+      console.log(`loaded on ${backend} in ${ms} ms: ${info}`);
+      assert.equal(backend, 'webgpu', info);
+      assert.match(info, /WebGPU \(.+, [0-9.]+ MB of GPU buffers\)/);
+      // The page reports the adapter (SwiftShader here).
+      assert.match(info, /swiftshader|google|adapter/i);
+      assert.equal(await page.inputValue('#backend'), 'webgpu');
+      loaded = true;
+    }, { needsModel: false });
+  });
+
+  it('lcd under (yes|no|maybe) on WebGPU gives one of the three words', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 4 });
+      const r = await finish(page);
+      console.log(`webgpu lcd: ${JSON.stringify(r.text)} · ${r.stats} · ${r.wallMs} ms`);
+      assert.equal(r.state, 'done', r.message);
+      assert.ok(fullMatch(YNM, r.text), `lcd output ${JSON.stringify(r.text)} is not yes, no or maybe`);
+      await page.screenshot({ path: join(ARTIFACTS, 'webgpu-lcd.png'), fullPage: true });
+      gpuLcd = r;
+    });
+  });
+
+  it('decodes on WebGPU and on the CPU (wasm), prints both rates; the CPU lcd run agrees with the WebGPU one', async () => {
+    await step(async () => {
+      const { page } = b;
+      await start(page, { prompt: RATE_PROMPT, regex: '.*', method: 'lm', maxTokens: RATE_TOKENS });
+      const g = await finish(page);
+      console.log(`webgpu lm: ${JSON.stringify(g.text)} · ${g.stats} · ${g.wallMs} ms`);
+      assert.equal(g.state, 'done', g.message);
+      rates.webgpu_swiftshader = rate(g.stats);
+
+      await loadOn(page, 'cpu');
+      assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'cpu');
+      await start(page, { prompt: RATE_PROMPT, regex: '.*', method: 'lm', maxTokens: RATE_TOKENS });
+      const c = await finish(page);
+      console.log(`cpu lm: ${JSON.stringify(c.text)} · ${c.stats} · ${c.wallMs} ms`);
+      assert.equal(c.state, 'done', c.message);
+      rates.cpu_wasm = rate(c.stats);
+      console.log(`p per token: webgpu ${JSON.stringify(g.tokens)} cpu ${JSON.stringify(c.tokens)}`);
+
+      // The same lcd run on the CPU: the same tokens with the same probabilities.
+      await start(page, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 4 });
+      const l = await finish(page);
+      assert.equal(l.state, 'done', l.message);
+      assert.deepEqual(l.tokens.map((t) => t.text), gpuLcd.tokens.map((t) => t.text));
+      l.tokens.forEach((t, i) => {
+        const q = gpuLcd.tokens[i].p;
+        assert.ok(Math.abs(t.p - q) <= 1e-3 * Math.max(t.p, q) + 1e-6, `token ${i}: cpu p ${t.p} vs webgpu p ${q}`);
+      });
+      console.log(`webgpu ${rates.webgpu_swiftshader} tokens/s vs cpu ${rates.cpu_wasm} tokens/s`);
+    });
+  });
+});
