@@ -28,7 +28,7 @@ const DEFAULT_REGEX: &str = "[0-9]{4}-[0-9]{2}-[0-9]{2}";
 
 thread_local! {
     /// The loaded model (the page is single-threaded; GPU handles are not `Send`).
-    static ENGINE: RefCell<Option<Rc<RefCell<Engine>>>> = const { RefCell::new(None) };
+    static ENGINE: RefCell<Option<Rc<Engine>>> = const { RefCell::new(None) };
 }
 /// Set by Stop / Esc, read by the running sampler at every token.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -217,7 +217,7 @@ pub fn App() -> impl IntoView {
                     if !d.is_empty() {
                         model_info.update(|m| m.push_str(&format!(" · {d}")));
                     }
-                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(RefCell::new(engine))));
+                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
                     phase.set(Phase::Ready);
                 }
                 Err(msg) => phase.set(Phase::Failed(format!(
@@ -273,10 +273,7 @@ pub fn App() -> impl IntoView {
         spawn_local(async move {
             let mut out = PageOutput { tokens, stats };
             let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
-            let r = engine
-                .borrow_mut()
-                .generate(&req, &mut out, stop_check)
-                .await;
+            let r = engine.generate(&req, &mut out, stop_check).await;
             match r {
                 Ok(f) => {
                     let stopped = STOP.load(Ordering::Relaxed);

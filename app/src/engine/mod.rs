@@ -141,7 +141,7 @@ impl Engine {
 
     /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` once `stop` says so.
     pub async fn generate(
-        &mut self,
+        &self,
         req: &Request,
         out: &mut dyn Output,
         stop: StopCheck,
@@ -235,12 +235,11 @@ impl EventSink for PageSink<'_> {
 /// Gives the browser a turn (a `setTimeout(0)` task): it repaints and handles input.
 pub async fn yield_now() {
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        if let Some(w) = web_sys::window() {
-            if w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
+        if let Some(w) = web_sys::window()
+            && w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
                 .is_ok()
-            {
-                return;
-            }
+        {
+            return;
         }
         let _ = resolve.call0(&JsValue::UNDEFINED);
     });
