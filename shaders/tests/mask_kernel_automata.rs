@@ -148,10 +148,12 @@ mod gguf_vocab {
             .map(|(i, v)| match v {
                 Value::Str(s) => {
                     let text = String::from_utf8(s).expect("token text is UTF-8");
-                    if types[i] == 1 {
-                        text.chars().map(|c| map[&c]).collect()
-                    } else {
-                        text.into_bytes()
+                    let decoded: Option<Vec<u8>> =
+                        text.chars().map(|c| map.get(&c).copied()).collect();
+                    match (types[i], decoded) {
+                        // Control and user-defined tokens are their literal text.
+                        (0 | 1 | 2 | 5, Some(d)) => d,
+                        _ => text.into_bytes(),
                     }
                 }
                 _ => panic!("token is a string"),
