@@ -151,6 +151,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let prefixes = walk_prefixes(&c, &vocab, STATES);
         let states: Vec<_> = prefixes.iter().map(|p| replay(&c, p)).collect();
         let trie_us = time_us(&states, |s| c.mask(s));
+        let mean_allowed =
+            states.iter().map(|s| c.mask(s).count()).sum::<usize>() as f64 / states.len() as f64;
         let tensor_us = time_us(&states, |s| {
             c.budget_mask(s, 1 << 20).unwrap_or_else(|| c.mask(s))
         });
@@ -197,6 +199,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "llg_compile_ms": llg_compile_ms,
             "llg_mask_us": llg_us,
             "masked_states": states.len(),
+            "mean_allowed": mean_allowed,
         });
         println!("{line}");
     }
@@ -211,12 +214,18 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         };
         let llg_compile_ms = t0.elapsed().as_secs_f64() * 1e3;
         let prefixes = walk_prefixes(&c, &vocab, STATES);
+        let mean_allowed = prefixes
+            .iter()
+            .map(|p| c.mask(&replay(&c, p)).count())
+            .sum::<usize>() as f64
+            / prefixes.len() as f64;
         let line = serde_json::json!({
             "constraint": name,
             "vocab": vocab.len(),
             "llg_compile_ms": llg_compile_ms,
             "llg_mask_us": llguidance_us(&c, &prefixes),
             "masked_states": prefixes.len(),
+            "mean_allowed": mean_allowed,
         });
         println!("{line}");
     }
