@@ -83,7 +83,7 @@ mod gguf_vocab {
                     let n = self.u64() as usize;
                     Value::Array((0..n).map(|_| self.value(t)).collect())
                 }
-                10 | 11 | 12 => Value::Int(self.u64() as i64),
+                10..=12 => Value::Int(self.u64() as i64),
                 _ => panic!("unknown GGUF value type {ty}"),
             }
         }
