@@ -13,14 +13,12 @@ use crate::constraint_source::{Built, build};
 use crate::failure::{Failure, Result};
 use crate::model_source::toy_random_vocabulary;
 use lm::{Model, PromptedModel};
-use sampler_core::exact::{
-    ExactDistribution, Limits, enumerate, kl_divergence, total_variation,
-};
+use sampler_core::exact::{ExactDistribution, Limits, enumerate, kl_divergence, total_variation};
 use sampler_core::samplers::{self, Counters, Method, Params, Sample};
 use sampler_core::toy::{RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
-    Constraint, Event, EventSink, LanguageModel, LmError, RandomSource, RegexConstraint,
-    SeededRng, TokenId, Vocabulary, block_on,
+    Constraint, Event, EventSink, LanguageModel, LmError, RandomSource, RegexConstraint, SeededRng,
+    TokenId, Vocabulary, block_on,
 };
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -96,7 +94,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
          (real model only; the KV cache is reused by longest common prefix). Figures are \
          scaled to 100 valid samples: 100 · cost / valid. T.O. = the run hit its budget \
          (time or 2000 generations) before reaching its target; the cost is then scaled \
-         from the valid samples it did produce.\n"
+         from the valid samples it did produce, with counters as of the last sample it \
+         produced (work after it is not counted).\n"
     );
     table7(
         &mut s1,
@@ -140,7 +139,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
          x = steps k, one sample per independent chain (k = 1 is the initial GCD sample). \
          SMC: x = particles M, n/M independent runs (n particles in all) whose weighted \
          ensembles are pooled (each run's normalized weights, every run counted once; runs \
-         whose particles all died add nothing). lcd and cars are reference lines (no x axis; same value in every column). \
+         whose particles all died add nothing); the rows *runs pooled by Ĝ* use the same runs \
+         but weight each run's ensemble by its evidence estimate Ĝ, the properly weighted \
+         way to combine runs (equal pooling conditions each run on survival, which biases \
+         it when resampling has collapsed a run onto few lineages). lcd and cars are reference lines (no x axis; same value in every column). \
          An empirical KL is biased upward by about (support − 1)/(2n) even for an exact \
          sampler: the cars row shows that floor.\n"
     );
@@ -227,7 +229,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
          is already prefilled (prefill not timed). Outputs: samples (rejection family, lm, \
          lcd, gcd-budget, asap, awrs-lcd: 5), chains (MCMC: 2 chains × 4 steps) or particles \
          (SMC: 1 run × 4 particles). Valid = valid outputs with non-zero weight. Budget: \
-         20 s per method.\n"
+         20 s per method; a run stopped by it shows counters as of its last output.\n"
     );
     let _ = writeln!(
         s4,
@@ -438,6 +440,8 @@ struct Outcome {
     secs: f64,
     /// Why the run ended early, if it did.
     error: Option<String>,
+    /// log Ĝ of each SMC run, by run index.
+    evidence: HashMap<usize, f64>,
 }
 
 impl Outcome {
@@ -448,6 +452,7 @@ impl Outcome {
             counters: Counters::default(),
             secs: 0.0,
             error: Some(msg),
+            evidence: HashMap::new(),
         }
     }
 
@@ -469,13 +474,22 @@ impl Outcome {
     }
 }
 
-/// Cancels a run once its time budget is spent.
-struct Deadline(Option<Instant>);
+/// Cancels a run once its time budget is spent; keeps each SMC run's log evidence.
+struct Deadline {
+    /// When to stop, if ever.
+    at: Option<Instant>,
+    /// log Ĝ of each SMC run, by run index.
+    evidence: HashMap<usize, f64>,
+}
 
 impl EventSink for Deadline {
-    fn emit(&mut self, _event: Event) {}
+    fn emit(&mut self, event: Event) {
+        if let Event::Evidence { run, log_evidence } = event {
+            self.evidence.insert(run, log_evidence);
+        }
+    }
     fn cancelled(&self) -> bool {
-        self.0.is_some_and(|d| Instant::now() >= d)
+        self.at.is_some_and(|d| Instant::now() >= d)
     }
 }
 
@@ -490,7 +504,10 @@ fn run_one<L: LanguageModel, C: Constraint>(
 ) -> Outcome {
     let base = lm.forward_tokens();
     let mut samples = Vec::new();
-    let mut sink = Deadline(budget_s.map(|s| Instant::now() + Duration::from_secs_f64(s)));
+    let mut sink = Deadline {
+        at: budget_s.map(|s| Instant::now() + Duration::from_secs_f64(s)),
+        evidence: HashMap::new(),
+    };
     let mut rng = SeededRng::new(seed);
     let t0 = Instant::now();
     let result = block_on(samplers::run(
@@ -517,6 +534,7 @@ fn run_one<L: LanguageModel, C: Constraint>(
         counters,
         secs,
         error,
+        evidence: sink.evidence,
     }
 }
 
@@ -556,7 +574,14 @@ fn table7<L: LanguageModel, C: Constraint>(
         let (mut valid, mut k, mut secs, mut note) = (0usize, Counters::default(), 0.0, None);
         for seed in 0..r.seeds {
             let o = match mk() {
-                Ok(mut lm) => run_one(m, &params(r.n, 1, 1, r.max_tokens), &mut lm, c, seed, r.budget_s),
+                Ok(mut lm) => run_one(
+                    m,
+                    &params(r.n, 1, 1, r.max_tokens),
+                    &mut lm,
+                    c,
+                    seed,
+                    r.budget_s,
+                ),
                 Err(e) => Outcome::failed(e.0),
             };
             valid += o.valid();
@@ -612,8 +637,10 @@ fn fig2<L: LanguageModel, C: Constraint>(
     );
     let mut rows: Vec<(Method, &str)> = MCMC.iter().map(|&m| (m, "steps k")).collect();
     rows.extend(SMC.iter().map(|&m| (m, "particles M")));
+    let mut by_g = Vec::new();
     for (m, axis) in rows {
         let mut cells = Vec::new();
+        let mut g_cells = Vec::new();
         let mut last = String::new();
         for &x in &AXIS {
             let p = if m.is_mcmc() {
@@ -622,14 +649,24 @@ fn fig2<L: LanguageModel, C: Constraint>(
                 params(n.div_ceil(x), 1, x, max_tokens)
             };
             let o = run_one(m, &p, lm, c, 100 + x as u64, None);
-            cells.push(distance_cell(&o, exact));
+            cells.push(distance_cell(&o, exact, false));
+            g_cells.push(distance_cell(&o, exact, true));
             last = num(o.counters.lm_calls as f64 / o.samples.len().max(1) as f64);
         }
         let _ = writeln!(out, "| {m} | {axis} | {} | {last} |", cells.join(" | "));
+        if m.is_smc() {
+            by_g.push(format!(
+                "| {m}, runs pooled by Ĝ | {axis} | {} | {last} |",
+                g_cells.join(" | ")
+            ));
+        }
+    }
+    for row in by_g {
+        let _ = writeln!(out, "{row}");
     }
     for m in [Method::Lcd, Method::Cars] {
         let o = run_one(m, &params(n, 1, 1, max_tokens), lm, c, 200, None);
-        let cell = distance_cell(&o, exact);
+        let cell = distance_cell(&o, exact, false);
         let calls = num(o.counters.lm_calls as f64 / o.samples.len().max(1) as f64);
         let _ = writeln!(
             out,
@@ -640,15 +677,21 @@ fn fig2<L: LanguageModel, C: Constraint>(
 }
 
 /// `KL / TV` of a run's (weighted) samples against exact P^L; the error when it failed.
-fn distance_cell(o: &Outcome, exact: &ExactDistribution) -> String {
+/// With `by_evidence`, each SMC run's ensemble is weighted by its evidence estimate Ĝ.
+fn distance_cell(o: &Outcome, exact: &ExactDistribution, by_evidence: bool) -> String {
     if let Some(e) = &o.error {
         return format!("error: {}", e.chars().take(60).collect::<String>());
     }
     let mut q: HashMap<Vec<TokenId>, f64> = HashMap::new();
     let mut total = 0.0;
     for s in &o.samples {
-        // SMC: normalized weight within its run; every other method: one count each.
-        let w = s.weight.unwrap_or(1.0);
+        // SMC: normalized weight within its run (times the run's Ĝ when pooling by
+        // evidence); every other method: one count each.
+        let mut w = s.weight.unwrap_or(1.0);
+        if by_evidence {
+            let g = s.run.and_then(|r| o.evidence.get(&r)).copied();
+            w *= g.map_or(0.0, f64::exp);
+        }
         if w > 0.0 {
             *q.entry(s.tokens.clone()).or_default() += w;
             total += w;
