@@ -131,7 +131,7 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode` or `masks`.
+    /// What to measure: `decode`, `masks` or `samplers`.
     pub what: String,
     /// The model file.
     #[arg(long, default_value = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")]
@@ -139,4 +139,7 @@ pub struct BenchArgs {
     /// Tokens to decode.
     #[arg(long, default_value_t = 32)]
     pub tokens: usize,
+    /// Also write the report to this file (`samplers`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

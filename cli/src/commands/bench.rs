@@ -10,6 +10,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     match args.what.as_str() {
         "decode" => decode(args),
         "masks" => super::bench_masks::run(args),
+        "samplers" => super::bench_samplers::run(args),
         other => fail(format!(
             "unknown benchmark {other:?}; expected `decode` or `masks`"
         )),
