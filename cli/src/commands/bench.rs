@@ -12,7 +12,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "masks" => super::bench_masks::run(args),
         "samplers" => super::bench_samplers::run(args),
         other => fail(format!(
-            "unknown benchmark {other:?}; expected `decode` or `masks`"
+            "unknown benchmark {other:?}; expected `decode`, `masks` or `samplers`"
         )),
     }
 }
