@@ -1,6 +1,6 @@
 //! The token-level constraint seam every sampler uses.
 
-use crate::{TokenId, TokenSet};
+use crate::{TensorizedAutomaton, TokenId, TokenSet};
 
 /// An incremental constraint over token sequences.
 ///
@@ -46,6 +46,16 @@ pub trait Constraint {
     /// Tokens after which the sequence can still be completed (EOS included) within
     /// `remaining` more tokens counting this one and the EOS; `None` when unsupported.
     fn budget_mask(&self, _state: &Self::State, _remaining: usize) -> Option<TokenSet> {
+        None
+    }
+    /// The tensorized automaton behind a regular constraint (seed 001 §3.1), when it has
+    /// one: what the HMM-guided proposal (`p-gcd-smc`) multiplies with its HMM.
+    fn tensorized(&self) -> Option<&TensorizedAutomaton> {
+        None
+    }
+    /// The state of [`Constraint::tensorized`] that `state` stands for; `None` without a
+    /// tensorized form or when `state` was not reached at a token boundary.
+    fn tensor_state(&self, _state: &Self::State) -> Option<u32> {
         None
     }
 }

@@ -15,6 +15,8 @@
 //!   a [`TokenTrie`], tensorized ([`TensorizedAutomaton`]) for budget-aware masks.
 //! - [`samplers::run`] with [`samplers::Method`]: every sampler of the five papers.
 //! - [`exact::enumerate`]: exact P^L of a finite language, and the statistics the tests use.
+//! - [`hmm`]: P-GCD's HMM distilled from the model and its product with the tensorized
+//!   automaton (the `p-gcd-smc` proposal, seed 001).
 //! - [`toy`]: analytic language models (G_sk, seeded random n-grams) for exact tests.
 //!
 //! # Usage
@@ -28,6 +30,7 @@ pub mod constraint;
 pub mod error;
 pub mod event;
 pub mod exact;
+pub mod hmm;
 pub mod limits;
 pub mod lm;
 pub mod regex;

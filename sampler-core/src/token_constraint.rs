@@ -157,6 +157,14 @@ impl<A: ByteAutomaton> Constraint for TokenConstraint<A> {
         self.budget.is_some()
     }
 
+    fn tensorized(&self) -> Option<&TensorizedAutomaton> {
+        self.budget.as_ref().map(|b| &b.tensor)
+    }
+
+    fn tensor_state(&self, state: &A::State) -> Option<u32> {
+        self.budget.as_ref()?.index.get(state).copied()
+    }
+
     fn budget_mask(&self, state: &A::State, remaining: usize) -> Option<TokenSet> {
         let b = self.budget.as_ref()?;
         // A state not reached at a token boundary has no tensor index: nothing is known.

@@ -7,7 +7,8 @@
 //! - [`Sample`] and [`Counters`]: what a run produces and what it cost.
 //! - [`awrs`]: the WRS / AWRS / ARS token samplers (seed 003) and `awrs-lcd`.
 //! - [`mcmc`]: grammar-aligned MCMC (seed 000); [`smc`]: SMC with properly weighted
-//!   token proposals (seed 003 App. A).
+//!   token proposals (seed 003 App. A), P-GCD's HMM-guided one among them (seed 001,
+//!   [`crate::hmm`]).
 //! - [`path_enum`]: enumerates a sampler's random paths for exact tests.
 //!
 //! # Usage
@@ -100,10 +101,28 @@ pub async fn run<L: LanguageModel, C: Constraint>(
             };
             smc::run(&mut ctx, p).await?
         }
-        other => {
-            return Err(SampleError::Unsupported(format!(
-                "method {other} is not available in this build yet"
-            )));
+        Method::PGcdSmc => {
+            let tensor = constraint.tensorized().ok_or_else(|| {
+                SampleError::Unsupported(
+                    "method p-gcd-smc needs the constraint's tensorized automaton (a regex); \
+                     this constraint has none"
+                        .into(),
+                )
+            })?;
+            let hmm = crate::hmm::distill(&mut ctx, &params.hmm).await?;
+            let guide =
+                crate::hmm::Guide::new(hmm, tensor, params.max_tokens, params.hmm.guide_floor)?;
+            ctx.sink.emit(crate::Event::Note {
+                message: format!(
+                    "p-gcd: guide built ({} automaton states × {} hidden states × {} budgets, \
+                     {:.1} MB)",
+                    tensor.num_states,
+                    guide.hmm().hidden,
+                    params.max_tokens,
+                    guide.bytes() as f64 / 1e6
+                ),
+            });
+            smc::run(&mut ctx, smc::TokenProposal::PGcd(&guide)).await?
         }
     }
     Ok(ctx.counters)

@@ -1,6 +1,7 @@
 //! Run parameters shared by every sampler.
 
 use crate::SampleError;
+use crate::hmm::HmmConfig;
 
 /// How SMC resamples when the effective sample size falls below the threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +32,8 @@ pub struct Params {
     pub max_generations: u64,
     /// How many of the most likely tokens each `Token` event lists.
     pub top_k_events: usize,
+    /// The HMM of `p-gcd-smc`: how it is distilled from the model and how it guides.
+    pub hmm: HmmConfig,
 }
 
 impl Default for Params {
@@ -44,6 +47,7 @@ impl Default for Params {
             resampling: Resampling::Multinomial,
             max_generations: 10_000,
             top_k_events: 5,
+            hmm: HmmConfig::default(),
         }
     }
 }

@@ -7,7 +7,8 @@
 //! P(constraint satisfied within `max_tokens`)).
 //!
 //! # Key types
-//! - [`TokenProposal`]: AWRS, WRS, token masking, budget mask, or the LM with a 0/1 twist.
+//! - [`TokenProposal`]: AWRS, WRS, token masking, budget mask, the LM with a 0/1 twist, or
+//!   P-GCD's HMM-guided proposal (each particle then carries its HMM belief).
 //! - [`run_once`]: one SMC run; [`run`]: `--n` independent runs.
 
 mod proposal;
@@ -29,6 +30,8 @@ struct Particle<S> {
     log_w: f64,
     active: bool,
     valid: bool,
+    /// The HMM belief over the next token's hidden state (P-GCD only; empty otherwise).
+    belief: Vec<f64>,
 }
 
 /// The result of one SMC run.
@@ -45,7 +48,7 @@ pub struct SmcResult {
 /// Extends every active particle by one token (one batched LM call).
 async fn extend_all<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
-    proposal: TokenProposal,
+    proposal: TokenProposal<'_>,
     ps: &mut [Particle<C::State>],
 ) -> Result<Vec<Option<TokenId>>, SampleError> {
     let eos = ctx.constraint.eos();
@@ -55,7 +58,7 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
     let mut drawn = vec![None; ps.len()];
     for (&m, lp) in active.iter().zip(&lps) {
         let p = &mut ps[m];
-        let ext = propose(ctx, proposal, lp, &p.state, p.tokens.len())?;
+        let ext = propose(ctx, proposal, lp, &p.state, &p.belief, p.tokens.len())?;
         drawn[m] = ext.token;
         let Some(t) = ext.token.filter(|_| ext.weight > 0.0) else {
             // Dead: no allowed token (or the twist rejected the LM's token).
@@ -74,6 +77,9 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             (p.active, p.valid) = (false, true);
         } else if let Some(s) = ctx.advance(&p.state, t) {
             p.state = s;
+            if let TokenProposal::PGcd(guide) = proposal {
+                p.belief = guide.advance_belief(&p.belief, t);
+            }
             if p.tokens.len() >= ctx.params.max_tokens {
                 // Incomplete at the budget: the final target gives it no mass.
                 (p.active, p.log_w) = (false, f64::NEG_INFINITY);
@@ -90,7 +96,7 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
 /// One SMC run of `particles` particles; emits its events and returns the ensemble.
 pub async fn run_once<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
-    proposal: TokenProposal,
+    proposal: TokenProposal<'_>,
     run: usize,
 ) -> Result<SmcResult, SampleError> {
     let m = ctx.params.particles;
@@ -102,6 +108,10 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
         log_w: 0.0,
         active: true,
         valid: false,
+        belief: match proposal {
+            TokenProposal::PGcd(guide) => guide.initial_belief(),
+            _ => Vec::new(),
+        },
     };
     let mut ps = vec![start; m];
     let mut step = 0;
@@ -150,7 +160,7 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
 /// `--n` independent SMC runs, each printing its M weighted particles.
 pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
-    proposal: TokenProposal,
+    proposal: TokenProposal<'_>,
 ) -> Result<(), SampleError> {
     for r in 0..ctx.params.n {
         run_once(ctx, proposal, r).await?;

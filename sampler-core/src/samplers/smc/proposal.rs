@@ -1,13 +1,14 @@
 //! Properly weighted token proposals for SMC: each extends one particle by a token and
 //! returns the incremental weight ψ(x'|x)/q(x'|x) (or an unbiased estimate of it).
 
+use crate::hmm::Guide;
 use crate::samplers::Ctx;
 use crate::samplers::awrs::{WRS_MAX_REJECTIONS, awrs, wrs};
 use crate::{Constraint, LanguageModel, SampleError, TokenId};
 
 /// The token proposal an SMC run extends its particles with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenProposal {
+#[derive(Clone, Copy, Debug)]
+pub enum TokenProposal<'g> {
     /// Adaptive weighted rejection sampling (seed 003 Def. 2), weight Ẑ.
     Awrs,
     /// Weighted rejection sampling with L = 1 (seed 003 Def. 1), weight Ẑ.
@@ -18,7 +19,23 @@ pub enum TokenProposal {
     BudgetMask,
     /// The LM itself, weight 1[token allowed] (the constraint as a 0/1 twist).
     Twisted,
+    /// P-GCD (seed 001): q(v) ∝ P_LM(v)·g(v) over the budget mask, g the HMM × automaton
+    /// satisfiability probability; weight P_LM(v)/q(v) (regular constraints only; each
+    /// particle carries its HMM belief).
+    PGcd(&'g Guide),
 }
+
+impl PartialEq for TokenProposal<'_> {
+    /// Same variant, and for `PGcd` the very same guide.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (TokenProposal::PGcd(a), TokenProposal::PGcd(b)) => std::ptr::eq(*a, *b),
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+}
+
+impl Eq for TokenProposal<'_> {}
 
 /// One extension: the token (`None` when nothing is allowed) and the weight.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,12 +47,14 @@ pub struct Extension {
 }
 
 /// Draws the next token of a particle whose constraint state is `state`, at `position`,
-/// given the model's next-token log-probabilities `lp`.
+/// given the model's next-token log-probabilities `lp`; `belief` is the particle's HMM
+/// belief (read by [`TokenProposal::PGcd`] only; empty otherwise).
 pub fn propose<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
-    proposal: TokenProposal,
+    proposal: TokenProposal<'_>,
     lp: &[f64],
     state: &C::State,
+    belief: &[f64],
     position: usize,
 ) -> Result<Extension, SampleError> {
     let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
@@ -85,6 +104,30 @@ pub fn propose<L: LanguageModel, C: Constraint>(
             let z: f64 = w.iter().sum();
             let token = (z > 0.0).then(|| ctx.rng.categorical(&w) as TokenId);
             Extension { token, weight: z }
+        }
+        TokenProposal::PGcd(guide) => {
+            let remaining = ctx.params.max_tokens.saturating_sub(position);
+            // The guide reads the budget mask off the automaton: counted like a mask.
+            ctx.counters.constraint_checks += ctx.constraint.vocab_size() as u64;
+            let Some(s) = ctx.constraint.tensor_state(state) else {
+                return Ok(Extension {
+                    token: None,
+                    weight: 0.0,
+                });
+            };
+            let q = guide.proposal(&probs, belief, s, remaining);
+            if q.total > 0.0 {
+                let t = ctx.rng.categorical(&q.weights) as TokenId;
+                Extension {
+                    token: Some(t),
+                    weight: guide.weight(&q, t),
+                }
+            } else {
+                Extension {
+                    token: None,
+                    weight: 0.0,
+                }
+            }
         }
     };
     Ok(ext)

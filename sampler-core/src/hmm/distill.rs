@@ -1,0 +1,142 @@
+//! Distilling an HMM from the language model: sample sequences from the model given its
+//! prompt, then fit the HMM to them by Baum–Welch (seed 001 §4: "HMM distillation").
+
+use super::Hmm;
+use crate::samplers::Ctx;
+use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
+
+/// How the HMM of `p-gcd-smc` is distilled and used (bounded, configurable cost).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HmmConfig {
+    /// Hidden states H (emissions take H × V f64: 6.3 MB for H = 16 on a 49,152-token
+    /// vocabulary).
+    pub hidden_states: usize,
+    /// Sequences sampled from the model for the fit (each one full generation).
+    pub sequences: usize,
+    /// Most tokens per sampled sequence (also capped by `max_tokens`).
+    pub max_len: usize,
+    /// Baum–Welch iterations.
+    pub em_iterations: usize,
+    /// Dirichlet pseudo-count added to every expected count in the M-step (keeps every
+    /// token possible in every hidden state).
+    pub pseudo_count: f64,
+    /// The least relative guide value an allowed token keeps in the proposal, in (0, 1].
+    pub guide_floor: f64,
+}
+
+impl Default for HmmConfig {
+    fn default() -> Self {
+        HmmConfig {
+            hidden_states: 16,
+            sequences: 32,
+            max_len: 32,
+            em_iterations: 20,
+            pseudo_count: 1e-3,
+            guide_floor: 1e-6,
+        }
+    }
+}
+
+impl HmmConfig {
+    /// Rejects settings the distillation cannot run with.
+    pub fn validate(&self) -> Result<(), SampleError> {
+        let bad = |m: &str| Err(SampleError::Unsupported(m.to_string()));
+        if self.hidden_states == 0 {
+            return bad("--hmm-states must be at least 1");
+        }
+        if self.sequences == 0 {
+            return bad("--hmm-sequences must be at least 1");
+        }
+        if self.max_len == 0 {
+            return bad("the HMM's sequence length must be at least 1");
+        }
+        if !(self.pseudo_count >= 0.0 && self.pseudo_count.is_finite()) {
+            return bad("the HMM's pseudo-count must be a finite number ≥ 0");
+        }
+        if !(self.guide_floor > 0.0 && self.guide_floor <= 1.0) {
+            return bad("the guide floor must be in (0, 1]");
+        }
+        Ok(())
+    }
+}
+
+/// Draws `n` sequences of at most `max_len` tokens from the model (unconstrained,
+/// batched one position at a time); each ends at EOS or at `max_len`. Counted as `n`
+/// generations.
+pub async fn sample_sequences<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    n: usize,
+    max_len: usize,
+) -> Result<Vec<Vec<TokenId>>, SampleError> {
+    let eos = ctx.lm.eos();
+    ctx.counters.generations += n as u64;
+    let mut seqs: Vec<Vec<TokenId>> = vec![Vec::new(); n];
+    let mut active: Vec<usize> = (0..n).collect();
+    while !active.is_empty() {
+        let prefixes: Vec<&[TokenId]> = active.iter().map(|&i| &seqs[i][..]).collect();
+        let lps = ctx.logprobs_batch(&prefixes).await?;
+        let mut still = Vec::with_capacity(active.len());
+        for (&i, lp) in active.iter().zip(&lps) {
+            let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
+            let t = ctx.rng.categorical(&probs) as TokenId;
+            seqs[i].push(t);
+            if t != eos && seqs[i].len() < max_len {
+                still.push(i);
+            }
+        }
+        active = still;
+    }
+    Ok(seqs)
+}
+
+/// Distils an HMM from the model: samples `cfg.sequences` sequences (capped at
+/// `min(cfg.max_len, max_tokens)` tokens), fits `cfg.hidden_states` hidden states by
+/// `cfg.em_iterations` Baum–Welch iterations, and reports progress as `Note` events.
+pub async fn distill<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    cfg: &HmmConfig,
+) -> Result<Hmm, SampleError> {
+    cfg.validate()?;
+    let max_len = cfg.max_len.min(ctx.params.max_tokens).max(1);
+    let note = |ctx: &mut Ctx<'_, L, C>, message: String| ctx.sink.emit(Event::Note { message });
+    note(
+        ctx,
+        format!(
+            "p-gcd: sampling {} sequences of at most {max_len} tokens from the model to distil \
+             an HMM with {} hidden states",
+            cfg.sequences, cfg.hidden_states
+        ),
+    );
+    let data = sample_sequences(ctx, cfg.sequences, max_len).await?;
+    let tokens: usize = data.iter().map(Vec::len).sum();
+    let vocab = ctx.lm.vocab_size();
+    let mut hmm = Hmm::init_from_data(cfg.hidden_states, vocab, &data, 1e-2, &mut *ctx.rng);
+    note(
+        ctx,
+        format!(
+            "p-gcd: {tokens} tokens sampled; fitting the HMM ({:.1} MB of parameters) by \
+             {} EM iterations",
+            hmm.bytes() as f64 / 1e6,
+            cfg.em_iterations
+        ),
+    );
+    for i in 0..cfg.em_iterations {
+        ctx.check_cancelled()?;
+        let step = hmm.em_step(&data, cfg.pseudo_count);
+        note(
+            ctx,
+            format!(
+                "p-gcd: EM iteration {}/{}: log-likelihood per token {:.4} (before the update)",
+                i + 1,
+                cfg.em_iterations,
+                step.log_likelihood / tokens.max(1) as f64
+            ),
+        );
+    }
+    let per_token = data.iter().map(|s| hmm.log_likelihood(s)).sum::<f64>() / tokens.max(1) as f64;
+    note(
+        ctx,
+        format!("p-gcd: HMM ready, log-likelihood per token {per_token:.4}"),
+    );
+    Ok(hmm)
+}

@@ -1,0 +1,42 @@
+//! P-GCD (seed 001): an HMM distilled from the language model, multiplied with the
+//! constraint's tensorized automaton, guides an SMC proposal towards tokens after which
+//! the constraint can still be satisfied within the token budget.
+//!
+//! # Key types
+//! - [`Hmm`]: the hidden Markov model (π, A, B over the whole vocabulary), its scaled
+//!   forward pass and Baum–Welch (EM) step.
+//! - [`HmmConfig`] and [`distill`]: sample sequences from the model given its prompt and
+//!   fit the HMM to them, with a bounded, configurable cost.
+//! - [`Guide`]: the HMM × automaton backward pass; for a prefix (HMM belief, automaton
+//!   state, remaining budget) it gives g(v) = P_HMM(satisfied within the budget | prefix,
+//!   next token v) for every allowed token, and the proposal q(v) ∝ P_LM(v)·g(v) with
+//!   its properly weighted SMC weight.
+//!
+//! # Usage
+//! `samplers::run(Method::PGcdSmc, ...)` distils the HMM with `Params::hmm`, builds the
+//! guide over the constraint's [`crate::Constraint::tensorized`] automaton and runs SMC
+//! with [`crate::samplers::smc::TokenProposal::PGcd`]:
+//! ```
+//! use sampler_core::hmm::{Guide, Hmm};
+//! use sampler_core::{RegexConstraint, SeededRng, Vocabulary, Constraint};
+//!
+//! let vocab = Vocabulary::new(vec![b"a".to_vec(), b"b".to_vec(), Vec::new()], 2, &[2]);
+//! let c = RegexConstraint::from_regex("(ab)+", &vocab).unwrap();
+//! let hmm = Hmm::random(4, vocab.len(), &mut SeededRng::new(1));
+//! let guide = Guide::new(hmm, c.tensorized().unwrap(), 8, 1e-6).unwrap();
+//! let s = c.tensor_state(&c.initial()).unwrap();
+//! // Only `a` can start the language; with 3 tokens left ("a", "b", EOS) it still can.
+//! let allowed = guide.allowed(&guide.initial_belief(), s, 3);
+//! assert_eq!(allowed.iter().map(|g| g.token).collect::<Vec<_>>(), vec![0]);
+//! assert!(allowed[0].log_sat < 0.0);
+//! ```
+
+mod distill;
+mod guide;
+mod model;
+#[cfg(test)]
+mod tests;
+
+pub use distill::{HmmConfig, distill, sample_sequences};
+pub use guide::{Guide, GuidedToken, MAX_TABLE_ENTRIES, Proposal};
+pub use model::{EmStep, Hmm};
