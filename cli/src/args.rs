@@ -1,6 +1,7 @@
 //! The command-line contract of DESIGN.md §6, parsed with clap.
 
 use clap::{Args, Parser, Subcommand};
+use sampler_core::hmm::HmmConfig;
 use std::path::PathBuf;
 
 /// `strait`: faithful constrained sampling from a language model, headless.
@@ -98,6 +99,15 @@ pub struct SampleArgs {
     /// Also write every sampler event as a JSON line.
     #[arg(long)]
     pub events: bool,
+    /// p-gcd-smc: hidden states of the HMM distilled from the model.
+    #[arg(long, default_value_t = HmmConfig::default().hidden_states)]
+    pub hmm_states: usize,
+    /// p-gcd-smc: sequences sampled from the model to fit the HMM.
+    #[arg(long, default_value_t = HmmConfig::default().sequences)]
+    pub hmm_sequences: usize,
+    /// p-gcd-smc: Baum–Welch (EM) iterations.
+    #[arg(long, default_value_t = HmmConfig::default().em_iterations)]
+    pub hmm_iterations: usize,
 }
 
 /// Arguments of `strait score`.

@@ -303,3 +303,73 @@ fn gpu_and_cpu_scores_agree() {
     let (a, b) = (cpu["logp"].as_f64().unwrap(), gpu["logp"].as_f64().unwrap());
     assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
 }
+
+/// `p-gcd-smc` distils its HMM (progress notes in the event stream), then prints each
+/// run's particles with normalized weights and a run index; a context-free grammar and
+/// a zero-state HMM are refused with one line.
+#[test]
+fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
+    let args = [
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--regex",
+        GSK,
+        "--method",
+        "p-gcd-smc",
+        "--n",
+        "2",
+        "--particles",
+        "4",
+        "--hmm-states",
+        "3",
+        "--hmm-sequences",
+        "8",
+        "--seed",
+        "3",
+    ];
+    let v = lines(&strait(&args));
+    assert_eq!(v.len(), 8);
+    for run in 0..2 {
+        let lines: Vec<&Value> = v.iter().filter(|l| l["run"] == run).collect();
+        assert_eq!(lines.len(), 4);
+        let w: f64 = lines.iter().map(|l| l["weight"].as_f64().unwrap()).sum();
+        assert!((w - 1.0).abs() < 1e-9, "run {run}: weights sum to {w}");
+        assert!(lines.iter().all(|l| l["valid"] == true));
+    }
+    let mut with_events = args.to_vec();
+    with_events.push("--events");
+    let ev = lines(&strait(&with_events));
+    let notes: Vec<&str> = ev
+        .iter()
+        .filter(|l| l["type"] == "note")
+        .filter_map(|l| l["message"].as_str())
+        .collect();
+    assert!(
+        notes[0].starts_with("p-gcd: sampling 8 sequences"),
+        "{notes:?}"
+    );
+    assert!(ev.iter().any(|l| l["type"] == "evidence"));
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--grammar",
+        "assets/examples/gsk.gbnf",
+        "--method",
+        "p-gcd-smc",
+    ]));
+    assert!(e.contains("regular"), "{e}");
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--regex",
+        GSK,
+        "--method",
+        "p-gcd-smc",
+        "--hmm-states",
+        "0",
+    ]));
+    assert!(e.contains("--hmm-states"), "{e}");
+}

@@ -4,6 +4,7 @@ use crate::args::SampleArgs;
 use crate::constraint_source::{ConstraintUser, build};
 use crate::failure::{Failure, Result};
 use crate::model_source::{LmRef, Source, with_lm};
+use sampler_core::hmm::HmmConfig;
 use sampler_core::samplers::{self, Method, Params, Sample};
 use sampler_core::{Constraint, Event, EventSink, SeededRng, Vocabulary, block_on};
 use serde_json::json;
@@ -17,8 +18,15 @@ pub fn run(args: &SampleArgs) -> Result<()> {
         steps: args.steps,
         particles: args.particles,
         max_tokens: args.max_tokens,
+        hmm: HmmConfig {
+            hidden_states: args.hmm_states,
+            sequences: args.hmm_sequences,
+            em_iterations: args.hmm_iterations,
+            ..HmmConfig::default()
+        },
         ..Params::default()
     };
+    params.hmm.validate()?;
     params.validate()?;
     let mut source = Source::load(&args.model)?;
     let vocab = source.vocabulary();
