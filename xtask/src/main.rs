@@ -11,7 +11,10 @@
 //!   browser where the shaders crate offers them, the Playwright end-to-end test); the last
 //!   line is `N passed, N failed`.
 //! - `e2e [--no-build]`: only the end-to-end test.
+//! - `bench samplers|decode|masks [FLAGS]`: the model (fetched if missing), then
+//!   `strait bench WHAT` from a release build; `samplers` writes `docs/bench/samplers.md`.
 
+mod bench;
 mod build;
 mod serve;
 mod setup;
@@ -29,6 +32,9 @@ commands:
                              build and serve the page on http://127.0.0.1:8080
   test                       run every test; ends with `N passed, N failed`
   e2e [--no-build]           run only the end-to-end browser test
+  bench samplers|decode|masks [FLAGS]
+                             run `strait bench` in release on the model; `samplers`
+                             writes docs/bench/samplers.md (or --out FILE)
 ";
 
 fn main() -> ExitCode {
@@ -46,6 +52,7 @@ fn main() -> ExitCode {
         "serve" => serve::command(flags),
         "test" => test::command(flags),
         "e2e" => test::e2e_command(flags),
+        "bench" => bench::command(flags),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -11,7 +11,9 @@ pub struct HmmConfig {
     /// Hidden states H (emissions take H × V f64: 6.3 MB for H = 16 on a 49,152-token
     /// vocabulary).
     pub hidden_states: usize,
-    /// Sequences sampled from the model for the fit (each one full generation).
+    /// Sequences sampled from the model for the fit (each one full generation). The
+    /// distillation's cost is dominated by these `sequences × max_len` forward tokens at
+    /// most (about 30 s at the defaults with SmolLM2-135M's CPU forward pass on two cores).
     pub sequences: usize,
     /// Most tokens per sampled sequence (also capped by `max_tokens`).
     pub max_len: usize,
@@ -28,8 +30,8 @@ impl Default for HmmConfig {
     fn default() -> Self {
         HmmConfig {
             hidden_states: 16,
-            sequences: 32,
-            max_len: 32,
+            sequences: 16,
+            max_len: 16,
             em_iterations: 20,
             pseudo_count: 1e-3,
             guide_floor: 1e-6,
@@ -60,9 +62,9 @@ impl HmmConfig {
     }
 }
 
-/// Draws `n` sequences of at most `max_len` tokens from the model (unconstrained,
-/// batched one position at a time); each ends at EOS or at `max_len`. Counted as `n`
-/// generations.
+/// Draws `n` sequences of at most `max_len` tokens from the model (unconstrained), one
+/// sequence after another so that a model with one prefix-reusing KV cache computes each
+/// token once; each ends at EOS or at `max_len`. Counted as `n` generations.
 pub async fn sample_sequences<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     n: usize,
@@ -70,21 +72,19 @@ pub async fn sample_sequences<L: LanguageModel, C: Constraint>(
 ) -> Result<Vec<Vec<TokenId>>, SampleError> {
     let eos = ctx.lm.eos();
     ctx.counters.generations += n as u64;
-    let mut seqs: Vec<Vec<TokenId>> = vec![Vec::new(); n];
-    let mut active: Vec<usize> = (0..n).collect();
-    while !active.is_empty() {
-        let prefixes: Vec<&[TokenId]> = active.iter().map(|&i| &seqs[i][..]).collect();
-        let lps = ctx.logprobs_batch(&prefixes).await?;
-        let mut still = Vec::with_capacity(active.len());
-        for (&i, lp) in active.iter().zip(&lps) {
+    let mut seqs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut seq: Vec<TokenId> = Vec::new();
+        while seq.len() < max_len.max(1) {
+            let lp = ctx.logprobs(&seq).await?;
             let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
             let t = ctx.rng.categorical(&probs) as TokenId;
-            seqs[i].push(t);
-            if t != eos && seqs[i].len() < max_len {
-                still.push(i);
+            seq.push(t);
+            if t == eos {
+                break;
             }
         }
-        active = still;
+        seqs.push(seq);
     }
     Ok(seqs)
 }
