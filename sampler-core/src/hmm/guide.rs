@@ -271,9 +271,9 @@ impl Guide {
             .sum()
     }
 
-    /// The proposal weights over the vocabulary, P_LM(v)·g̃(v) on allowed tokens and 0
-    /// elsewhere, and the incremental weight of each token: (weights, Σ weights, mask mass).
-    /// `probs` are the LM's next-token probabilities.
+    /// The P-GCD proposal after a prefix (belief, automaton state, `remaining` tokens):
+    /// unnormalized q(v) = P_LM(v)·g̃(v) over the budget mask, given the LM's next-token
+    /// probabilities `probs`; [`Guide::weight`] gives a drawn token's SMC weight.
     pub fn proposal(
         &self,
         probs: &[f64],
