@@ -471,3 +471,33 @@ fn p_gcd_smc_ensemble_approaches_the_target_as_particles_grow() {
         assert!((mean - z).abs() < 3.0 * se, "M = {m}");
     }
 }
+
+/// The same seed gives the same run, distillation included; another seed another run.
+#[test]
+fn p_gcd_smc_is_deterministic_given_the_seed() {
+    let c = small_language();
+    let draw = |seed| {
+        let mut lm = RandomLm::new(4, 3, 2, 4);
+        let p = Params {
+            n: 3,
+            particles: 4,
+            max_tokens: 4,
+            ..Params::default()
+        };
+        let mut out = Vec::new();
+        block_on(run(
+            Method::PGcdSmc,
+            &p,
+            &mut lm,
+            &c,
+            &mut SeededRng::new(seed),
+            &mut NullSink,
+            None,
+            &mut |s| out.push((s.tokens.clone(), s.weight)),
+        ))
+        .unwrap();
+        out
+    };
+    assert_eq!(draw(8), draw(8));
+    assert_ne!(draw(8), draw(9));
+}
