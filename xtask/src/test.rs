@@ -254,7 +254,9 @@ fn browser_tests(_tools: &Tools, krate: &str) -> Count {
         };
     };
     let mut cmd = Command::new("cargo");
+    // `--nocapture`: the tests' console lines (the kernels' timings on SwiftShader) are shown.
     cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
+        .args(["--", "--nocapture"])
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &runner)
         .env("CHROMEDRIVER", chromedriver)
         // webdriver.json in the working directory carries Chromium's WebGPU flags.
