@@ -397,3 +397,277 @@ gpu_tests! {
         assert!(TokenMask::new(&gpu).await.is_err());
     }
 }
+
+/// Inverse-CDF intervals `[lo, hi)` of the kept tokens under the masked softmax, in f64.
+fn masked_intervals(logits: &[f32], mask: &[u32]) -> Vec<(u32, f64, f64)> {
+    let kept = |t: usize| mask.get(t / 32).is_some_and(|w| (w >> (t % 32)) & 1 == 1);
+    let ts: Vec<usize> = (0..logits.len()).filter(|&t| kept(t)).collect();
+    let m = ts
+        .iter()
+        .map(|&t| logits[t] as f64)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = ts.iter().map(|&t| (logits[t] as f64 - m).exp()).collect();
+    let total: f64 = w.iter().sum();
+    let mut acc = 0.0;
+    ts.iter()
+        .zip(&w)
+        .map(|(&t, &wi)| {
+            let lo = acc / total;
+            acc += wi;
+            (t as u32, lo, acc / total)
+        })
+        .collect()
+}
+
+/// How far (in u) a GPU draw may land from the exact inverse CDF: f32 sums of at most
+/// 256 rescaled block or chunk sums plus WGSL's `exp` (3 + 2|x| ULP) leave a relative error
+/// far below 1e-4 of the total mass; a wrong token elsewhere is off by a whole interval.
+const U_TOL: f64 = 1e-4;
+
+/// Draws on the GPU at each `u` and checks each token against the CPU reference: equal
+/// wherever `u` is farther than [`U_TOL`] from an interval boundary, else a token whose
+/// interval is within [`U_TOL`] of `u`. `reference_mask` is what the reference sees (a
+/// mutant differs from `mask`). Returns (draws, of which exact) or the first mismatch.
+async fn check_masked_draws(
+    gpu: &Gpu,
+    k: &MaskedSample,
+    bind: &MaskedSampleBinding,
+    logits: &[f32],
+    reference_mask: &[u32],
+    us: &[f32],
+) -> Result<(usize, usize), String> {
+    let iv = masked_intervals(logits, reference_mask);
+    let mut exact = 0;
+    let mut draws = Vec::with_capacity(us.len());
+    for &u in us {
+        draws.push(k.draw(gpu, bind, u).await.map_err(|e| e.to_string())?);
+    }
+    // Tokens first: the inverse CDF.
+    for (&u, got) in us.iter().zip(&draws) {
+        let want = masked_sample_reference(logits, reference_mask, u).ok_or("reference: none")?;
+        let u64 = u as f64;
+        let near_boundary = iv
+            .iter()
+            .any(|&(_, lo, hi)| (u64 - lo).abs() <= U_TOL || (u64 - hi).abs() <= U_TOL);
+        if !near_boundary {
+            exact += 1;
+        }
+        if got.token != want.token {
+            let ok = near_boundary
+                && iv
+                    .iter()
+                    .any(|&(t, lo, hi)| t == got.token && lo - U_TOL <= u64 && u64 <= hi + U_TOL);
+            if !ok {
+                return Err(format!(
+                    "u = {u}: gpu drew {} but the inverse CDF gives {}",
+                    got.token, want.token
+                ));
+            }
+        }
+    }
+    // Then the masses.
+    for (&u, got) in us.iter().zip(&draws) {
+        let want = masked_sample_reference(logits, reference_mask, u).ok_or("reference: none")?;
+        let tol = 1e-4 * want.log_all.abs().max(1.0);
+        for (what, g, w) in [
+            ("log Z", got.log_z, want.log_z),
+            ("log kept", got.log_kept, want.log_kept),
+            ("log all", got.log_all, want.log_all),
+        ] {
+            if (g - w).abs() > tol {
+                return Err(format!("u = {u}: {what} gpu {g} vs cpu {w}"));
+            }
+        }
+    }
+    Ok((us.len(), exact))
+}
+
+/// The `u` values of a check: 0, the largest f32 below 1, the midpoint of every kept
+/// token's interval wider than 4·U_TOL (at most 400 of them), and 100 seeded uniforms.
+fn draw_points(rng: &mut Rng, iv: &[(u32, f64, f64)]) -> Vec<f32> {
+    let mut us = vec![0.0, 1.0 - f32::EPSILON / 2.0];
+    us.extend(
+        iv.iter()
+            .filter(|&&(_, lo, hi)| hi - lo > 4.0 * U_TOL)
+            .take(400)
+            .map(|&(_, lo, hi)| ((lo + hi) / 2.0) as f32),
+    );
+    us.extend((0..100).map(|_| (rng.next() >> 40) as f32 / (1u64 << 24) as f32));
+    us
+}
+
+/// Logits like a language model's: a broad base and a few sharp peaks.
+fn lm_like_logits(rng: &mut Rng, vocab: usize) -> Vec<f32> {
+    (0..vocab)
+        .map(|_| {
+            let base = (rng.f32() + rng.f32() + rng.f32()) * 2.0;
+            if rng.next().is_multiple_of(500) {
+                base + 9.0 + 4.0 * rng.f32()
+            } else {
+                base
+            }
+        })
+        .collect()
+}
+
+gpu_tests! {
+    async fn masked_sample_follows_the_masked_distribution() {
+        let gpu = gpu().await;
+        let adapter = common::adapter_description(&gpu).await;
+        let k = MaskedSample::new(&gpu).await.unwrap();
+        let mut rng = Rng(31);
+        // (vocabulary, fraction kept): one block, a ragged last word with bits set past the
+        // vocabulary, several blocks, the model's vocabulary.
+        for (vocab, keep) in [(37usize, 3u64), (1000, 2), (3000, 5), (49152, 3)] {
+            let logits = lm_like_logits(&mut rng, vocab);
+            let mut mask: Vec<u32> = (0..mask_words(vocab))
+                .map(|_| {
+                    (0..32).fold(0u32, |m, b| m | (u32::from(rng.next() % keep == 0) << b))
+                })
+                .collect();
+            if vocab == 3000 {
+                // Only the first token of block 0 and tokens of the last block: the search
+                // crosses empty blocks.
+                mask.iter_mut().enumerate().for_each(|(w, m)| {
+                    *m = match w {
+                        0 => 1,
+                        w if w >= 64 => *m,
+                        _ => 0,
+                    }
+                });
+            }
+            // The highest logit is masked out, so Z is well below 1.
+            let top = (0..vocab).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap();
+            mask[top / 32] &= !(1 << (top % 32));
+            let lb = gpu.storage("logits", &f32_bytes(&logits)).unwrap();
+            let mb = gpu.storage("mask", &u32_bytes(&mask)).unwrap();
+            let bind = k.bind(&gpu, &lb, 0, &mb, vocab).unwrap();
+            let iv = masked_intervals(&logits, &mask);
+            let us = draw_points(&mut rng, &iv);
+            k.draw(&gpu, &bind, 0.5).await.unwrap(); // warm-up: pipelines compile on first use
+            let t = now_ms();
+            let (n, exact) = check_masked_draws(&gpu, &k, &bind, &logits, &mask, &us)
+                .await
+                .unwrap_or_else(|e| panic!("V={vocab}: {e}"));
+            let ms = (now_ms() - t) / n as f64;
+            assert!(exact * 10 >= n * 9, "V={vocab}: only {exact} of {n} draws away from boundaries");
+            say!(
+                "masked sample V={vocab}: {n} draws ({exact} exact) equal the inverse CDF; \
+                 {ms:.3} ms per draw (two passes, 16 bytes read back) on {adapter}"
+            );
+            if vocab == 37 {
+                // Bits past the vocabulary are ignored; the widest interval is required.
+                let wide = iv.iter().max_by(|a, b| (a.2 - a.1).total_cmp(&(b.2 - b.1))).unwrap();
+                let got = k.draw(&gpu, &bind, ((wide.1 + wide.2) / 2.0) as f32).await.unwrap();
+                assert_eq!(got.token, wide.0);
+            }
+        }
+    }
+
+    async fn masked_sample_comparison_can_fail() {
+        // A mutant reference (one kept token dropped from its mask) disagrees with the GPU
+        // draw at that token's interval: the check is not vacuous.
+        let gpu = gpu().await;
+        let k = MaskedSample::new(&gpu).await.unwrap();
+        let mut rng = Rng(8);
+        let vocab = 2048;
+        let logits = lm_like_logits(&mut rng, vocab);
+        let mask: Vec<u32> = (0..mask_words(vocab)).map(|_| rng.next() as u32).collect();
+        let lb = gpu.storage("logits", &f32_bytes(&logits)).unwrap();
+        let mb = gpu.storage("mask", &u32_bytes(&mask)).unwrap();
+        let bind = k.bind(&gpu, &lb, 0, &mb, vocab).unwrap();
+        let iv = masked_intervals(&logits, &mask);
+        let us = draw_points(&mut rng, &iv);
+        assert!(check_masked_draws(&gpu, &k, &bind, &logits, &mask, &us).await.is_ok());
+        let wide = iv.iter().max_by(|a, b| (a.2 - a.1).total_cmp(&(b.2 - b.1))).unwrap().0;
+        let mut mutant = mask.clone();
+        mutant[wide as usize / 32] &= !(1 << (wide % 32));
+        let e = check_masked_draws(&gpu, &k, &bind, &logits, &mutant, &us).await.unwrap_err();
+        assert!(e.contains("drew"), "the mutant is caught by the draws: {e}");
+        say!("mutant caught: {e}");
+    }
+
+    async fn mask_kernel_feeds_masked_sample_on_the_gpu() {
+        // The mask stays on the GPU: the token-mask kernel writes it, masked sampling reads
+        // it in the same submission, 16 bytes come back.
+        let gpu = gpu().await;
+        let adapter = common::adapter_description(&gpu).await;
+        let (tm, ms) = (TokenMask::new(&gpu).await.unwrap(), MaskedSample::new(&gpu).await.unwrap());
+        let mut rng = Rng(77);
+        let (edges, vocab) = (40usize, 49152usize);
+        let words = mask_words(vocab);
+        let flags: Vec<u32> = (0..edges).map(|e| u32::from(e % 3 == 0)).collect();
+        let bf: Vec<u32> = (0..edges * words)
+            .map(|_| rng.next() as u32 & rng.next() as u32 & rng.next() as u32)
+            .collect();
+        let logits = lm_like_logits(&mut rng, vocab);
+        let (fb, bb) = (
+            gpu.storage("flags", &u32_bytes(&flags)).unwrap(),
+            gpu.storage("bf", &u32_bytes(&bf)).unwrap(),
+        );
+        let mb = gpu.zeroed("mask", words).unwrap();
+        let dims = TokenMask::dims(&gpu, edges, words);
+        let tbind = tm.bind(&gpu, &fb, &bb, &mb, &dims);
+        let lb = gpu.storage("logits", &f32_bytes(&logits)).unwrap();
+        let sbind = ms.bind(&gpu, &lb, 0, &mb, vocab).unwrap();
+        let mask = token_mask_reference(&flags, &bf, words);
+        // A warm-up step (pipelines are compiled on first use), then timed steps.
+        ms.set_u(&gpu, &sbind, 0.5).unwrap();
+        gpu.run(|p| {
+            tm.dispatch(p, &tbind, words);
+            ms.dispatch(p, &sbind);
+        })
+        .unwrap();
+        ms.read(&gpu, &sbind).await.unwrap();
+        let mut total = 0.0;
+        for u in [0.0f32, 0.25, 0.5, 0.75, 0.999] {
+            ms.set_u(&gpu, &sbind, u).unwrap();
+            let t = now_ms();
+            gpu.run(|p| {
+                tm.dispatch(p, &tbind, words);
+                ms.dispatch(p, &sbind);
+            })
+            .unwrap();
+            let got = ms.read(&gpu, &sbind).await.unwrap();
+            total += now_ms() - t;
+            let want = masked_sample_reference(&logits, &mask, u).unwrap();
+            let iv = masked_intervals(&logits, &mask);
+            let (_, lo, hi) = *iv.iter().find(|x| x.0 == got.token).expect("a kept token");
+            assert!(
+                got.token == want.token || (lo - U_TOL..=hi + U_TOL).contains(&(u as f64)),
+                "u = {u}: gpu {} vs cpu {}",
+                got.token,
+                want.token
+            );
+            assert!((got.log_z - want.log_z).abs() < 1e-3, "{} vs {}", got.log_z, want.log_z);
+        }
+        say!("mask (E={edges}) + masked sample V={vocab}: {:.3} ms per step on {adapter}", total / 5.0);
+    }
+
+    async fn masked_sample_bad_input_is_an_error() {
+        let gpu = gpu().await;
+        let k = MaskedSample::new(&gpu).await.unwrap();
+        let logits = [0.5f32, 1.0, -2.0, 3.0, 0.0];
+        // Nothing kept, or only bits past the vocabulary: a clear error, no hang.
+        for mask in [[0u32], [0xFFFF_FFE0]] {
+            assert_eq!(masked_sample_reference(&logits, &mask, 0.5), None);
+            let e = k.compute(&gpu, &logits, &mask, 0.5).await.unwrap_err();
+            assert_eq!(e, GpuError::AllMasked);
+            assert!(e.to_string().contains("keeps no token"), "{e}");
+        }
+        for u in [1.0f32, -0.1, f32::NAN] {
+            assert!(k.compute(&gpu, &logits, &[1], u).await.is_err(), "u = {u}");
+        }
+        assert!(k.compute(&gpu, &[0.0, f32::NAN], &[3], 0.5).await.is_err());
+        assert!(k.compute(&gpu, &[], &[], 0.5).await.is_err());
+        let lb = gpu.storage("logits", &f32_bytes(&[0.0; 64])).unwrap();
+        let mb = gpu.storage("mask", &u32_bytes(&[1])).unwrap();
+        assert!(k.bind(&gpu, &lb, 0, &mb, 64).is_err(), "mask too short");
+        assert!(k.bind(&gpu, &lb, 1, &mb, 64).is_err(), "logits too short");
+        // One kept token: always that token, log Z its log-softmax.
+        let d = k.compute(&gpu, &logits, &[0b1000], 0.9).await.unwrap();
+        assert_eq!(d.token, 3);
+        let want = masked_sample_reference(&logits, &[0b1000], 0.9).unwrap();
+        assert!((d.log_z - want.log_z).abs() < 1e-5);
+    }
+}
