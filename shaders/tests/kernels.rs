@@ -419,9 +419,10 @@ fn masked_intervals(logits: &[f32], mask: &[u32]) -> Vec<(u32, f64, f64)> {
         .collect()
 }
 
-/// How far (in u) a GPU draw may land from the exact inverse CDF: f32 sums of at most
-/// 256 rescaled block or chunk sums plus WGSL's `exp` (3 + 2|x| ULP) leave a relative error
-/// far below 1e-4 of the total mass; a wrong token elsewhere is off by a whole interval.
+/// How far (in u) a GPU draw may land from the exact inverse CDF: f32 tree sums of 16-token
+/// chunks, serial sums of at most 64 chunk sums or of the block sums (48 at V = 49152), and
+/// WGSL's `exp` (3 + 2|x| ULP) leave a relative error far below 1e-4 of the total mass; a
+/// wrong token elsewhere is off by a whole interval.
 const U_TOL: f64 = 1e-4;
 
 /// Draws on the GPU at each `u` and checks each token against the CPU reference: equal

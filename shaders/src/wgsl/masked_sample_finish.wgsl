@@ -2,7 +2,7 @@
 // log-sum-exp of all logits and of the kept logits, then draws the kept token at the
 // inverse CDF of the masked softmax at u: the first kept token t whose cumulative weight
 // exceeds u * (total kept weight) — first the block, from the block sums, then, inside the
-// block, the invocation's 4-token chunk and the token. Rounding can leave u * total past
+// block, the invocation's 16-token chunk and the token. Rounding can leave u * total past
 // the last cumulative sum: then the last token of positive weight is drawn.
 // result = (token or NONE_TOKEN, log Z, log-sum-exp kept, log-sum-exp all).
 struct Params {
@@ -18,15 +18,15 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> result: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
-const WG: u32 = 256u;
-const PER: u32 = 4u;
+const WG: u32 = 64u;
+const PER: u32 = 16u;
 const BLOCK: u32 = 1024u;
 const NONE: f32 = -3.0e38;
 const NONE_TOKEN: u32 = 0xFFFFFFFFu;
 
-var<workgroup> red_all: array<f32, 256>;
-var<workgroup> red_kept: array<f32, 256>;
-var<workgroup> chunk: array<f32, 256>;
+var<workgroup> red_all: array<f32, 64>;
+var<workgroup> red_kept: array<f32, 64>;
+var<workgroup> chunk: array<f32, 64>;
 var<workgroup> sel_block: u32;
 var<workgroup> sel_rest: f32;
 
@@ -42,7 +42,7 @@ fn weight(t: u32, bm: f32) -> f32 {
     return exp(logits[params.offset + t] - bm);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) i: u32) {
     let nb = params.blocks;
     // Global maxima.

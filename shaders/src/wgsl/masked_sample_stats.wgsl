@@ -1,7 +1,8 @@
 // Masked sampling, pass 1 of 2: per block of 1024 tokens, the maximum logit and the sum of
 // exp(logit - that maximum), over all tokens and over the tokens the mask keeps.
 // stats[4b..4b+4] = (max_all, max_kept, sum_all, sum_kept); max_kept = NONE when the
-// block keeps no token. One workgroup per block; invocation i owns tokens 4i..4i+3.
+// block keeps no token. One workgroup of 64 per block (few barriers, which CPU adapters
+// such as lavapipe and SwiftShader pay for); invocation i owns tokens 16i..16i+15.
 struct Params {
     vocab: u32,
     blocks: u32,
@@ -14,19 +15,19 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> stats: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 
-const WG: u32 = 256u;
-const PER: u32 = 4u;
+const WG: u32 = 64u;
+const PER: u32 = 16u;
 const BLOCK: u32 = 1024u;
 const NONE: f32 = -3.0e38;
 
-var<workgroup> red_all: array<f32, 256>;
-var<workgroup> red_kept: array<f32, 256>;
+var<workgroup> red_all: array<f32, 64>;
+var<workgroup> red_kept: array<f32, 64>;
 
 fn kept(t: u32) -> bool {
     return ((mask[t >> 5u] >> (t & 31u)) & 1u) != 0u;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i: u32) {
     let b = wg.x;
     let first = b * BLOCK + i * PER;
