@@ -85,8 +85,7 @@ fn assert_close(got: &[f32], want: &[f32], mag: &[f32], cols: usize, what: &str)
 }
 
 async fn check_matvec(
-    gpu: &Gpu,
-    adapter: &str,
+    (gpu, adapter): (&Gpu, &str),
     rng: &mut Rng,
     f: WeightFormat,
     rows: usize,
@@ -121,28 +120,28 @@ gpu_tests! {
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q4_1, 1536, 576, 1, 5).await;
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q4_1, 576, 1536, 1, 5).await;
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q4_1, 576, 576, 7, 2).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q4_1, 1536, 576, 1, 5).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q4_1, 576, 1536, 1, 5).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q4_1, 576, 576, 7, 2).await;
         // Rows not a multiple of anything, one block per row, a batch of 5.
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q4_1, 37, 32, 5, 0).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q4_1, 37, 32, 5, 0).await;
     }
 
     async fn q8_0_matvec_matches_cpu_including_output_head() {
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
         let mut rng = Rng(0x0123_4567_89AB_CDEF);
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q8_0, 49152, 576, 1, 3).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q8_0, 49152, 576, 1, 3).await;
         // Odd and even blocks (byte offsets ≡ 0 and 2 mod 4), odd row count, batch.
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q8_0, 101, 96, 6, 0).await;
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::Q8_0, 3, 32, 1, 0).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q8_0, 101, 96, 6, 0).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q8_0, 3, 32, 1, 0).await;
     }
 
     async fn f32_matvec_matches_cpu() {
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
         let mut rng = Rng(42);
-        check_matvec(&gpu, &adapter, &mut rng, WeightFormat::F32, 200, 64, 3, 0).await;
+        check_matvec((&gpu, &adapter), &mut rng, WeightFormat::F32, 200, 64, 3, 0).await;
     }
 
     async fn matvec_modes_accumulate_cache_and_head() {
@@ -523,7 +522,7 @@ gpu_tests! {
             let logits = lm_like_logits(&mut rng, vocab);
             let mut mask: Vec<u32> = (0..mask_words(vocab))
                 .map(|_| {
-                    (0..32).fold(0u32, |m, b| m | (u32::from(rng.next() % keep == 0) << b))
+                    (0..32).fold(0u32, |m, b| m | (u32::from(rng.next().is_multiple_of(keep)) << b))
                 })
                 .collect();
             if vocab == 3000 {

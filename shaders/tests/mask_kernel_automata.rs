@@ -62,7 +62,7 @@ fn regexes() -> Vec<String> {
 fn synthetic_vocab() -> Vocabulary {
     const V: usize = 49152;
     let common = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -(){}:,\"";
-    let mut rng = common::Rng(0x5EED_0F_70CE_5u64);
+    let mut rng = common::Rng(0x05EE_D0F7_0CE5_u64);
     let mut seen = std::collections::HashSet::new();
     let mut tokens: Vec<Vec<u8>> = vec![b"<eos>".to_vec()];
     tokens.extend((0..=255u8).map(|b| vec![b]));
@@ -72,7 +72,7 @@ fn synthetic_vocab() -> Vocabulary {
         let t: Vec<u8> = (0..len)
             .map(|_| {
                 let r = rng.next();
-                if r % 16 == 0 {
+                if r.is_multiple_of(16) {
                     (r >> 8) as u8
                 } else {
                     common[(r >> 8) as usize % common.len()]

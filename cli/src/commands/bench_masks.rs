@@ -184,7 +184,7 @@ impl Wgsl {
         for (f, &u) in flags.iter().zip(&us) {
             agree += usize::from(on_gpu(f, u)? == on_cpu(f, u)?);
         }
-        let time = |step: &dyn Fn(&[u32], f32) -> Result<Option<u32>>| -> Result<f64> {
+        let time = |step: &SampleStep<'_>| -> Result<f64> {
             let t0 = Instant::now();
             let mut sink = 0u32;
             for _ in 0..REPS {
@@ -200,6 +200,9 @@ impl Wgsl {
         Ok((gpu_us, cpu_us, agree as f64 / flags.len().max(1) as f64))
     }
 }
+
+/// One masked sampling step at flags and u: the token, `None` at a dead end.
+type SampleStep<'a> = dyn Fn(&[u32], f32) -> Result<Option<u32>> + 'a;
 
 /// The CPU side of the comparison: the kept tokens' softmax (over set mask bits only) and
 /// the inverse-CDF draw at `u`, in one pass for the maximum and one for the sums; log Z
