@@ -6,9 +6,7 @@
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
-
-/// Tokens per block of the first pass (`BLOCK` in the WGSL).
-const BLOCK: usize = 1024;
+use crate::matvec::MatVecStrategy;
 /// The token slot of the result when no token can be drawn.
 const NONE_TOKEN: u32 = u32::MAX;
 
@@ -30,6 +28,7 @@ pub struct MaskedDraw {
 pub struct MaskedSample {
     stats: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
+    strategy: MatVecStrategy,
 }
 
 /// Masked sampling bound to a logits buffer and a mask buffer, with its own uniform,
@@ -37,6 +36,7 @@ pub struct MaskedSample {
 #[derive(Debug)]
 pub struct MaskedSampleBinding {
     vocab: usize,
+    block: usize,
     offset: usize,
     params: wgpu::Buffer,
     result: wgpu::Buffer,
@@ -44,8 +44,12 @@ pub struct MaskedSampleBinding {
     finish_bind: wgpu::BindGroup,
 }
 
-fn blocks(vocab: usize) -> usize {
-    vocab.div_ceil(BLOCK)
+/// Tokens per block of the first pass (`BLOCK` in the WGSL).
+fn block_size(strategy: MatVecStrategy) -> usize {
+    match strategy {
+        MatVecStrategy::WorkgroupPerRow => 1024,
+        MatVecStrategy::InvocationPerRow => 256,
+    }
 }
 
 fn check_u(u: f32) -> Result<(), GpuError> {
@@ -58,21 +62,29 @@ fn check_u(u: f32) -> Result<(), GpuError> {
 }
 
 impl MaskedSample {
-    /// Compiles both passes.
+    /// Compiles both passes with the adapter's strategy.
     pub async fn new(gpu: &Gpu) -> Result<Self, GpuError> {
+        MaskedSample::with_strategy(gpu, MatVecStrategy::for_gpu(gpu)).await
+    }
+
+    /// Compiles both passes: workgroup reductions over blocks of 1024 tokens (GPUs), or
+    /// one invocation per block of 256 tokens and a serial second pass, without barriers
+    /// (CPU adapters).
+    pub async fn with_strategy(gpu: &Gpu, strategy: MatVecStrategy) -> Result<Self, GpuError> {
+        let (stats, finish) = match strategy {
+            MatVecStrategy::WorkgroupPerRow => (
+                include_str!("wgsl/masked_sample_stats.wgsl"),
+                include_str!("wgsl/masked_sample_finish.wgsl"),
+            ),
+            MatVecStrategy::InvocationPerRow => (
+                include_str!("wgsl/masked_sample_stats_rows.wgsl"),
+                include_str!("wgsl/masked_sample_finish_serial.wgsl"),
+            ),
+        };
         Ok(MaskedSample {
-            stats: gpu
-                .pipeline(
-                    "masked_sample stats",
-                    include_str!("wgsl/masked_sample_stats.wgsl"),
-                )
-                .await?,
-            finish: gpu
-                .pipeline(
-                    "masked_sample finish",
-                    include_str!("wgsl/masked_sample_finish.wgsl"),
-                )
-                .await?,
+            stats: gpu.pipeline("masked_sample stats", stats).await?,
+            finish: gpu.pipeline("masked_sample finish", finish).await?,
+            strategy,
         })
     }
 
@@ -86,7 +98,8 @@ impl MaskedSample {
         mask: &wgpu::Buffer,
         vocab: usize,
     ) -> Result<MaskedSampleBinding, GpuError> {
-        let nb = blocks(vocab);
+        let block = block_size(self.strategy);
+        let nb = vocab.div_ceil(block);
         if vocab == 0 {
             return Err(GpuError::Shape(
                 "masked sampling over an empty vocabulary".into(),
@@ -95,7 +108,7 @@ impl MaskedSample {
         if nb > 65535 {
             return Err(GpuError::Shape(format!(
                 "masked sampling over {vocab} tokens: at most {} are supported",
-                65535 * BLOCK
+                65535 * block
             )));
         }
         if ((offset + vocab) * 4) as u64 > logits.size() {
@@ -120,6 +133,7 @@ impl MaskedSample {
         let result = gpu.zeroed("masked_sample result", 4)?;
         Ok(MaskedSampleBinding {
             vocab,
+            block,
             offset,
             stats_bind: gpu.bind(&self.stats, &[logits, mask, &stats, &params]),
             finish_bind: gpu.bind(&self.finish, &[logits, mask, &stats, &result, &params]),
@@ -130,9 +144,17 @@ impl MaskedSample {
 
     /// Records both passes (after the kernels that write the logits and the mask).
     pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, binding: &MaskedSampleBinding) {
+        let nb = binding.vocab.div_ceil(binding.block) as u32;
         pass.set_pipeline(&self.stats);
         pass.set_bind_group(0, &binding.stats_bind, &[]);
-        pass.dispatch_workgroups(blocks(binding.vocab) as u32, 1, 1);
+        pass.dispatch_workgroups(
+            match self.strategy {
+                MatVecStrategy::WorkgroupPerRow => nb,
+                MatVecStrategy::InvocationPerRow => nb.div_ceil(64),
+            },
+            1,
+            1,
+        );
         pass.set_pipeline(&self.finish);
         pass.set_bind_group(0, &binding.finish_bind, &[]);
         pass.dispatch_workgroups(1, 1, 1);
@@ -147,7 +169,7 @@ impl MaskedSample {
             0,
             &[
                 binding.vocab as u32,
-                blocks(binding.vocab) as u32,
+                binding.vocab.div_ceil(binding.block) as u32,
                 u.to_bits(),
                 binding.offset as u32,
             ],

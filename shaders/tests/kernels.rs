@@ -397,6 +397,12 @@ gpu_tests! {
     }
 }
 
+/// Both ways of spreading masked sampling over invocations.
+const STRATEGIES: [MatVecStrategy; 2] = [
+    MatVecStrategy::InvocationPerRow,
+    MatVecStrategy::WorkgroupPerRow,
+];
+
 /// Inverse-CDF intervals `[lo, hi)` of the kept tokens under the masked softmax, in f64.
 fn masked_intervals(logits: &[f32], mask: &[u32]) -> Vec<(u32, f64, f64)> {
     let kept = |t: usize| mask.get(t / 32).is_some_and(|w| (w >> (t % 32)) & 1 == 1);
@@ -514,7 +520,8 @@ gpu_tests! {
     async fn masked_sample_follows_the_masked_distribution() {
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
-        let k = MaskedSample::new(&gpu).await.unwrap();
+        for strategy in STRATEGIES {
+        let k = MaskedSample::with_strategy(&gpu, strategy).await.unwrap();
         let mut rng = Rng(31);
         // (vocabulary, fraction kept): one block, a ragged last word with bits set past the
         // vocabulary, several blocks, the model's vocabulary.
@@ -552,8 +559,8 @@ gpu_tests! {
             let ms = (now_ms() - t) / n as f64;
             assert!(exact * 10 >= n * 9, "V={vocab}: only {exact} of {n} draws away from boundaries");
             say!(
-                "masked sample V={vocab}: {n} draws ({exact} exact) equal the inverse CDF; \
-                 {ms:.3} ms per draw (two passes, 16 bytes read back) on {adapter}"
+                "masked sample {strategy:?} V={vocab}: {n} draws ({exact} exact) equal the \
+                 inverse CDF; {ms:.3} ms per draw (two passes, 16 bytes read back) on {adapter}"
             );
             if vocab == 37 {
                 // Bits past the vocabulary are ignored; the widest interval is required.
@@ -561,6 +568,7 @@ gpu_tests! {
                 let got = k.draw(&gpu, &bind, ((wide.1 + wide.2) / 2.0) as f32).await.unwrap();
                 assert_eq!(got.token, wide.0);
             }
+        }
         }
     }
 
@@ -592,7 +600,9 @@ gpu_tests! {
         // it in the same submission, 16 bytes come back.
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
-        let (tm, ms) = (TokenMask::new(&gpu).await.unwrap(), MaskedSample::new(&gpu).await.unwrap());
+        let tm = TokenMask::new(&gpu).await.unwrap();
+        for strategy in STRATEGIES {
+        let ms = MaskedSample::with_strategy(&gpu, strategy).await.unwrap();
         let mut rng = Rng(77);
         let (edges, vocab) = (40usize, 49152usize);
         let words = mask_words(vocab);
@@ -641,12 +651,18 @@ gpu_tests! {
             );
             assert!((got.log_z - want.log_z).abs() < 1e-3, "{} vs {}", got.log_z, want.log_z);
         }
-        say!("mask (E={edges}) + masked sample V={vocab}: {:.3} ms per step on {adapter}", total / 5.0);
+        say!(
+            "mask (E={edges}) + masked sample {strategy:?} V={vocab}: {:.3} ms per step \
+             (one submission, 16 bytes read back) on {adapter}",
+            total / 5.0
+        );
+        }
     }
 
     async fn masked_sample_bad_input_is_an_error() {
         let gpu = gpu().await;
-        let k = MaskedSample::new(&gpu).await.unwrap();
+        for strategy in STRATEGIES {
+        let k = MaskedSample::with_strategy(&gpu, strategy).await.unwrap();
         let logits = [0.5f32, 1.0, -2.0, 3.0, 0.0];
         // Nothing kept, or only bits past the vocabulary: a clear error, no hang.
         for mask in [[0u32], [0xFFFF_FFE0]] {
@@ -669,5 +685,6 @@ gpu_tests! {
         assert_eq!(d.token, 3);
         let want = masked_sample_reference(&logits, &[0b1000], 0.9).unwrap();
         assert!((d.log_z - want.log_z).abs() < 1e-5);
+        }
     }
 }

@@ -270,17 +270,20 @@ impl<'a> Kernel<'a> {
     }
 }
 
-/// Compares the kernel, the CPU reference and `budget_mask` at `alpha` for `remaining`.
+/// Compares the kernel, the CPU reference and `budget_mask` at `alpha` for `remaining`;
+/// returns the milliseconds of the kernel (flags upload, dispatch, read-back).
 async fn check(
     kernel: &Kernel<'_>,
     t: &TensorizedAutomaton,
     alpha: &[bool],
     remaining: usize,
     ctx: &str,
-) {
+) -> f64 {
     let flags = t.edge_flags(alpha, remaining);
     let cpu = t.mask_from_edge_flags(&flags);
+    let t0 = now_ms();
     let gpu = kernel.run(&flags).await;
+    let ms = now_ms() - t0;
     if let Some(w) = (0..cpu.len()).find(|&w| cpu[w] != gpu[w]) {
         panic!(
             "{ctx}, remaining {remaining}: kernel word {w} = {:#010x}, CPU reference {:#010x}",
@@ -293,6 +296,7 @@ async fn check(
         &cpu[..],
         "{ctx}: budget_mask vs reference"
     );
+    ms
 }
 
 const BUDGETS: &[usize] = &[0, 1, 2, 3, 5, 8, 13, 40, usize::MAX];
@@ -316,9 +320,7 @@ async fn compare_on(vocab: &Vocabulary, regexes: &[String], walks: usize, steps:
                 let alpha = t.one_hot(q);
                 for &rem in BUDGETS {
                     let ctx = format!("{re:?} walk {walk} step {step} state {q}");
-                    let t0 = now_ms();
-                    check(&kernel, t, &alpha, rem, &ctx).await;
-                    kernel_ms += now_ms() - t0;
+                    kernel_ms += check(&kernel, t, &alpha, rem, &ctx).await;
                     // sampler-core's budget mask through the constraint seam agrees too.
                     let seam = c.budget_mask(&s, rem).expect("budget mask").to_u32_words();
                     let cpu = t.mask_from_edge_flags(&t.edge_flags(&alpha, rem));
@@ -339,15 +341,14 @@ async fn compare_on(vocab: &Vocabulary, regexes: &[String], walks: usize, steps:
         for _ in 0..4 {
             let alpha: Vec<bool> = (0..t.num_states).map(|_| rng.bernoulli(0.4)).collect();
             for &rem in BUDGETS {
-                check(&kernel, t, &alpha, rem, &format!("{re:?} random alpha")).await;
+                kernel_ms += check(&kernel, t, &alpha, rem, &format!("{re:?} random alpha")).await;
                 checked += 1;
             }
         }
     }
     say!(
         "{checked} kernel masks compared at V={} ({nonempty} non-empty walk masks); \
-         {:.3} ms per mask with the CPU references, upload of the flags and read-back, \
-         on {adapter}",
+         {:.3} ms per mask (flags upload, dispatch, read-back) on {adapter}",
         vocab.len(),
         kernel_ms / (checked.max(1)) as f64
     );
