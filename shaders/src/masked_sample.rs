@@ -3,10 +3,15 @@
 //! the mass the mask keeps, log Z = logsumexp(kept logits) − logsumexp(all logits), and
 //! draw a kept token at the inverse CDF of the masked softmax at a uniform `u`; only 16
 //! bytes are read back. [`masked_sample_reference`] is the CPU reference.
+//!
+//! The logits must be finite ([`MaskedSample::compute`] checks; logits already on the GPU
+//! are the caller's to vouch for). Mask bits past the vocabulary are ignored. A mask that
+//! keeps no token gives [`GpuError::AllMasked`].
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
 use crate::matvec::MatVecStrategy;
+
 /// The token slot of the result when no token can be drawn.
 const NONE_TOKEN: u32 = u32::MAX;
 
