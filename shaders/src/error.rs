@@ -1,5 +1,5 @@
 //! Errors of the GPU layer: no adapter, a failed device request, a lost device, a shader
-//! or validation error, a failed read-back.
+//! or validation error, a failed read-back, a mask that keeps nothing.
 
 use std::fmt;
 
@@ -18,6 +18,8 @@ pub enum GpuError {
     Map(String),
     /// A request does not fit the device's limits or the kernel's shape rules.
     Shape(String),
+    /// Masked sampling found no token the mask keeps: nothing can be drawn.
+    AllMasked,
 }
 
 impl fmt::Display for GpuError {
@@ -33,6 +35,10 @@ impl fmt::Display for GpuError {
             GpuError::Validation(m) => write!(f, "GPU validation error: {m}"),
             GpuError::Map(m) => write!(f, "reading a GPU buffer back failed: {m}"),
             GpuError::Shape(m) => write!(f, "GPU kernel shape error: {m}"),
+            GpuError::AllMasked => write!(
+                f,
+                "the token mask keeps no token: there is nothing to sample (a dead end)"
+            ),
         }
     }
 }

@@ -1,12 +1,13 @@
 //! WGSL compute kernels on wgpu, each with a CPU reference: quantized matrix-vector
 //! products on raw GGUF blocks (Q4_1, Q8_0, f32), the embedding lookup, RMSNorm, RoPE,
-//! grouped-query attention, SwiGLU, and the token-mask kernel of the tensorized automaton.
+//! grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
+//! masked sampling on the GPU (log Z and a draw from the masked softmax, 16 bytes read back).
 //!
 //! # Key types
 //! - [`Gpu`]: adapter, device and queue (WebGPU on wasm32, Vulkan natively), buffer
 //!   helpers, asynchronous read-back ([`Gpu::read_f32`]), lost-device tracking.
 //! - Kernels: [`MatVec`], [`GetRows`], [`RmsNorm`], [`Rope`], [`Attention`], [`SwiGlu`],
-//!   [`TokenMask`]; each is compiled once (`new(&gpu).await`), bound to buffers
+//!   [`TokenMask`], [`MaskedSample`]; each is compiled once (`new(&gpu).await`), bound to buffers
 //!   (`bind`), and recorded into a compute pass (`dispatch`). They read a shared [`Step`]
 //!   uniform (tokens of the run, cached positions).
 //!
@@ -26,6 +27,7 @@ mod buffers;
 mod error;
 mod format;
 mod gpu;
+mod masked_sample;
 mod matvec;
 mod oneshot;
 mod readback;
@@ -40,6 +42,7 @@ pub use buffers::{f32_bytes, u32_bytes};
 pub use error::GpuError;
 pub use format::{WeightFormat, half};
 pub use gpu::Gpu;
+pub use masked_sample::{MaskedDraw, MaskedSample, MaskedSampleBinding, masked_sample_reference};
 pub use matvec::{GetRows, MatVec, MatVecMode, MatVecStrategy, matvec_reference};
 pub use rms_norm::{RmsNorm, rms_norm_reference};
 pub use rope::{Rope, rope_reference, rope_table};

@@ -35,7 +35,7 @@ impl MatVecMode {
     }
 }
 
-/// How a [`MatVec`] spreads a product over invocations.
+/// How a [`MatVec`] (or a [`crate::MaskedSample`]) spreads its work over invocations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatVecStrategy {
     /// A workgroup of 64 per row, reduced in workgroup memory (GPUs).

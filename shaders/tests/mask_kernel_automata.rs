@@ -1,19 +1,28 @@
-//! The WGSL token-mask kernel on real tensorized automata: for regexes over the real
-//! SmolLM2 vocabulary, at states met on seeded random walks and for several remaining
-//! budgets, the kernel fed `edge_flags(..)` and the automaton's B_f words equals the CPU
-//! reference `mask_from_edge_flags` and sampler-core's `budget_mask`, word for word. Runs
-//! on whatever adapter is present (Mesa lavapipe natively); with none it fails.
+//! The WGSL token-mask kernel on real tensorized automata: for regexes over a vocabulary,
+//! at states met on seeded random walks and for several remaining budgets, the kernel fed
+//! `edge_flags(..)` and the automaton's B_f words equals the CPU reference
+//! `mask_from_edge_flags` and sampler-core's `budget_mask`, word for word.
+//!
+//! Natively (Mesa lavapipe here) over the real SmolLM2 vocabulary read from the GGUF file;
+//! on both targets — natively and, through `cargo xtask test`, in headless Chromium on
+//! SwiftShader, where there is no file to read — over a synthetic vocabulary of the same
+//! size (49152 tokens: every byte, then seeded random byte strings). With no adapter the
+//! tests fail.
 
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+mod common;
+
+use common::{gpu_tests, now_ms, say};
 use sampler_core::{
     Constraint, RandomSource, RegexConstraint, SeededRng, TensorizedAutomaton, TokenId, Vocabulary,
-    block_on,
 };
 use shaders::{Gpu, TokenMask};
 
-/// The regexes checked (the same as grammars/tests/regex_differential.rs), plus every
-/// `assets/examples/*.regex`.
-fn regexes() -> Vec<String> {
-    let mut out: Vec<String> = [
+/// Regexes checked on every target (the same as grammars/tests/regex_differential.rs).
+fn inline_regexes() -> Vec<String> {
+    [
         "[0-9]{4}-[0-9]{2}-[0-9]{2}",
         "(yes|no|maybe)",
         r"\(\d{3}\) \d{3}-\d{4}",
@@ -26,7 +35,13 @@ fn regexes() -> Vec<String> {
     ]
     .iter()
     .map(|s| s.to_string())
-    .collect();
+    .collect()
+}
+
+/// The inline regexes plus every `assets/examples/*.regex` (natively: files are read).
+#[cfg(not(target_arch = "wasm32"))]
+fn regexes() -> Vec<String> {
+    let mut out = inline_regexes();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/examples");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -41,6 +56,37 @@ fn regexes() -> Vec<String> {
     out
 }
 
+/// A vocabulary of 49152 distinct tokens: EOS (`<eos>`, id 0), the 256 single bytes,
+/// then seeded random strings of 2 to 8 bytes drawn mostly from the characters the
+/// regexes use (letters, digits, space, punctuation), some from all bytes.
+fn synthetic_vocab() -> Vocabulary {
+    const V: usize = 49152;
+    let common = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -(){}:,\"";
+    let mut rng = common::Rng(0x05EE_D0F7_0CE5_u64);
+    let mut seen = std::collections::HashSet::new();
+    let mut tokens: Vec<Vec<u8>> = vec![b"<eos>".to_vec()];
+    tokens.extend((0..=255u8).map(|b| vec![b]));
+    seen.extend(tokens.iter().cloned());
+    while tokens.len() < V {
+        let len = 2 + (rng.next() % 7) as usize;
+        let t: Vec<u8> = (0..len)
+            .map(|_| {
+                let r = rng.next();
+                if r.is_multiple_of(16) {
+                    (r >> 8) as u8
+                } else {
+                    common[(r >> 8) as usize % common.len()]
+                }
+            })
+            .collect();
+        if seen.insert(t.clone()) {
+            tokens.push(t);
+        }
+    }
+    Vocabulary::new(tokens, 0, &[])
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 /// A minimal reader of the vocabulary in a GGUF file (this crate cannot depend on `lm`):
 /// `tokenizer.ggml.tokens` decoded from GPT-2 byte-level characters to bytes,
 /// `tokenizer.ggml.token_type` (control/unknown/unused tokens are special) and
@@ -167,6 +213,7 @@ mod gguf_vocab {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn real_vocab() -> Vocabulary {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../assets/models/SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -175,13 +222,8 @@ fn real_vocab() -> Vocabulary {
     gguf_vocab::read(&bytes)
 }
 
-fn gpu() -> Gpu {
-    block_on(Gpu::new()).unwrap_or_else(|e| {
-        panic!(
-            "no GPU adapter for the WGSL mask kernel test: {e}. Install Mesa lavapipe and set \
-             VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-        )
-    })
+async fn gpu() -> Gpu {
+    common::gpu().await
 }
 
 /// The kernel on one automaton: B_f uploaded once, flags written per call.
@@ -216,26 +258,32 @@ impl<'a> Kernel<'a> {
         }
     }
 
-    fn run(&self, flags: &[u32]) -> Vec<u32> {
+    async fn run(&self, flags: &[u32]) -> Vec<u32> {
         self.gpu.write_words(&self.flags, 0, flags);
         self.gpu
             .run(|p| self.k.dispatch(p, &self.bind, self.words))
             .unwrap();
-        block_on(self.gpu.read_words(&self.mask, 0, self.words)).unwrap()
+        self.gpu
+            .read_words(&self.mask, 0, self.words)
+            .await
+            .unwrap()
     }
 }
 
-/// Compares the kernel, the CPU reference and `budget_mask` at `alpha` for `remaining`.
-fn check(
+/// Compares the kernel, the CPU reference and `budget_mask` at `alpha` for `remaining`;
+/// returns the milliseconds of the kernel (flags upload, dispatch, read-back).
+async fn check(
     kernel: &Kernel<'_>,
     t: &TensorizedAutomaton,
     alpha: &[bool],
     remaining: usize,
     ctx: &str,
-) {
+) -> f64 {
     let flags = t.edge_flags(alpha, remaining);
     let cpu = t.mask_from_edge_flags(&flags);
-    let gpu = kernel.run(&flags);
+    let t0 = now_ms();
+    let gpu = kernel.run(&flags).await;
+    let ms = now_ms() - t0;
     if let Some(w) = (0..cpu.len()).find(|&w| cpu[w] != gpu[w]) {
         panic!(
             "{ctx}, remaining {remaining}: kernel word {w} = {:#010x}, CPU reference {:#010x}",
@@ -248,31 +296,31 @@ fn check(
         &cpu[..],
         "{ctx}: budget_mask vs reference"
     );
+    ms
 }
 
 const BUDGETS: &[usize] = &[0, 1, 2, 3, 5, 8, 13, 40, usize::MAX];
 
-#[test]
-fn kernel_equals_cpu_masks_on_real_automata() {
-    let vocab = real_vocab();
-    assert_eq!(vocab.len(), 49152);
-    let gpu = gpu();
-    let k = block_on(TokenMask::new(&gpu)).expect("kernel compiles");
-    let mut checked = 0;
-    let mut nonempty = 0;
-    for (i, re) in regexes().iter().enumerate() {
-        let c = RegexConstraint::from_regex(re, &vocab).expect("regex compiles");
+/// Walks `walks` random walks of up to `steps` tokens per regex, comparing the kernel with
+/// the references at each state and budget, then random state sets; prints the figures.
+async fn compare_on(vocab: &Vocabulary, regexes: &[String], walks: usize, steps: usize) {
+    let gpu = gpu().await;
+    let adapter = common::adapter_description(&gpu).await;
+    let k = TokenMask::new(&gpu).await.expect("kernel compiles");
+    let (mut checked, mut nonempty, mut kernel_ms) = (0usize, 0usize, 0f64);
+    for (i, re) in regexes.iter().enumerate() {
+        let c = RegexConstraint::from_regex(re, vocab).expect("regex compiles");
         let t = c.tensorized().expect("regex constraints are tensorized");
         let kernel = Kernel::new(&gpu, &k, t);
         let mut rng = SeededRng::new(77 + i as u64);
-        for walk in 0..4 {
+        for walk in 0..walks {
             let mut s = c.initial();
-            for step in 0..12 {
+            for step in 0..steps {
                 let q = c.tensor_state(&s).expect("walk states are indexed");
                 let alpha = t.one_hot(q);
                 for &rem in BUDGETS {
                     let ctx = format!("{re:?} walk {walk} step {step} state {q}");
-                    check(&kernel, t, &alpha, rem, &ctx);
+                    kernel_ms += check(&kernel, t, &alpha, rem, &ctx).await;
                     // sampler-core's budget mask through the constraint seam agrees too.
                     let seam = c.budget_mask(&s, rem).expect("budget mask").to_u32_words();
                     let cpu = t.mask_from_edge_flags(&t.edge_flags(&alpha, rem));
@@ -293,28 +341,48 @@ fn kernel_equals_cpu_masks_on_real_automata() {
         for _ in 0..4 {
             let alpha: Vec<bool> = (0..t.num_states).map(|_| rng.bernoulli(0.4)).collect();
             for &rem in BUDGETS {
-                check(&kernel, t, &alpha, rem, &format!("{re:?} random alpha"));
+                kernel_ms += check(&kernel, t, &alpha, rem, &format!("{re:?} random alpha")).await;
                 checked += 1;
             }
         }
     }
-    eprintln!("{checked} kernel masks compared ({nonempty} non-empty walk masks)");
+    say!(
+        "{checked} kernel masks compared at V={} ({nonempty} non-empty walk masks); \
+         {:.3} ms per mask (flags upload, dispatch, read-back) on {adapter}",
+        vocab.len(),
+        kernel_ms / (checked.max(1)) as f64
+    );
     assert!(nonempty > checked / 3, "most masks compared are non-empty");
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 #[test]
-fn the_kernel_comparison_can_fail() {
-    // A flipped flag changes the mask: the comparison is not vacuous.
+fn kernel_equals_cpu_masks_on_real_automata() {
     let vocab = real_vocab();
-    let gpu = gpu();
-    let k = block_on(TokenMask::new(&gpu)).expect("kernel compiles");
-    let c = RegexConstraint::from_regex("(yes|no|maybe)", &vocab).unwrap();
-    let t = c.tensorized().unwrap();
-    let kernel = Kernel::new(&gpu, &k, t);
-    let flags = t.edge_flags(&t.initial_alpha(), usize::MAX);
-    let mut other = flags.clone();
-    let e = other.iter().position(|&f| f != 0).expect("an active edge");
-    other[e] = 0;
-    assert_ne!(kernel.run(&flags), kernel.run(&other));
-    assert_eq!(kernel.run(&flags), t.mask_from_edge_flags(&flags));
+    assert_eq!(vocab.len(), 49152);
+    sampler_core::block_on(compare_on(&vocab, &regexes(), 4, 12));
+}
+
+gpu_tests! {
+    async fn kernel_equals_cpu_masks_on_a_synthetic_vocabulary() {
+        let vocab = synthetic_vocab();
+        assert_eq!(vocab.len(), 49152);
+        compare_on(&vocab, &inline_regexes(), 2, 10).await;
+    }
+
+    async fn the_kernel_comparison_can_fail() {
+        // A flipped flag changes the mask: the comparison is not vacuous.
+        let vocab = synthetic_vocab();
+        let gpu = gpu().await;
+        let k = TokenMask::new(&gpu).await.expect("kernel compiles");
+        let c = RegexConstraint::from_regex("(yes|no|maybe)", &vocab).unwrap();
+        let t = c.tensorized().unwrap();
+        let kernel = Kernel::new(&gpu, &k, t);
+        let flags = t.edge_flags(&t.initial_alpha(), usize::MAX);
+        let mut other = flags.clone();
+        let e = other.iter().position(|&f| f != 0).expect("an active edge");
+        other[e] = 0;
+        assert_ne!(kernel.run(&flags).await, kernel.run(&other).await);
+        assert_eq!(kernel.run(&flags).await, t.mask_from_edge_flags(&flags));
+    }
 }

@@ -254,7 +254,10 @@ fn browser_tests(_tools: &Tools, krate: &str) -> Count {
         };
     };
     let mut cmd = Command::new("cargo");
+    // `--no-fail-fast`: every test binary runs and is counted even after one fails;
+    // `--nocapture`: the tests' console lines (the kernels' timings on SwiftShader) are shown.
     cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
+        .args(["--no-fail-fast", "--", "--nocapture"])
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &runner)
         .env("CHROMEDRIVER", chromedriver)
         // webdriver.json in the working directory carries Chromium's WebGPU flags.

@@ -1,7 +1,9 @@
 //! `strait bench masks`: microseconds per full-vocabulary mask for each example constraint,
 //! every engine side by side in one run: our token trie and tensorized automaton on the
 //! CPU, the WGSL mask kernel on the native adapter, and llguidance; one CPU forward pass
-//! of the model for scale.
+//! of the model for scale. For regular constraints also one masked sampling step both
+//! ways, side by side: mask and draw on the GPU (16 bytes read back) against the mask on
+//! the GPU, logits and mask read back, and the draw on the CPU.
 
 use crate::args::BenchArgs;
 use crate::failure::Result;
@@ -11,7 +13,7 @@ use sampler_core::{
     Constraint, RandomSource, RegexConstraint, SeededRng, TensorizedAutomaton, TokenId, TokenSet,
     Vocabulary, block_on,
 };
-use shaders::{Gpu, TokenMask};
+use shaders::{Gpu, MaskedSample, TokenMask};
 use std::time::Instant;
 
 /// States (token prefixes) masked per constraint.
@@ -67,6 +69,7 @@ fn example_files(exts: &[&str]) -> Vec<(String, std::path::PathBuf)> {
 struct Wgsl {
     gpu: Gpu,
     kernel: TokenMask,
+    sample: MaskedSample,
 }
 
 impl Wgsl {
@@ -78,8 +81,14 @@ impl Wgsl {
                 return None;
             }
         };
-        match block_on(TokenMask::new(&gpu)) {
-            Ok(kernel) => Some(Wgsl { gpu, kernel }),
+        let kernels = block_on(TokenMask::new(&gpu))
+            .and_then(|k| Ok((k, block_on(MaskedSample::new(&gpu))?)));
+        match kernels {
+            Ok((kernel, sample)) => Some(Wgsl {
+                gpu,
+                kernel,
+                sample,
+            }),
             Err(e) => {
                 eprintln!("strait: WGSL mask timings skipped: {e}");
                 None
@@ -126,6 +135,132 @@ impl Wgsl {
         let dispatch = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
         Ok((roundtrip, dispatch, same))
     }
+
+    /// Times one masked sampling step per flags (logits resident on the GPU, standing
+    /// in for the output head's buffer) two ways; returns (µs per step with the draw on
+    /// the GPU, µs per step reading logits and mask back and drawing on the CPU, the
+    /// fraction of steps where both drew the same token at the same u).
+    fn time_sampling(
+        &self,
+        t: &TensorizedAutomaton,
+        flags: &[Vec<u32>],
+        logits: &[f32],
+    ) -> Result<(f64, f64, f64)> {
+        let gpu = &self.gpu;
+        let (words, vocab) = (t.words_per_row, t.vocab_size);
+        let fb = gpu.storage("flags", &shaders::u32_bytes(&vec![0; t.num_edges()]))?;
+        let bf = gpu.storage("bf", &shaders::u32_bytes(&t.bf))?;
+        let mb = gpu.zeroed("mask", words)?;
+        let lb = gpu.storage("logits", &shaders::f32_bytes(logits))?;
+        let dims = TokenMask::dims(gpu, t.num_edges(), words);
+        let bind = self.kernel.bind(gpu, &fb, &bf, &mb, &dims);
+        let sbind = self.sample.bind(gpu, &lb, 0, &mb, vocab)?;
+        let us: Vec<f32> = (0..flags.len())
+            .map(|i| ((i as f32 + 0.5) / flags.len() as f32).min(0.999))
+            .collect();
+        // Mask and draw on the GPU: one submission, 16 bytes back. `None` for a dead end.
+        let on_gpu = |f: &[u32], u: f32| -> Result<Option<u32>> {
+            gpu.write_words(&fb, 0, f);
+            self.sample.set_u(gpu, &sbind, u)?;
+            gpu.run(|p| {
+                self.kernel.dispatch(p, &bind, words);
+                self.sample.dispatch(p, &sbind);
+            })?;
+            match block_on(self.sample.read(gpu, &sbind)) {
+                Ok(d) => Ok(Some(d.token)),
+                Err(shaders::GpuError::AllMasked) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        };
+        // Mask on the GPU, logits and mask read back, the draw on the CPU.
+        let on_cpu = |f: &[u32], u: f32| -> Result<Option<u32>> {
+            gpu.write_words(&fb, 0, f);
+            gpu.run(|p| self.kernel.dispatch(p, &bind, words))?;
+            let mask = block_on(gpu.read_words(&mb, 0, words))?;
+            let l = block_on(gpu.read_f32(&lb, 0, vocab))?;
+            Ok(cpu_masked_draw(&l, &mask, u))
+        };
+        let mut agree = 0usize;
+        for (f, &u) in flags.iter().zip(&us) {
+            agree += usize::from(on_gpu(f, u)? == on_cpu(f, u)?);
+        }
+        let time = |step: &SampleStep<'_>| -> Result<f64> {
+            let t0 = Instant::now();
+            let mut sink = 0u32;
+            for _ in 0..REPS {
+                for (f, &u) in flags.iter().zip(&us) {
+                    sink ^= step(f, u)?.unwrap_or(0);
+                }
+            }
+            std::hint::black_box(sink);
+            Ok(t0.elapsed().as_secs_f64() * 1e6 / (REPS * flags.len()) as f64)
+        };
+        let gpu_us = time(&on_gpu)?;
+        let cpu_us = time(&on_cpu)?;
+        Ok((gpu_us, cpu_us, agree as f64 / flags.len().max(1) as f64))
+    }
+}
+
+/// One masked sampling step at flags and u: the token, `None` at a dead end.
+type SampleStep<'a> = dyn Fn(&[u32], f32) -> Result<Option<u32>> + 'a;
+
+/// The CPU side of the comparison: the kept tokens' softmax (over set mask bits only) and
+/// the inverse-CDF draw at `u`, in one pass for the maximum and one for the sums; log Z
+/// needs the sum over all logits too, as on the GPU. `None` when nothing is kept.
+fn cpu_masked_draw(logits: &[f32], mask: &[u32], u: f32) -> Option<u32> {
+    let kept = || {
+        mask.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut b = bits;
+            std::iter::from_fn(move || {
+                (b != 0).then(|| {
+                    let t = w * 32 + b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    t
+                })
+            })
+        })
+    };
+    let m_all = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let s_all: f32 = logits.iter().map(|&l| (l - m_all).exp()).sum();
+    let m = kept()
+        .filter(|&t| t < logits.len())
+        .map(|t| logits[t])
+        .fold(f32::NEG_INFINITY, f32::max);
+    if m == f32::NEG_INFINITY {
+        return None;
+    }
+    let total: f32 = kept()
+        .filter(|&t| t < logits.len())
+        .map(|t| (logits[t] - m).exp())
+        .sum();
+    std::hint::black_box((m + total.ln()) - (m_all + s_all.ln()));
+    let goal = u * total;
+    let mut acc = 0f32;
+    let mut last = None;
+    for t in kept().filter(|&t| t < logits.len()) {
+        let w = (logits[t] - m).exp();
+        last = Some(t as u32);
+        if acc + w > goal {
+            break;
+        }
+        acc += w;
+    }
+    last
+}
+
+/// Logits like a language model's (a broad base and a few sharp peaks), seeded.
+fn lm_like_logits(vocab: usize) -> Vec<f32> {
+    let mut rng = SeededRng::new(9);
+    (0..vocab)
+        .map(|_| {
+            let base = (rng.uniform() * 6.0 - 3.0) as f32;
+            if rng.bernoulli(0.002) {
+                base + 10.0
+            } else {
+                base
+            }
+        })
+        .collect()
 }
 
 /// Prints one JSON line per constraint: compile times, automaton size, µs per mask for
@@ -135,6 +270,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let vocab = model.tokenizer().vocabulary();
     let compiler = Compiler::new(&vocab)?;
     let wgsl = Wgsl::open();
+    let logits = lm_like_logits(vocab.len());
     if let Some(w) = &wgsl {
         eprintln!("strait: WGSL adapter: {}", w.gpu.adapter_name());
     }
@@ -169,6 +305,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         };
         let tz = c.tensorized();
         let (mut wgsl_us, mut wgsl_dispatch_us, mut wgsl_ok) = (None, None, None);
+        let (mut gpu_sample_us, mut cpu_sample_us, mut draws_agree) = (None, None, None);
         if let (Some(w), Some(t)) = (&wgsl, tz) {
             let flags: Vec<Vec<u32>> = states
                 .iter()
@@ -183,6 +320,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 }
                 Err(e) => eprintln!("strait: {name}: WGSL: {e}"),
             }
+            match w.time_sampling(t, &flags, &logits) {
+                Ok((g, c, a)) => {
+                    gpu_sample_us = Some(g);
+                    cpu_sample_us = Some(c);
+                    draws_agree = Some(a);
+                }
+                Err(e) => eprintln!("strait: {name}: masked sampling: {e}"),
+            }
         }
         let line = serde_json::json!({
             "constraint": name,
@@ -196,6 +341,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "wgsl_mask_us": wgsl_us,
             "wgsl_dispatch_us": wgsl_dispatch_us,
             "wgsl_equals_cpu": wgsl_ok,
+            "mask_sample_gpu_us": gpu_sample_us,
+            "mask_readback_sample_cpu_us": cpu_sample_us,
+            "sample_draws_agree": draws_agree,
             "llg_compile_ms": llg_compile_ms,
             "llg_mask_us": llg_us,
             "masked_states": states.len(),
