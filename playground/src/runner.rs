@@ -1,0 +1,464 @@
+//! Drives one sampler (any [`Method`]) on a language model and a constraint, records its
+//! events in order, and lets the page replay them at a chosen speed or one at a time.
+//!
+//! A [`Run`] is a cheap handle (shared, single-threaded): the page keeps one clone to read
+//! the buffer and press Stop while another drives the sampler's future. Toy models never
+//! wait, so [`Run::drive_ready`] runs them to the end at once; real models are driven by
+//! awaiting [`Run::drive`] on the page's executor.
+
+use sampler_core::samplers::{Counters, Method, Params, Sample, run};
+use sampler_core::{
+    Constraint, Event, EventSink, LanguageModel, LmError, SampleError, SeededRng, TokenId,
+    TokenSet, Vocabulary,
+};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// Most events kept per run; past it only `SampleFinished` events are kept (and
+/// [`Run::truncated`] says so), so memory stays bounded on long runs.
+pub const MAX_EVENTS: usize = 400_000;
+
+/// One recorded event, with the run's counters when it is a finished sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedEvent {
+    /// What the sampler reported.
+    pub event: Event,
+    /// For `SampleFinished`: the counters carried by the sample (cumulative for the run).
+    pub counters: Option<Counters>,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The sampler produced everything it was asked for.
+    Completed(Counters),
+    /// Stop was pressed.
+    Cancelled,
+    /// The run used up its budget of LM calls (compare mode).
+    BudgetReached,
+    /// The sampler failed; the message is one line.
+    Failed(String),
+}
+
+/// Counters updated during the run (not only at samples), for live progress.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveCounters {
+    /// Next-token distributions asked of the model so far.
+    pub lm_calls: u64,
+    /// Tokens run through the network, as the model reports them.
+    pub forward_tokens: u64,
+    /// Constraint checks (a full mask counts the vocabulary size).
+    pub constraint_checks: u64,
+}
+
+#[derive(Default)]
+struct Shared {
+    events: Vec<RecordedEvent>,
+    samples: Vec<Sample>,
+    truncated: bool,
+    outcome: Option<Outcome>,
+}
+
+/// A sampler run: its settings, its event buffer, its Stop flag and live counters.
+#[derive(Clone)]
+pub struct Run {
+    method: Method,
+    params: Params,
+    seed: u64,
+    budget: Option<u64>,
+    shared: Rc<RefCell<Shared>>,
+    cancel: Rc<Cell<bool>>,
+    live: Rc<Cell<LiveCounters>>,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("method", &self.method)
+            .field("seed", &self.seed)
+            .field("events", &self.len())
+            .finish()
+    }
+}
+
+struct RunSink {
+    shared: Rc<RefCell<Shared>>,
+    cancel: Rc<Cell<bool>>,
+    live: Rc<Cell<LiveCounters>>,
+    budget: Option<u64>,
+}
+
+impl EventSink for RunSink {
+    fn emit(&mut self, event: Event) {
+        let mut s = self.shared.borrow_mut();
+        if s.events.len() >= MAX_EVENTS && !matches!(event, Event::SampleFinished { .. }) {
+            s.truncated = true;
+            return;
+        }
+        s.events.push(RecordedEvent {
+            event,
+            counters: None,
+        });
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.get() || self.budget.is_some_and(|b| self.live.get().lm_calls >= b)
+    }
+}
+
+/// Counts model calls into the run's live counters.
+struct CountingLm<'a, L> {
+    inner: &'a mut L,
+    live: Rc<Cell<LiveCounters>>,
+}
+
+impl<L: LanguageModel> CountingLm<'_, L> {
+    fn count(&self, calls: u64) {
+        let mut c = self.live.get();
+        c.lm_calls += calls;
+        c.forward_tokens = self.inner.forward_tokens();
+        self.live.set(c);
+    }
+}
+
+impl<L: LanguageModel> LanguageModel for CountingLm<'_, L> {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+    fn eos(&self) -> TokenId {
+        self.inner.eos()
+    }
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        let r = self.inner.logprobs(prefix).await;
+        self.count(1);
+        r
+    }
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        let r = self.inner.logprobs_batch(prefixes).await;
+        self.count(prefixes.len() as u64);
+        r
+    }
+    fn forward_tokens(&self) -> u64 {
+        self.inner.forward_tokens()
+    }
+}
+
+/// Counts constraint checks into the run's live counters (as the sampler's context does).
+struct CountingConstraint<'a, C> {
+    inner: &'a C,
+    live: Rc<Cell<LiveCounters>>,
+}
+
+impl<C> CountingConstraint<'_, C> {
+    fn count(&self, checks: u64) {
+        let mut c = self.live.get();
+        c.constraint_checks += checks;
+        self.live.set(c);
+    }
+}
+
+impl<C: Constraint> Constraint for CountingConstraint<'_, C> {
+    type State = C::State;
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+    fn eos(&self) -> TokenId {
+        self.inner.eos()
+    }
+    fn initial(&self) -> C::State {
+        self.inner.initial()
+    }
+    fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
+        self.count(1);
+        self.inner.advance(state, token)
+    }
+    fn is_complete(&self, state: &C::State) -> bool {
+        self.inner.is_complete(state)
+    }
+    fn allows(&self, state: &C::State, token: TokenId) -> bool {
+        self.count(1);
+        self.inner.allows(state, token)
+    }
+    fn mask(&self, state: &C::State) -> TokenSet {
+        self.count(self.inner.vocab_size() as u64);
+        self.inner.mask(state)
+    }
+    fn is_regular(&self) -> bool {
+        self.inner.is_regular()
+    }
+    fn budget_mask(&self, state: &C::State, remaining: usize) -> Option<TokenSet> {
+        self.count(self.inner.vocab_size() as u64);
+        self.inner.budget_mask(state, remaining)
+    }
+}
+
+impl Run {
+    /// A run of `method` with `params`, its random choices seeded by `seed`.
+    pub fn new(method: Method, params: Params, seed: u64) -> Self {
+        Run {
+            method,
+            params,
+            seed,
+            budget: None,
+            shared: Rc::default(),
+            cancel: Rc::default(),
+            live: Rc::default(),
+        }
+    }
+
+    /// The run a playground state asks for (its method, parameters and seed).
+    pub fn from_state(state: &crate::state::PlaygroundState) -> Result<Self, String> {
+        state.validate()?;
+        Ok(Run::new(state.method()?, state.params(), state.seed))
+    }
+
+    /// Stops the run once it has made `lm_calls` model calls (compare mode's equal budget);
+    /// the samples so far are kept and the outcome is [`Outcome::BudgetReached`].
+    pub fn with_lm_call_budget(mut self, lm_calls: u64) -> Self {
+        self.budget = Some(lm_calls);
+        self
+    }
+
+    /// The sampler.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Runs the sampler to its end, recording every event; resolves to how it ended.
+    /// Stop ([`Run::cancel`]) takes effect at the sampler's next model call.
+    pub async fn drive<L: LanguageModel, C: Constraint>(
+        &self,
+        lm: &mut L,
+        constraint: &C,
+        vocab: Option<&Vocabulary>,
+    ) -> Outcome {
+        let mut sink = RunSink {
+            shared: self.shared.clone(),
+            cancel: self.cancel.clone(),
+            live: self.live.clone(),
+            budget: self.budget,
+        };
+        let mut lm = CountingLm {
+            inner: lm,
+            live: self.live.clone(),
+        };
+        let constraint = CountingConstraint {
+            inner: constraint,
+            live: self.live.clone(),
+        };
+        let shared = self.shared.clone();
+        let mut out = |s: &Sample| {
+            let mut sh = shared.borrow_mut();
+            if let Some(last) = sh.events.last_mut()
+                && matches!(last.event, Event::SampleFinished { .. })
+                && last.counters.is_none()
+            {
+                last.counters = Some(s.counters);
+            }
+            sh.samples.push(s.clone());
+        };
+        let mut rng = SeededRng::new(self.seed);
+        let result = run(
+            self.method,
+            &self.params,
+            &mut lm,
+            &constraint,
+            &mut rng,
+            &mut sink,
+            vocab,
+            &mut out,
+        )
+        .await;
+        let outcome = match result {
+            Ok(c) => Outcome::Completed(c),
+            Err(SampleError::Cancelled) if self.cancel.get() => Outcome::Cancelled,
+            Err(SampleError::Cancelled) => Outcome::BudgetReached,
+            Err(e) => Outcome::Failed(e.to_string().lines().next().unwrap_or("").to_string()),
+        };
+        self.shared.borrow_mut().outcome = Some(outcome.clone());
+        outcome
+    }
+
+    /// Drives the run with a model that never waits (the toy models): the whole run
+    /// happens now. A model that does wait makes this fail with a message instead.
+    pub fn drive_ready<L: LanguageModel, C: Constraint>(
+        &self,
+        lm: &mut L,
+        constraint: &C,
+        vocab: Option<&Vocabulary>,
+    ) -> Outcome {
+        match poll_once(self.drive(lm, constraint, vocab)) {
+            Some(o) => o,
+            None => {
+                let o = Outcome::Failed(
+                    "this model waits for its results; drive the run asynchronously".into(),
+                );
+                self.shared.borrow_mut().outcome = Some(o.clone());
+                o
+            }
+        }
+    }
+
+    /// Asks the run to stop (Esc); the sampler stops at its next model call.
+    pub fn cancel(&self) {
+        self.cancel.set(true);
+    }
+
+    /// Whether Stop was pressed.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.get()
+    }
+
+    /// How the run ended; `None` while it runs.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.shared.borrow().outcome.clone()
+    }
+
+    /// Whether the run has ended.
+    pub fn is_finished(&self) -> bool {
+        self.shared.borrow().outcome.is_some()
+    }
+
+    /// Events recorded so far.
+    pub fn len(&self) -> usize {
+        self.shared.borrow().events.len()
+    }
+
+    /// Whether no event was recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether events were dropped past [`MAX_EVENTS`].
+    pub fn truncated(&self) -> bool {
+        self.shared.borrow().truncated
+    }
+
+    /// The `i`-th recorded event.
+    pub fn event(&self, i: usize) -> Option<RecordedEvent> {
+        self.shared.borrow().events.get(i).cloned()
+    }
+
+    /// The events from index `from` on (what is new since the page last looked).
+    pub fn events_from(&self, from: usize) -> Vec<RecordedEvent> {
+        let s = self.shared.borrow();
+        s.events.get(from..).map(<[_]>::to_vec).unwrap_or_default()
+    }
+
+    /// The samples produced so far, in order.
+    pub fn samples(&self) -> Vec<Sample> {
+        self.shared.borrow().samples.clone()
+    }
+
+    /// Model calls, forward tokens and constraint checks so far (updated during the run).
+    pub fn live_counters(&self) -> LiveCounters {
+        self.live.get()
+    }
+}
+
+/// Polls `fut` once with a waker that does nothing: `Some` when it finished.
+fn poll_once<F: Future>(fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = Context::from_waker(Waker::noop());
+    match fut.as_mut().poll(&mut cx) {
+        Poll::Ready(v) => Some(v),
+        Poll::Pending => None,
+    }
+}
+
+/// Replays a run's events into views at a chosen speed, or one at a time.
+#[derive(Clone, Debug)]
+pub struct Player {
+    cursor: usize,
+    /// Events per second; `f64::INFINITY` shows everything at once.
+    pub speed: f64,
+    carry: f64,
+}
+
+impl Default for Player {
+    fn default() -> Self {
+        Player {
+            cursor: 0,
+            speed: 60.0,
+            carry: 0.0,
+        }
+    }
+}
+
+impl Player {
+    /// A player at the start, replaying `speed` events per second.
+    pub fn new(speed: f64) -> Self {
+        Player {
+            speed,
+            ..Player::default()
+        }
+    }
+
+    /// How many events have been shown.
+    pub fn position(&self) -> usize {
+        self.cursor
+    }
+
+    /// Back to the start (the caller resets its views).
+    pub fn rewind(&mut self) {
+        self.cursor = 0;
+        self.carry = 0.0;
+    }
+
+    /// Shows the next event (Step); `false` when there is none yet.
+    pub fn step(&mut self, run: &Run, views: &mut crate::views::Views) -> bool {
+        match run.event(self.cursor) {
+            Some(e) => {
+                views.apply_recorded(&e);
+                self.cursor += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Advances by `dt_seconds` of animation: shows `speed · dt` events (fractions carry
+    /// over to the next frame). Returns how many were shown.
+    pub fn tick(&mut self, run: &Run, views: &mut crate::views::Views, dt_seconds: f64) -> usize {
+        let available = run.len().saturating_sub(self.cursor);
+        let want = if self.speed.is_infinite() {
+            available
+        } else {
+            self.carry += (self.speed * dt_seconds.max(0.0)).max(0.0);
+            let w = self.carry.floor().min(available as f64);
+            self.carry -= w;
+            if w as usize == available {
+                // Do not bank time while waiting for events.
+                self.carry = self.carry.min(1.0);
+            }
+            w as usize
+        };
+        for e in run.events_from(self.cursor).into_iter().take(want) {
+            views.apply_recorded(&e);
+        }
+        self.cursor += want;
+        want
+    }
+
+    /// Shows every recorded event now.
+    pub fn to_end(&mut self, run: &Run, views: &mut crate::views::Views) -> usize {
+        let events = run.events_from(self.cursor);
+        for e in &events {
+            views.apply_recorded(e);
+        }
+        self.cursor += events.len();
+        events.len()
+    }
+}
