@@ -127,7 +127,9 @@ impl Constraint for BuiltConstraint {
             (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => {
                 c.advance(s, token).map(BuiltState::Regex)
             }
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.advance(s, token).map(BuiltState::Cfg),
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => {
+                c.advance(s, token).map(BuiltState::Cfg)
+            }
             _ => None,
         }
     }
@@ -202,7 +204,11 @@ impl ConstraintBuilder {
     }
 
     /// Compiles `text` as `kind`.
-    pub fn build(&mut self, kind: GrammarKind, text: &str) -> Result<BuiltConstraint, GrammarError> {
+    pub fn build(
+        &mut self,
+        kind: GrammarKind,
+        text: &str,
+    ) -> Result<BuiltConstraint, GrammarError> {
         if text.len() > crate::state::caps::GRAMMAR_BYTES {
             return Err(GrammarError::plain(format!(
                 "the grammar is {} bytes, above the limit of {}",
@@ -286,10 +292,13 @@ mod tests {
     fn errors_have_line_and_column() {
         let e = build_constraint(GrammarKind::Regex, "0(1", &gsk()).unwrap_err();
         assert_eq!((e.line, e.col), (Some(1), Some(2)), "{e}");
-        let e = build_constraint(GrammarKind::Gbnf, "root ::= \"0\"\nx ::= (\n", &gsk())
-            .unwrap_err();
-        assert_eq!(e.line, Some(2), "{e}");
-        assert!(e.col.is_some(), "{e}");
+        let e = build_constraint(
+            GrammarKind::Gbnf,
+            "root ::= \"0\"\nx ::= \"1\" @ \"2\"\n",
+            &gsk(),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.col), (Some(2), Some(11)), "{e}");
         let e = build_constraint(GrammarKind::JsonSchema, "{\n \"type\": }", &gsk()).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
         assert!(!e.to_string().contains('\n'));

@@ -22,7 +22,10 @@ pub const MAX_JSON_UNITS: usize = 256 * 1024;
 
 /// Migration steps: `MIGRATIONS[i]` turns a version `i + 1` state into version `i + 2`.
 /// Version 1 is current, so there are none yet; add one per new version.
-const MIGRATIONS: &[fn(Value) -> Result<Value, String>] = &[];
+const MIGRATIONS: &[Migration] = &[];
+
+/// One migration step: a state of one version to the next.
+type Migration = fn(Value) -> Result<Value, String>;
 
 /// Why a link could not be read; the page shows it (one line) and opens the default state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,10 +55,9 @@ impl fmt::Display for PermalinkError {
                 f,
                 "it is {n} characters long, above the limit of {MAX_HASH_CHARS}"
             ),
-            PermalinkError::UnknownVersion(v) => write!(
-                f,
-                "version {v} is not one this page reads (1 to {VERSION})"
-            ),
+            PermalinkError::UnknownVersion(v) => {
+                write!(f, "version {v} is not one this page reads (1 to {VERSION})")
+            }
             PermalinkError::BadEncoding(m) => write!(f, "bad encoding: {m}"),
             PermalinkError::BadJson(m) => write!(f, "bad data: {m}"),
             PermalinkError::WrongTypes(m) => write!(f, "a field has the wrong type: {m}"),
@@ -78,7 +80,12 @@ pub fn encode(state: &PlaygroundState) -> String {
 
 /// At most `n` characters of untrusted text, escaped, for a message.
 fn quote(s: &str, n: usize) -> String {
-    let mut q: String = s.chars().take(n).collect::<String>().escape_debug().to_string();
+    let mut q: String = s
+        .chars()
+        .take(n)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
     if s.chars().count() > n {
         q.push('…');
     }
@@ -118,22 +125,25 @@ pub fn decode(hash: &str) -> Result<PlaygroundState, PermalinkError> {
         .ok()
         .filter(|v| (1..=VERSION).contains(v))
         .ok_or_else(|| PermalinkError::UnknownVersion(quote(version, 12)))?;
-    let packed = percent_decode(packed).ok_or_else(|| {
-        PermalinkError::BadEncoding("a %-escape is not valid".into())
-    })?;
+    let packed = percent_decode(packed)
+        .ok_or_else(|| PermalinkError::BadEncoding("a %-escape is not valid".into()))?;
     let json = lz::decompress_from_encoded_uri_component(&packed, MAX_JSON_UNITS)
         .map_err(|e| PermalinkError::BadEncoding(e.to_string()))?;
     let mut value: Value =
         serde_json::from_str(&json).map_err(|e| PermalinkError::BadJson(line(&e.to_string())))?;
     if !value.is_object() {
-        return Err(PermalinkError::BadJson("the state is not a JSON object".into()));
+        return Err(PermalinkError::BadJson(
+            "the state is not a JSON object".into(),
+        ));
     }
     for step in &MIGRATIONS[(v - 1) as usize..] {
         value = step(value).map_err(PermalinkError::BadJson)?;
     }
     let state: PlaygroundState = serde_json::from_value(value)
         .map_err(|e| PermalinkError::WrongTypes(line(&e.to_string())))?;
-    state.validate().map_err(|e| PermalinkError::Invalid(line(&e)))?;
+    state
+        .validate()
+        .map_err(|e| PermalinkError::Invalid(line(&e)))?;
     Ok(state)
 }
 
@@ -198,7 +208,7 @@ mod tests {
             (String::new(), "no state"),
             ("v=1".into(), "no state"),
             ("s=abc".into(), "version"),
-            ("v=2&s=abc".into(), "version 2"),
+            ("v=2&s=abc".into(), "version \"2\""),
             ("v=-1&s=abc".into(), "version"),
             ("v=1&s=<script>".into(), "not in the link alphabet"),
             ("v=1&s=%zz".into(), "%-escape"),
@@ -207,36 +217,55 @@ mod tests {
             (pack("{\"n\": \"ten\"}"), "wrong type"),
             (pack("{\"n\": -3}"), "wrong type"),
             (pack("{\"n\": 0}"), "n must be"),
+            (pack("{\"budget\": 0}"), "budget"),
+            (pack("{\"seed\": 1.5}"), "wrong type"),
+            (pack("{\"compare\": \"lcd\"}"), "wrong type"),
             (pack("{\"model\": {\"gpu\": 1}}"), "wrong type"),
             (pack("{\"method\": \"rm -rf\"}"), "unknown method"),
             (pack("{\"ess_threshold\": 1e400}"), "bad data"),
-            (pack(&format!("{{\"grammar\": \"{}\"}}", "x".repeat(70_000))), "limit"),
+            (
+                pack(&format!("{{\"grammar\": \"{}\"}}", "x".repeat(70_000))),
+                "limit",
+            ),
             (pack(&"[".repeat(10_000)), "bad data"),
-            ("v=1&s=".to_string() + &"A".repeat(MAX_HASH_CHARS + 1), "limit"),
+            (
+                "v=1&s=".to_string() + &"A".repeat(MAX_HASH_CHARS + 1),
+                "limit",
+            ),
         ];
         for (hash, want) in cases {
             let e = decode(&hash).unwrap_err().to_string();
-            assert!(e.contains(want), "{:?} gave {e:?}", &hash[..hash.len().min(40)]);
+            assert!(
+                e.contains(want),
+                "{:?} gave {e:?}",
+                &hash[..hash.len().min(40)]
+            );
             assert!(!e.contains('\n') && e.len() < 400, "{e}");
         }
     }
 
     #[test]
     fn script_in_strings_stays_data() {
-        let mut s = PlaygroundState::default();
-        s.prompt = "<script>alert(1)</script>\"'&".into();
-        s.grammar = "</textarea><img src=x onerror=alert(1)>".into();
-        s.example = Some("\u{202e}<b>".into());
+        let s = PlaygroundState {
+            prompt: "<script>alert(1)</script>\"'&".into(),
+            grammar: "</textarea><img src=x onerror=alert(1)>".into(),
+            example: Some("\u{202e}<b>".into()),
+            ..PlaygroundState::default()
+        };
         assert_eq!(decode(&encode(&s)).unwrap(), s);
         // And a message never carries more than a few escaped characters of the link.
-        let e = decode("v=<script>alert(1)</script>&s=x").unwrap_err().to_string();
+        let e = decode("v=<script>alert(1)</script>&s=x")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("</script>"), "{e}");
     }
 
     #[test]
     fn the_hash_is_url_safe() {
-        let mut s = PlaygroundState::default();
-        s.prompt = "é ☃ & = # ? / + %".into();
+        let s = PlaygroundState {
+            prompt: "é ☃ & = # ? / + %".into(),
+            ..PlaygroundState::default()
+        };
         let h = encode(&s);
         assert!(
             h.chars()
@@ -253,19 +282,27 @@ mod tests {
             .collect();
         (
             ("\\PC{0,80}", "\\PC{0,80}", any::<bool>()),
-            (prop::sample::select(methods.clone()), 1..=crate::state::caps::N),
-            (1..=100usize, 1..=64usize, 0..=20u32, 1..=512usize, any::<u64>()),
+            (
+                prop::sample::select(methods.clone()),
+                1..=crate::state::caps::N,
+            ),
+            (
+                1..=100usize,
+                1..=64usize,
+                0..=20u32,
+                1..=512usize,
+                any::<u64>(),
+                1..=crate::state::caps::BUDGET,
+            ),
             (
                 prop::sample::select(GrammarKind::ALL.to_vec()),
                 prop::collection::vec(prop::sample::select(methods), 0..=4),
                 prop::option::of("[a-z-]{1,20}"),
                 prop_oneof![
                     Just(ModelChoice::Toy(ToyModel::Gsk)),
-                    (any::<u64>(), 2..=8u8)
-                        .prop_map(|(seed, vocab)| ModelChoice::Toy(ToyModel::Random {
-                            seed,
-                            vocab
-                        })),
+                    (any::<u64>(), 2..=8u8).prop_map(|(seed, vocab)| ModelChoice::Toy(
+                        ToyModel::Random { seed, vocab }
+                    )),
                     Just(ModelChoice::Real { url: None }),
                     "[a-z/.]{0,30}".prop_map(|p| ModelChoice::Real {
                         url: Some(format!("https://{p}"))
@@ -277,7 +314,7 @@ mod tests {
                 |(
                     (grammar, prompt, chat),
                     (method, n),
-                    (steps, particles, ess, max_tokens, seed),
+                    (steps, particles, ess, max_tokens, seed, budget),
                     (grammar_kind, compare, example, model),
                 )| PlaygroundState {
                     grammar,
@@ -293,6 +330,7 @@ mod tests {
                     seed,
                     model,
                     compare: compare.into_iter().map(String::from).collect(),
+                    budget,
                     example,
                 },
             )

@@ -215,7 +215,10 @@ impl Run {
     }
 
     /// Stops the run once it has made `lm_calls` model calls (compare mode's equal budget);
-    /// the samples so far are kept and the outcome is [`Outcome::BudgetReached`].
+    /// the samples so far are kept and the outcome is [`Outcome::BudgetReached`]. The
+    /// check comes before each call, so a batched SMC step may overshoot by fewer than M
+    /// calls; samplers that cache P(·|u) in their trie (ASAp, CARS on small vocabularies)
+    /// may finish all `n` samples within the budget.
     pub fn with_lm_call_budget(mut self, lm_calls: u64) -> Self {
         self.budget = Some(lm_calls);
         self
@@ -311,6 +314,22 @@ impl Run {
         }
     }
 
+    /// Runs a toy-mode state to its end now: builds the toy model, its vocabulary and the
+    /// constraint, and drives the sampler. Errors (a real-model state, a grammar that does
+    /// not compile, a state that does not validate) are one line.
+    pub fn run_toy(state: &crate::state::PlaygroundState) -> Result<Run, String> {
+        let run = Run::from_state(state)?;
+        let toy = state
+            .model
+            .toy()
+            .ok_or("this state uses the real model, not a toy one")?;
+        let (mut lm, vocab) = crate::toy::build(toy);
+        let c = crate::constraint::build_constraint(state.grammar_kind, &state.grammar, &vocab)
+            .map_err(|e| e.to_string())?;
+        run.drive_ready(&mut lm, &c, Some(&vocab));
+        Ok(run)
+    }
+
     /// Asks the run to stop (Esc); the sampler stops at its next model call.
     pub fn cancel(&self) {
         self.cancel.set(true);
@@ -355,6 +374,16 @@ impl Run {
     pub fn events_from(&self, from: usize) -> Vec<RecordedEvent> {
         let s = self.shared.borrow();
         s.events.get(from..).map(<[_]>::to_vec).unwrap_or_default()
+    }
+
+    /// At most `n` events from index `from` on (clones only those).
+    pub fn events_range(&self, from: usize, n: usize) -> Vec<RecordedEvent> {
+        let s = self.shared.borrow();
+        let end = from.saturating_add(n).min(s.events.len());
+        s.events
+            .get(from..end)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
     }
 
     /// The samples produced so far, in order.
@@ -445,7 +474,7 @@ impl Player {
             }
             w as usize
         };
-        for e in run.events_from(self.cursor).into_iter().take(want) {
+        for e in run.events_range(self.cursor, want) {
             views.apply_recorded(&e);
         }
         self.cursor += want;
@@ -454,11 +483,17 @@ impl Player {
 
     /// Shows every recorded event now.
     pub fn to_end(&mut self, run: &Run, views: &mut crate::views::Views) -> usize {
-        let events = run.events_from(self.cursor);
-        for e in &events {
-            views.apply_recorded(e);
+        const CHUNK: usize = 4096;
+        let start = self.cursor;
+        loop {
+            let events = run.events_range(self.cursor, CHUNK);
+            for e in &events {
+                views.apply_recorded(e);
+            }
+            self.cursor += events.len();
+            if events.len() < CHUNK {
+                return self.cursor - start;
+            }
         }
-        self.cursor += events.len();
-        events.len()
     }
 }

@@ -47,6 +47,9 @@ impl ChainView {
 /// Every chain of the run; the last one is the one running.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McmcView {
+    /// Whether the view follows events (off for methods that are not MCMC, so their many
+    /// samples do not pile up as chains).
+    pub enabled: bool,
     /// Chains in order.
     pub chains: Vec<ChainView>,
     eos: TokenId,
@@ -60,6 +63,7 @@ impl McmcView {
     /// An empty view; `eos` ends the initial sample.
     pub fn new(eos: TokenId) -> Self {
         McmcView {
+            enabled: true,
             chains: Vec::new(),
             eos,
             building: Vec::new(),
@@ -107,6 +111,9 @@ impl McmcView {
 
     /// Updates from one event.
     pub fn apply(&mut self, event: &Event) {
+        if !self.enabled {
+            return;
+        }
         match event {
             Event::Token {
                 particle: 0,

@@ -23,7 +23,7 @@ pub use mcmc::{ChainView, McmcStep, McmcView};
 pub use results::{KlPoint, OutputRow, ResultsView};
 pub use smc::{LineageStep, ParticleRow, SmcRunView, SmcView};
 pub use token::{TokenView, TopToken};
-pub use trie::{TrieNode, TrieView};
+pub use trie::{TrieNode, TrieRow, TrieView};
 
 use crate::runner::RecordedEvent;
 use sampler_core::Event;
@@ -59,6 +59,13 @@ impl Views {
             labels,
             applied: 0,
         }
+    }
+
+    /// Empty views for a run of `method` (the MCMC view only follows MCMC methods).
+    pub fn for_method(labels: Labels, method: sampler_core::samplers::Method) -> Self {
+        let mut v = Views::new(labels);
+        v.mcmc.enabled = method.is_mcmc();
+        v
     }
 
     /// Feeds one event to every view.

@@ -66,7 +66,11 @@ impl SmcView {
     }
 
     fn run_mut(&mut self, run: usize, m: usize) -> &mut SmcRunView {
-        if self.runs.last().is_none_or(|r| r.run != run || r.log_evidence.is_some()) {
+        if self
+            .runs
+            .last()
+            .is_none_or(|r| r.run != run || r.log_evidence.is_some())
+        {
             self.runs.push(SmcRunView {
                 run,
                 rows: vec![ParticleRow::default(); m],
