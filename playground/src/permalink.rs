@@ -228,6 +228,14 @@ mod tests {
                 "limit",
             ),
             (pack(&"[".repeat(10_000)), "bad data"),
+            // Small on the wire, huge once expanded: refused while expanding.
+            (
+                pack(&format!(
+                    "{{\"prompt\": \"{}\"}}",
+                    "a".repeat(MAX_JSON_UNITS)
+                )),
+                "expands beyond",
+            ),
             (
                 "v=1&s=".to_string() + &"A".repeat(MAX_HASH_CHARS + 1),
                 "limit",

@@ -68,6 +68,7 @@ pub struct Run {
     params: Params,
     seed: u64,
     budget: Option<u64>,
+    max_events: usize,
     shared: Rc<RefCell<Shared>>,
     cancel: Rc<Cell<bool>>,
     live: Rc<Cell<LiveCounters>>,
@@ -84,6 +85,7 @@ impl std::fmt::Debug for Run {
 }
 
 struct RunSink {
+    max_events: usize,
     shared: Rc<RefCell<Shared>>,
     cancel: Rc<Cell<bool>>,
     live: Rc<Cell<LiveCounters>>,
@@ -93,7 +95,7 @@ struct RunSink {
 impl EventSink for RunSink {
     fn emit(&mut self, event: Event) {
         let mut s = self.shared.borrow_mut();
-        if s.events.len() >= MAX_EVENTS && !matches!(event, Event::SampleFinished { .. }) {
+        if s.events.len() >= self.max_events && !matches!(event, Event::SampleFinished { .. }) {
             s.truncated = true;
             return;
         }
@@ -202,6 +204,7 @@ impl Run {
             params,
             seed,
             budget: None,
+            max_events: MAX_EVENTS,
             shared: Rc::default(),
             cancel: Rc::default(),
             live: Rc::default(),
@@ -221,6 +224,12 @@ impl Run {
     /// may finish all `n` samples within the budget.
     pub fn with_lm_call_budget(mut self, lm_calls: u64) -> Self {
         self.budget = Some(lm_calls);
+        self
+    }
+
+    /// Keeps at most `n` events besides `SampleFinished` (default [`MAX_EVENTS`]).
+    pub fn with_max_events(mut self, n: usize) -> Self {
+        self.max_events = n;
         self
     }
 
@@ -248,6 +257,7 @@ impl Run {
         vocab: Option<&Vocabulary>,
     ) -> Outcome {
         let mut sink = RunSink {
+            max_events: self.max_events,
             shared: self.shared.clone(),
             cancel: self.cancel.clone(),
             live: self.live.clone(),

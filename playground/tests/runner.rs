@@ -189,6 +189,25 @@ fn run_toy_runs_a_state_and_refuses_real_ones() {
 }
 
 #[test]
+fn past_the_event_cap_only_samples_are_kept() {
+    let v = toy_vocabulary(ToyModel::Gsk);
+    let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
+    let run = Run::new(Method::Lcd, gsk_params(50), 1).with_max_events(100);
+    run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+    assert!(run.truncated());
+    let events = run.events_from(0);
+    let finished = events
+        .iter()
+        .filter(|e| matches!(e.event, Event::SampleFinished { .. }))
+        .count();
+    assert_eq!(finished, 50);
+    assert!(events.len() < 150);
+    let mut views = Views::new(Labels::from_vocabulary(&v));
+    Player::new(f64::INFINITY).to_end(&run, &mut views);
+    assert_eq!(views.results.samples, 50);
+}
+
+#[test]
 fn export_writes_one_line_per_sample_and_event() {
     let s = PlaygroundState {
         model: ModelChoice::Toy(ToyModel::Gsk),
