@@ -217,6 +217,25 @@ impl Run {
         Ok(Run::new(state.method()?, state.params(), state.seed))
     }
 
+    /// Compare mode: one run per method of `state.compare`, each with the state's seed and
+    /// parameters but `n` at its cap, so that the equal budget of `state.budget` LM calls
+    /// is what ends each run.
+    pub fn compare_from_state(state: &crate::state::PlaygroundState) -> Result<Vec<Run>, String> {
+        state.validate()?;
+        if state.compare.is_empty() {
+            return Err("compare mode needs at least one method".into());
+        }
+        let params = Params {
+            n: crate::state::caps::N,
+            ..state.params()
+        };
+        state.compare_methods().map(|ms| {
+            ms.into_iter()
+                .map(|m| Run::new(m, params.clone(), state.seed).with_lm_call_budget(state.budget))
+                .collect()
+        })
+    }
+
     /// Stops the run once it has made `lm_calls` model calls (compare mode's equal budget);
     /// the samples so far are kept and the outcome is [`Outcome::BudgetReached`]. The
     /// check comes before each call, so a batched SMC step may overshoot by fewer than M

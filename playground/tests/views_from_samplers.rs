@@ -320,6 +320,13 @@ fn results_show_lcd_bias_and_cars_exactness_against_ground_truth() {
     // 16 outcomes, 2000 samples: E[TV] ≈ 0.03; 0.08 is far beyond it, far below lcd's.
     assert!(tv_cars < 0.08, "TV(cars) = {tv_cars}");
     assert_eq!(cars.results.valid, 2000);
+    // Chi-square of CARS's counts against P^L (00000, with P^L ≈ 10⁻⁹, is pooled).
+    let (counts, outside) = exact.counts(r_tokens(&cars).iter().map(|t| t.as_slice()));
+    let chi = sampler_core::exact::chi_square(&counts, &exact.probs(), outside);
+    assert!(chi.p_value > 1e-3, "CARS against P^L: {chi:?}");
+    let (counts, outside) = exact.counts(r_tokens(&lcd).iter().map(|t| t.as_slice()));
+    let chi = sampler_core::exact::chi_square(&counts, &exact.probs(), outside);
+    assert!(chi.p_value < 1e-9, "token masking is caught: {chi:?}");
     // The KL curve exists once the exact target is known, one point per sample.
     let mut with_exact = Views::for_method(Labels::from_vocabulary(&gsk().2), Method::Cars);
     with_exact.results.set_exact(&exact);
@@ -345,6 +352,48 @@ fn results_show_lcd_bias_and_cars_exactness_against_ground_truth() {
             .outputs
             .iter()
             .all(|o| o.exact_p.unwrap() > 0.0)
+    );
+}
+
+/// Every sample of a run, expanded from the results view's distinct outputs.
+fn r_tokens(v: &Views) -> Vec<Vec<sampler_core::TokenId>> {
+    v.results
+        .outputs
+        .iter()
+        .flat_map(|o| std::iter::repeat_n(o.tokens.clone(), o.count as usize))
+        .collect()
+}
+
+#[test]
+fn compare_mode_shows_lcd_bias_against_cars_at_equal_budget() {
+    let state = example("toy-gsk").unwrap().state();
+    let runs = Run::compare_from_state(&state).unwrap();
+    assert_eq!(
+        runs.iter().map(|r| r.method()).collect::<Vec<_>>(),
+        vec![Method::Lcd, Method::Cars]
+    );
+    let (mut lm, c, v) = gsk();
+    let exact = ground_truth_ready(&mut lm, &c, ExactLimits::toy(state.max_tokens)).unwrap();
+    let mut tvs = Vec::new();
+    for r in &runs {
+        let o = r.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+        assert!(
+            matches!(o, Outcome::BudgetReached | Outcome::Completed(_)),
+            "{o:?}"
+        );
+        assert!(r.live_counters().lm_calls <= state.budget);
+        let mut views = Views::for_method(Labels::from_vocabulary(&v), r.method());
+        playground::runner::Player::new(f64::INFINITY).to_end(r, &mut views);
+        tvs.push(tv(&views.results.empirical(), &exact));
+    }
+    // lcd: 2000 calls / 6 per sample ≈ 333 samples, TV ≈ 0.45; cars: far more samples
+    // (its trie caches P(·|u)), TV near 0.
+    assert_eq!(runs[0].outcome(), Some(Outcome::BudgetReached));
+    assert!(
+        tvs[0] > 0.3 && tvs[1] < 0.1,
+        "TV lcd {}, cars {}",
+        tvs[0],
+        tvs[1]
     );
 }
 
