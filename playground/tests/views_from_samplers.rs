@@ -398,6 +398,38 @@ fn compare_mode_shows_lcd_bias_against_cars_at_equal_budget() {
 }
 
 #[test]
+fn many_chains_and_runs_keep_only_the_latest() {
+    let params = Params {
+        n: 100,
+        steps: 2,
+        particles: 2,
+        max_tokens: 6,
+        ..Params::default()
+    };
+    let (r, views) = run(Method::McmcUniform, params.clone(), 1, random);
+    assert_eq!(views.mcmc.chains.len(), playground::views::MAX_KEPT);
+    assert_eq!(views.mcmc.dropped, 100 - playground::views::MAX_KEPT);
+    let last = views.mcmc.chains.last().unwrap();
+    assert_eq!(last.chain, 99);
+    assert_eq!(last.current, r.samples().last().unwrap().tokens);
+    let (_, views) = run(Method::AwrsSmc, params, 1, random);
+    assert_eq!(views.smc.runs.len(), playground::views::MAX_KEPT);
+    assert_eq!(views.smc.dropped, 100 - playground::views::MAX_KEPT);
+    assert_eq!(views.smc.runs.last().unwrap().run, 99);
+    // The MCMC view follows nothing for other methods when built for them.
+    let (_, lcd) = run(
+        Method::Lcd,
+        Params {
+            n: 10,
+            ..Params::default()
+        },
+        1,
+        random,
+    );
+    assert!(lcd.mcmc.chains.is_empty());
+}
+
+#[test]
 fn smc_results_weigh_each_run_once() {
     let (_, views) = run(
         Method::AwrsSmc,

@@ -26,6 +26,10 @@ pub use token::{TokenView, TopToken};
 pub use trie::{TrieNode, TrieRow, TrieView};
 
 use crate::runner::RecordedEvent;
+
+/// Most MCMC chains and SMC runs a view keeps (the oldest are dropped and counted), so a
+/// run of thousands of chains or runs stays small in memory.
+pub const MAX_KEPT: usize = 64;
 use sampler_core::Event;
 
 /// Every view of one run.

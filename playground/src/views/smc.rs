@@ -47,8 +47,11 @@ pub struct SmcRunView {
 /// The SMC runs so far; the last is the one running.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SmcView {
-    /// Runs in order (each keeps its final particles, ESS trace and lineage).
+    /// Runs in order (each keeps its final particles, ESS trace and lineage); at most
+    /// [`super::MAX_KEPT`], the latest.
     pub runs: Vec<SmcRunView>,
+    /// Older runs dropped to keep memory bounded.
+    pub dropped: usize,
 }
 
 fn normalized(log_w: &[f64]) -> Vec<f64> {
@@ -71,6 +74,10 @@ impl SmcView {
             .last()
             .is_none_or(|r| r.run != run || r.log_evidence.is_some())
         {
+            if self.runs.len() >= super::MAX_KEPT {
+                self.runs.remove(0);
+                self.dropped += 1;
+            }
             self.runs.push(SmcRunView {
                 run,
                 rows: vec![ParticleRow::default(); m],
