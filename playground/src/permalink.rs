@@ -11,8 +11,8 @@ use crate::state::PlaygroundState;
 use serde_json::Value;
 use std::fmt;
 
-/// The version [`encode`] writes.
-pub const VERSION: u32 = 1;
+/// The version [`encode`] writes: one past the last migration.
+pub const VERSION: u32 = MIGRATIONS.len() as u32 + 1;
 
 /// Longest hash accepted, in characters (checked before decompression).
 pub const MAX_HASH_CHARS: usize = 64 * 1024;
@@ -24,8 +24,8 @@ pub const MAX_JSON_UNITS: usize = 256 * 1024;
 /// Version 1 is current, so there are none yet; add one per new version.
 const MIGRATIONS: &[Migration] = &[];
 
-/// One migration step: a state of one version to the next.
-type Migration = fn(Value) -> Result<Value, String>;
+/// One migration step: the JSON of a state of one version to the next version's.
+pub type Migration = fn(Value) -> Result<Value, String>;
 
 /// Why a link could not be read; the page shows it (one line) and opens the default state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +35,12 @@ pub enum PermalinkError {
     /// The hash is longer than [`MAX_HASH_CHARS`].
     TooLong(usize),
     /// `v=` is missing, not a number, or a version this page does not know.
-    UnknownVersion(String),
+    UnknownVersion {
+        /// What the link said (escaped, shortened).
+        found: String,
+        /// The newest version this page reads.
+        newest: u32,
+    },
     /// The state is not valid lz-string data (or expands beyond [`MAX_JSON_UNITS`]).
     BadEncoding(String),
     /// The decompressed state is not a JSON object.
@@ -55,8 +60,11 @@ impl fmt::Display for PermalinkError {
                 f,
                 "it is {n} characters long, above the limit of {MAX_HASH_CHARS}"
             ),
-            PermalinkError::UnknownVersion(v) => {
-                write!(f, "version {v} is not one this page reads (1 to {VERSION})")
+            PermalinkError::UnknownVersion { found, newest } => {
+                write!(
+                    f,
+                    "version {found} is not one this page reads (1 to {newest})"
+                )
             }
             PermalinkError::BadEncoding(m) => write!(f, "bad encoding: {m}"),
             PermalinkError::BadJson(m) => write!(f, "bad data: {m}"),
@@ -104,6 +112,17 @@ fn line(s: &str) -> String {
 
 /// Reads a hash (with or without its leading `#`) back into a validated state.
 pub fn decode(hash: &str) -> Result<PlaygroundState, PermalinkError> {
+    decode_with(hash, MIGRATIONS)
+}
+
+/// [`decode`] with an explicit migration table (`migrations[i]` turns version `i + 1`
+/// into `i + 2`; the newest version is `migrations.len() + 1`): a link of any older
+/// version passes through each later step in turn.
+pub fn decode_with(
+    hash: &str,
+    migrations: &[Migration],
+) -> Result<PlaygroundState, PermalinkError> {
+    let newest = migrations.len() as u32 + 1;
     let n = hash.chars().count();
     if n > MAX_HASH_CHARS {
         return Err(PermalinkError::TooLong(n));
@@ -119,12 +138,13 @@ pub fn decode(hash: &str) -> Result<PlaygroundState, PermalinkError> {
         }
     }
     let packed = packed.ok_or(PermalinkError::Missing)?;
-    let version = version.ok_or_else(|| PermalinkError::UnknownVersion("(none)".into()))?;
+    let unknown = |found: String| PermalinkError::UnknownVersion { found, newest };
+    let version = version.ok_or_else(|| unknown("(none)".into()))?;
     let v: u32 = version
         .parse()
         .ok()
-        .filter(|v| (1..=VERSION).contains(v))
-        .ok_or_else(|| PermalinkError::UnknownVersion(quote(version, 12)))?;
+        .filter(|v| (1..=newest).contains(v))
+        .ok_or_else(|| unknown(quote(version, 12)))?;
     let packed = percent_decode(packed)
         .ok_or_else(|| PermalinkError::BadEncoding("a %-escape is not valid".into()))?;
     let json = lz::decompress_from_encoded_uri_component(&packed, MAX_JSON_UNITS)
@@ -136,7 +156,7 @@ pub fn decode(hash: &str) -> Result<PlaygroundState, PermalinkError> {
             "the state is not a JSON object".into(),
         ));
     }
-    for step in &MIGRATIONS[(v - 1) as usize..] {
+    for step in &migrations[(v - 1) as usize..] {
         value = step(value).map_err(PermalinkError::BadJson)?;
     }
     let state: PlaygroundState = serde_json::from_value(value)
@@ -250,6 +270,48 @@ mod tests {
             );
             assert!(!e.contains('\n') && e.len() < 400, "{e}");
         }
+    }
+
+    /// A made-up version 2 that renamed `n` to `samples`, and version 3 that made `seed` a
+    /// string: links of versions 1 and 2 go through the later steps.
+    #[test]
+    fn older_versions_pass_through_each_migration_step() {
+        fn v1_to_v2(mut v: Value) -> Result<Value, String> {
+            let o = v.as_object_mut().ok_or("not an object")?;
+            if let Some(n) = o.remove("n") {
+                o.insert("samples".into(), n);
+            }
+            Ok(v)
+        }
+        fn v2_to_v3(mut v: Value) -> Result<Value, String> {
+            let o = v.as_object_mut().ok_or("not an object")?;
+            // Version 3 is the current shape here: back to `n`, seed as a number.
+            if let Some(n) = o.remove("samples") {
+                o.insert("n".into(), n);
+            }
+            if let Some(Value::String(s)) = o.get("seed").cloned() {
+                let seed: u64 = s.parse().map_err(|_| "seed is not a number")?;
+                o.insert("seed".into(), seed.into());
+            }
+            Ok(v)
+        }
+        let table: &[Migration] = &[v1_to_v2, v2_to_v3];
+        let with = |v: u32, json: &str| {
+            decode_with(
+                &format!("v={v}&s={}", lz::compress_to_encoded_uri_component(json)),
+                table,
+            )
+        };
+        let s = with(1, r#"{"n": 5, "seed": 9}"#).unwrap();
+        assert_eq!((s.n, s.seed), (5, 9));
+        let s = with(2, r#"{"samples": 6, "seed": "10"}"#).unwrap();
+        assert_eq!((s.n, s.seed), (6, 10));
+        let s = with(3, r#"{"n": 7}"#).unwrap();
+        assert_eq!(s.n, 7);
+        let e = with(2, r#"{"seed": "x"}"#).unwrap_err();
+        assert!(e.to_string().contains("seed is not a number"), "{e}");
+        let e = with(4, "{}").unwrap_err();
+        assert!(e.to_string().contains("(1 to 3)"), "{e}");
     }
 
     #[test]
