@@ -23,7 +23,7 @@ pub struct ParticleRow {
 pub struct LineageStep {
     /// The step after which it resampled.
     pub step: usize,
-    /// ancestors[i] = the parent of new particle i.
+    /// `ancestors[i]` is the parent of new particle `i`.
     pub ancestors: Vec<usize>,
     /// The ESS that triggered it.
     pub ess: f64,
