@@ -188,6 +188,51 @@ mod tests {
         assert_eq!(vectors[0], (String::new(), "Q".to_string()));
     }
 
+    /// What lz-string 1.5.0 made of one input: UTF-16 units, null, or a throw.
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Js {
+        Units(Vec<u16>),
+        Null(()),
+        Threw(String),
+    }
+
+    /// 1,000 random strings over the alphabet and what lz-string 1.5.0 makes of them
+    /// (`tests/data/lz_random_decode.js`). Where we decode, lz-string gives the same text;
+    /// where lz-string gives valid text, so do we, except when its last code reads past
+    /// the end of the data (lz-string reads zeros there; we call the stream corrupt).
+    #[test]
+    fn random_strings_decode_as_lz_string_does() {
+        let cases: Vec<(String, Js)> =
+            serde_json::from_str(include_str!("../tests/data/lz_random_decode.json")).unwrap();
+        let (mut texts, mut read_past_end) = (0, 0);
+        for (input, js) in &cases {
+            let js_text = match js {
+                Js::Units(u) => Some(String::from_utf16(u)),
+                Js::Null(()) => None,
+                Js::Threw(t) => {
+                    assert_eq!(t, "throw");
+                    None
+                }
+            };
+            match (decompress_from_encoded_uri_component(input, CAP), js_text) {
+                (Ok(ours), Some(Ok(theirs))) => {
+                    assert_eq!(ours, theirs, "{input:?}");
+                    texts += 1;
+                }
+                (Ok(ours), other) => panic!("{input:?}: ours {ours:?}, lz-string {other:?}"),
+                (Err(LzError::BadUtf16), Some(Err(_))) => {}
+                (Err(LzError::Corrupt), Some(Ok(t))) if !t.is_empty() => read_past_end += 1,
+                (Err(_), _) => {}
+            }
+        }
+        println!("{texts} texts agree with lz-string, {read_past_end} read past the end");
+        assert!(
+            texts > 200 && read_past_end < 50,
+            "{texts} texts, {read_past_end} past the end"
+        );
+    }
+
     #[test]
     fn hostile_inputs_are_errors() {
         assert_eq!(
