@@ -45,8 +45,9 @@ fn run(
     (r, views)
 }
 
-/// Runs a trie sampler with our own trie so its final masses can be compared with the view.
-fn trie_run(asap_not_cars: bool, n: usize, seed: u64) -> (Trie, Vec<Event>) {
+/// Runs a trie sampler with our own trie so its final masses can be compared with the view;
+/// `None` runs ASAp.
+fn trie_run(strategy: Option<rejection::Strategy>, n: usize, seed: u64) -> (Trie, Vec<Event>) {
     let (mut lm, c, v) = random();
     let params = Params {
         n,
@@ -67,16 +68,9 @@ fn trie_run(asap_not_cars: bool, n: usize, seed: u64) -> (Trie, Vec<Event>) {
         vocab: Some(&v),
         out: &mut out,
     };
-    if asap_not_cars {
-        block_on(asap::asap_sample(&mut ctx, &mut trie)).unwrap();
-    } else {
-        block_on(rejection::rejection_sample(
-            &mut ctx,
-            rejection::Strategy::Cars,
-            &mut trie,
-            None,
-        ))
-        .unwrap();
+    match strategy {
+        None => block_on(asap::asap_sample(&mut ctx, &mut trie)).unwrap(),
+        Some(s) => block_on(rejection::rejection_sample(&mut ctx, s, &mut trie, None)).unwrap(),
     }
     (trie, sink.0)
 }
@@ -101,7 +95,7 @@ fn assert_trie_matches(trie: &Trie, view: &TrieView) -> Result<(), String> {
 
 #[test]
 fn cars_trie_view_matches_the_samplers_trie() {
-    let (trie, events) = trie_run(false, 40, 3);
+    let (trie, events) = trie_run(Some(rejection::Strategy::Cars), 40, 3);
     assert!(
         trie.len() > 3,
         "a trie worth checking: {} nodes",
@@ -137,8 +131,19 @@ fn cars_trie_view_matches_the_samplers_trie() {
 }
 
 #[test]
+fn ars_and_rsft_trie_views_match_too() {
+    for s in [rejection::Strategy::Ars, rejection::Strategy::Rsft] {
+        let (trie, events) = trie_run(Some(s), 40, 8);
+        assert!(!trie.is_empty(), "{s:?}");
+        let mut view = TrieView::default();
+        events.iter().for_each(|e| view.apply(e));
+        assert_trie_matches(&trie, &view).unwrap_or_else(|m| panic!("{s:?}: {m}"));
+    }
+}
+
+#[test]
 fn asap_trie_view_matches_the_samplers_c_tilde() {
-    let (trie, events) = trie_run(true, 30, 5);
+    let (trie, events) = trie_run(None, 30, 5);
     let mut view = TrieView::default();
     events.iter().for_each(|e| view.apply(e));
     assert_trie_matches(&trie, &view).unwrap();
@@ -249,6 +254,30 @@ fn mcmc_history_has_one_entry_per_step_and_ends_at_the_output() {
             // Each accepted proposal became the state.
             let last_accepted = c.history.iter().rev().find(|h| h.accepted).unwrap();
             assert_eq!(last_accepted.proposal, c.current);
+        }
+        // A view that takes every proposal is caught (when some were refused).
+        if views
+            .mcmc
+            .chains
+            .iter()
+            .any(|c| c.history.iter().any(|h| !h.accepted))
+        {
+            let mut broken = Views::for_method(Labels::from_vocabulary(&random().2), method);
+            for e in r.events_from(0) {
+                let mut e = e.clone();
+                if let Event::McmcProposal { accepted, .. } = &mut e.event {
+                    *accepted = true;
+                }
+                broken.apply_recorded(&e);
+            }
+            let finals: Vec<_> = broken
+                .mcmc
+                .chains
+                .iter()
+                .map(|c| c.current.clone())
+                .collect();
+            let real: Vec<_> = samples.iter().map(|s| s.tokens.clone()).collect();
+            assert_ne!(finals, real, "{method}");
         }
         if method == Method::McmcRestart {
             assert!(
