@@ -158,7 +158,8 @@ pub fn decompress_from_encoded_uri_component(
     String::from_utf16(&out).map_err(|_| LzError::BadUtf16)
 }
 
-#[cfg(test)]
+// Native only: proptest has no wasm32 build here (tests/wasm.rs covers wasm32).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -191,7 +191,8 @@ fn percent_decode(s: &str) -> Option<String> {
     Some(out)
 }
 
-#[cfg(test)]
+// Native only: proptest has no wasm32 build here (tests/wasm.rs covers wasm32).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::detect::GrammarKind;
