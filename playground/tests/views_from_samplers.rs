@@ -374,6 +374,18 @@ fn results_show_lcd_bias_and_cars_exactness_against_ground_truth() {
     let last = r.samples().last().unwrap().counters;
     let per = with_exact.results.lm_calls_per_valid().unwrap();
     assert!((per - last.lm_calls as f64 / 200.0).abs() < 1e-12);
+    // The chart: all 17 sequences of G_sk, drawn or not, shares summing to 1.
+    let rows = with_exact.results.against(&exact, 100);
+    assert_eq!(rows.len(), 17);
+    assert!((rows.iter().map(|r| r.empirical).sum::<f64>() - 1.0).abs() < 1e-9);
+    assert!((rows.iter().map(|r| r.exact).sum::<f64>() - 1.0).abs() < 1e-9);
+    let trap = rows.iter().find(|r| r.text == "00000").unwrap();
+    assert_eq!(trap.empirical, 0.0);
+    let lcd_rows = lcd.results.against(&exact, 100);
+    let trap = lcd_rows.iter().find(|r| r.text == "00000").unwrap();
+    assert!((trap.empirical - 0.45).abs() < 0.06 && trap.exact < 1e-8);
+    let sorted = lcd.results.sorted();
+    assert_eq!(sorted[0].text, "00000");
     // Each output's exact P^L is shown beside it.
     assert!(
         with_exact

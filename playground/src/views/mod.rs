@@ -20,7 +20,7 @@ mod trie;
 
 pub use labels::Labels;
 pub use mcmc::{ChainView, McmcStep, McmcView};
-pub use results::{KlPoint, OutputRow, ResultsView};
+pub use results::{DistRow, KlPoint, OutputRow, ResultsView};
 pub use smc::{LineageStep, ParticleRow, SmcRunView, SmcView};
 pub use token::{TokenView, TopToken};
 pub use trie::{TrieNode, TrieRow, TrieView};

@@ -26,6 +26,19 @@ pub struct OutputRow {
     pub exact_p: Option<f64>,
 }
 
+/// One bar pair of the ground-truth chart: a sequence's empirical share beside its P^L.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DistRow {
+    /// The tokens.
+    pub tokens: Vec<TokenId>,
+    /// Their text.
+    pub text: String,
+    /// Share of the samples' weight (0 when never drawn).
+    pub empirical: f64,
+    /// P^L (0 outside the language).
+    pub exact: f64,
+}
+
 /// One point of the KL(samples‖P^L) curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KlPoint {
@@ -121,6 +134,51 @@ impl ResultsView {
                 )
             })
             .collect()
+    }
+
+    /// Distinct outputs, most weight first (ties: most probable under the model first).
+    pub fn sorted(&self) -> Vec<&OutputRow> {
+        let mut rows: Vec<&OutputRow> = self.outputs.iter().collect();
+        rows.sort_by(|a, b| {
+            b.weight
+                .total_cmp(&a.weight)
+                .then(b.logp.total_cmp(&a.logp))
+                .then(a.tokens.cmp(&b.tokens))
+        });
+        rows
+    }
+
+    /// The ground-truth chart: every sequence of the language (P^L order, drawn or not)
+    /// with its empirical share, then the drawn outputs outside the language; at most
+    /// `limit` rows.
+    pub fn against(&self, exact: &ExactDistribution, limit: usize) -> Vec<DistRow> {
+        let total = self.total_weight;
+        let share = |w: f64| if total > 0.0 { w / total } else { 0.0 };
+        let mut rows: Vec<DistRow> = exact
+            .entries
+            .iter()
+            .map(|e| DistRow {
+                text: self.labels.text(&e.tokens),
+                empirical: self
+                    .index
+                    .get(&e.tokens)
+                    .map_or(0.0, |&i| share(self.outputs[i].weight)),
+                exact: e.p,
+                tokens: e.tokens.clone(),
+            })
+            .collect();
+        for o in self.sorted() {
+            if exact.index_of(&o.tokens).is_none() && o.weight > 0.0 {
+                rows.push(DistRow {
+                    tokens: o.tokens.clone(),
+                    text: o.text.clone(),
+                    empirical: share(o.weight),
+                    exact: 0.0,
+                });
+            }
+        }
+        rows.truncate(limit);
+        rows
     }
 
     /// KL(empirical ‖ P^L) now, if the exact target is set.
