@@ -128,7 +128,9 @@ pub fn kl(empirical: &HashMap<Vec<TokenId>, f64>, exact: &ExactDistribution) -> 
 }
 
 /// An empirical distribution from (possibly weighted) samples: each sequence's share of
-/// the total weight (weight 1 when `None`).
+/// the total weight (weight 1 when `None`). For SMC, give each particle its normalized
+/// weight times its run's evidence Ĝ (as [`crate::views::ResultsView`] does): the
+/// normalized weights alone, averaged over runs, are biased for small M.
 pub fn empirical<'a>(
     samples: impl IntoIterator<Item = (&'a [TokenId], Option<f64>)>,
 ) -> HashMap<Vec<TokenId>, f64> {
