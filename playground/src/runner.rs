@@ -55,6 +55,7 @@ pub struct LiveCounters {
 
 #[derive(Default)]
 struct Shared {
+    started: bool,
     events: Vec<RecordedEvent>,
     samples: Vec<Sample>,
     truncated: bool,
@@ -268,13 +269,17 @@ impl Run {
     }
 
     /// Runs the sampler to its end, recording every event; resolves to how it ended.
-    /// Stop ([`Run::cancel`]) takes effect at the sampler's next model call.
+    /// Stop ([`Run::cancel`]) takes effect at the sampler's next model call. A run is
+    /// driven once; driving it again fails without touching its buffer.
     pub async fn drive<L: LanguageModel, C: Constraint>(
         &self,
         lm: &mut L,
         constraint: &C,
         vocab: Option<&Vocabulary>,
     ) -> Outcome {
+        if std::mem::replace(&mut self.shared.borrow_mut().started, true) {
+            return Outcome::Failed("this run was already driven; make a new one".into());
+        }
         let mut sink = RunSink {
             max_events: self.max_events,
             shared: self.shared.clone(),

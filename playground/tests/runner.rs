@@ -60,6 +60,12 @@ fn stop_mid_run_keeps_what_was_recorded() {
     assert_eq!(run.live_counters().lm_calls, 25);
     assert!(!run.is_empty());
     assert!(run.samples().len() < 1000);
+    // Driving it again changes nothing.
+    let len = run.len();
+    let again = run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+    assert!(matches!(again, Outcome::Failed(m) if m.contains("already driven")));
+    assert_eq!(run.len(), len);
+    assert_eq!(run.outcome(), Some(Outcome::Cancelled));
 }
 
 #[test]
