@@ -8,9 +8,14 @@
 
 use sampler_core::samplers::{Counters, Method, Params, Sample, run};
 use sampler_core::{
-    Constraint, Event, EventSink, LanguageModel, LmError, SampleError, SeededRng, TokenId,
-    TokenSet, Vocabulary,
+    Constraint, Event, EventSink, LanguageModel, SampleError, SeededRng, Vocabulary,
 };
+mod counting;
+mod player;
+
+pub use player::Player;
+
+use counting::{CountingConstraint, CountingLm};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
@@ -108,92 +113,6 @@ impl EventSink for RunSink {
 
     fn cancelled(&self) -> bool {
         self.cancel.get() || self.budget.is_some_and(|b| self.live.get().lm_calls >= b)
-    }
-}
-
-/// Counts model calls into the run's live counters.
-struct CountingLm<'a, L> {
-    inner: &'a mut L,
-    live: Rc<Cell<LiveCounters>>,
-}
-
-impl<L: LanguageModel> CountingLm<'_, L> {
-    fn count(&self, calls: u64) {
-        let mut c = self.live.get();
-        c.lm_calls += calls;
-        c.forward_tokens = self.inner.forward_tokens();
-        self.live.set(c);
-    }
-}
-
-impl<L: LanguageModel> LanguageModel for CountingLm<'_, L> {
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-    fn eos(&self) -> TokenId {
-        self.inner.eos()
-    }
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        let r = self.inner.logprobs(prefix).await;
-        self.count(1);
-        r
-    }
-    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
-        let r = self.inner.logprobs_batch(prefixes).await;
-        self.count(prefixes.len() as u64);
-        r
-    }
-    fn forward_tokens(&self) -> u64 {
-        self.inner.forward_tokens()
-    }
-}
-
-/// Counts constraint checks into the run's live counters (as the sampler's context does).
-struct CountingConstraint<'a, C> {
-    inner: &'a C,
-    live: Rc<Cell<LiveCounters>>,
-}
-
-impl<C> CountingConstraint<'_, C> {
-    fn count(&self, checks: u64) {
-        let mut c = self.live.get();
-        c.constraint_checks += checks;
-        self.live.set(c);
-    }
-}
-
-impl<C: Constraint> Constraint for CountingConstraint<'_, C> {
-    type State = C::State;
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-    fn eos(&self) -> TokenId {
-        self.inner.eos()
-    }
-    fn initial(&self) -> C::State {
-        self.inner.initial()
-    }
-    fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
-        self.count(1);
-        self.inner.advance(state, token)
-    }
-    fn is_complete(&self, state: &C::State) -> bool {
-        self.inner.is_complete(state)
-    }
-    fn allows(&self, state: &C::State, token: TokenId) -> bool {
-        self.count(1);
-        self.inner.allows(state, token)
-    }
-    fn mask(&self, state: &C::State) -> TokenSet {
-        self.count(self.inner.vocab_size() as u64);
-        self.inner.mask(state)
-    }
-    fn is_regular(&self) -> bool {
-        self.inner.is_regular()
-    }
-    fn budget_mask(&self, state: &C::State, remaining: usize) -> Option<TokenSet> {
-        self.count(self.inner.vocab_size() as u64);
-        self.inner.budget_mask(state, remaining)
     }
 }
 
@@ -438,96 +357,5 @@ fn poll_once<F: Future>(fut: F) -> Option<F::Output> {
     match fut.as_mut().poll(&mut cx) {
         Poll::Ready(v) => Some(v),
         Poll::Pending => None,
-    }
-}
-
-/// Replays a run's events into views at a chosen speed, or one at a time.
-#[derive(Clone, Debug)]
-pub struct Player {
-    cursor: usize,
-    /// Events per second; `f64::INFINITY` shows everything at once.
-    pub speed: f64,
-    carry: f64,
-}
-
-impl Default for Player {
-    fn default() -> Self {
-        Player {
-            cursor: 0,
-            speed: 60.0,
-            carry: 0.0,
-        }
-    }
-}
-
-impl Player {
-    /// A player at the start, replaying `speed` events per second.
-    pub fn new(speed: f64) -> Self {
-        Player {
-            speed,
-            ..Player::default()
-        }
-    }
-
-    /// How many events have been shown.
-    pub fn position(&self) -> usize {
-        self.cursor
-    }
-
-    /// Back to the start (the caller resets its views).
-    pub fn rewind(&mut self) {
-        self.cursor = 0;
-        self.carry = 0.0;
-    }
-
-    /// Shows the next event (Step); `false` when there is none yet.
-    pub fn step(&mut self, run: &Run, views: &mut crate::views::Views) -> bool {
-        match run.event(self.cursor) {
-            Some(e) => {
-                views.apply_recorded(&e);
-                self.cursor += 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Advances by `dt_seconds` of animation: shows `speed · dt` events (fractions carry
-    /// over to the next frame). Returns how many were shown.
-    pub fn tick(&mut self, run: &Run, views: &mut crate::views::Views, dt_seconds: f64) -> usize {
-        let available = run.len().saturating_sub(self.cursor);
-        let want = if self.speed.is_infinite() {
-            available
-        } else {
-            self.carry += (self.speed * dt_seconds.max(0.0)).max(0.0);
-            let w = self.carry.floor().min(available as f64);
-            self.carry -= w;
-            if w as usize == available {
-                // Do not bank time while waiting for events.
-                self.carry = self.carry.min(1.0);
-            }
-            w as usize
-        };
-        for e in run.events_range(self.cursor, want) {
-            views.apply_recorded(&e);
-        }
-        self.cursor += want;
-        want
-    }
-
-    /// Shows every recorded event now.
-    pub fn to_end(&mut self, run: &Run, views: &mut crate::views::Views) -> usize {
-        const CHUNK: usize = 4096;
-        let start = self.cursor;
-        loop {
-            let events = run.events_range(self.cursor, CHUNK);
-            for e in &events {
-                views.apply_recorded(e);
-            }
-            self.cursor += events.len();
-            if events.len() < CHUNK {
-                return self.cursor - start;
-            }
-        }
     }
 }
