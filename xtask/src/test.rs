@@ -33,8 +33,9 @@ impl std::ops::AddAssign for Count {
     }
 }
 
-/// Crates whose tests also run in the browser when they declare `wasm-bindgen-test`.
-const BROWSER_TEST_CRATES: &[&str] = &["shaders", "lm", "sampler-core"];
+/// Crates whose tests also run in wasm32 when they declare `wasm-bindgen-test` (in the
+/// browser where they configure `run_in_browser`, else in node: `playground`).
+const BROWSER_TEST_CRATES: &[&str] = &["shaders", "lm", "sampler-core", "playground"];
 
 /// `cargo xtask test`.
 pub fn command(_flags: &[String]) -> Result<ExitCode> {

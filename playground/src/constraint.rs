@@ -1,0 +1,339 @@
+//! Grammar text of any kind to one constraint type the runner and the exact enumeration
+//! take, with errors located by line and column for the editor.
+
+use crate::detect::GrammarKind;
+use grammars::{CfgConstraint, CfgState, Compiler};
+use sampler_core::{Constraint, RegexConstraint, TokenId, TokenSet, Vocabulary};
+use std::fmt;
+
+/// Why a grammar did not compile: a one-line message and, where known, its position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrammarError {
+    /// 1-based line of the fault, when known.
+    pub line: Option<usize>,
+    /// 1-based column (in characters) of the fault, when known.
+    pub col: Option<usize>,
+    /// What is wrong, one line.
+    pub message: String,
+}
+
+impl GrammarError {
+    fn plain(message: impl Into<String>) -> Self {
+        GrammarError {
+            line: None,
+            col: None,
+            message: one_line(&message.into()),
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().trim().to_string()
+}
+
+impl fmt::Display for GrammarError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.col) {
+            (Some(l), Some(c)) => write!(f, "line {l}, column {c}: {}", self.message),
+            (Some(l), None) => write!(f, "line {l}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for GrammarError {}
+
+impl From<grammars::GrammarError> for GrammarError {
+    fn from(e: grammars::GrammarError) -> Self {
+        GrammarError {
+            line: e.location.map(|l| l.line),
+            col: e.location.map(|l| l.column),
+            message: one_line(&e.message),
+        }
+    }
+}
+
+impl From<sampler_core::RegexError> for GrammarError {
+    fn from(e: sampler_core::RegexError) -> Self {
+        match e {
+            sampler_core::RegexError::Syntax {
+                message,
+                line,
+                column,
+                ..
+            } => GrammarError {
+                line: Some(line),
+                col: Some(column),
+                message: one_line(&message),
+            },
+            other => GrammarError::plain(other.to_string()),
+        }
+    }
+}
+
+/// A compiled constraint of any kind: a regex (regular, so budget masks work) or a
+/// context-free grammar / JSON Schema run by llguidance.
+pub enum BuiltConstraint {
+    /// A regex lifted to tokens (tensorized).
+    Regex(Box<RegexConstraint>),
+    /// Lark, GBNF or JSON Schema through llguidance.
+    Cfg(Box<CfgConstraint>),
+}
+
+impl fmt::Debug for BuiltConstraint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuiltConstraint::Regex(_) => f.write_str("BuiltConstraint::Regex"),
+            BuiltConstraint::Cfg(_) => f.write_str("BuiltConstraint::Cfg"),
+        }
+    }
+}
+
+/// The state of a [`BuiltConstraint`] after a prefix.
+#[derive(Clone, Debug)]
+pub enum BuiltState {
+    /// A regex constraint's state.
+    Regex(<RegexConstraint as Constraint>::State),
+    /// A grammar's state.
+    Cfg(CfgState),
+}
+
+impl Constraint for BuiltConstraint {
+    type State = BuiltState;
+
+    fn vocab_size(&self) -> usize {
+        match self {
+            BuiltConstraint::Regex(c) => c.vocab_size(),
+            BuiltConstraint::Cfg(c) => c.vocab_size(),
+        }
+    }
+
+    fn eos(&self) -> TokenId {
+        match self {
+            BuiltConstraint::Regex(c) => c.eos(),
+            BuiltConstraint::Cfg(c) => c.eos(),
+        }
+    }
+
+    fn initial(&self) -> BuiltState {
+        match self {
+            BuiltConstraint::Regex(c) => BuiltState::Regex(c.initial()),
+            BuiltConstraint::Cfg(c) => BuiltState::Cfg(c.initial()),
+        }
+    }
+
+    fn advance(&self, state: &BuiltState, token: TokenId) -> Option<BuiltState> {
+        match (self, state) {
+            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => {
+                c.advance(s, token).map(BuiltState::Regex)
+            }
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => {
+                c.advance(s, token).map(BuiltState::Cfg)
+            }
+            _ => None,
+        }
+    }
+
+    fn is_complete(&self, state: &BuiltState) -> bool {
+        match (self, state) {
+            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.is_complete(s),
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.is_complete(s),
+            _ => false,
+        }
+    }
+
+    fn allows(&self, state: &BuiltState, token: TokenId) -> bool {
+        match (self, state) {
+            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.allows(s, token),
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.allows(s, token),
+            _ => false,
+        }
+    }
+
+    fn mask(&self, state: &BuiltState) -> TokenSet {
+        match (self, state) {
+            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.mask(s),
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.mask(s),
+            _ => TokenSet::empty(self.vocab_size()),
+        }
+    }
+
+    fn is_regular(&self) -> bool {
+        match self {
+            BuiltConstraint::Regex(c) => c.is_regular(),
+            BuiltConstraint::Cfg(c) => c.is_regular(),
+        }
+    }
+
+    fn budget_mask(&self, state: &BuiltState, remaining: usize) -> Option<TokenSet> {
+        match (self, state) {
+            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.budget_mask(s, remaining),
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.budget_mask(s, remaining),
+            _ => None,
+        }
+    }
+}
+
+/// Builds constraints for one vocabulary; keeps llguidance's compiler (its token trie) so
+/// that editing the grammar recompiles quickly. Build one per model.
+pub struct ConstraintBuilder {
+    vocab: Vocabulary,
+    compiler: Option<Compiler>,
+}
+
+impl fmt::Debug for ConstraintBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConstraintBuilder")
+            .field("vocab_size", &self.vocab.len())
+            .finish()
+    }
+}
+
+impl ConstraintBuilder {
+    /// A builder for `vocab` (llguidance's compiler is made on the first grammar).
+    pub fn new(vocab: Vocabulary) -> Self {
+        ConstraintBuilder {
+            vocab,
+            compiler: None,
+        }
+    }
+
+    /// The vocabulary constraints are built over.
+    pub fn vocabulary(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    /// Compiles `text` as `kind`.
+    pub fn build(
+        &mut self,
+        kind: GrammarKind,
+        text: &str,
+    ) -> Result<BuiltConstraint, GrammarError> {
+        if text.len() > crate::state::caps::GRAMMAR_BYTES {
+            return Err(GrammarError::plain(format!(
+                "the grammar is {} bytes, above the limit of {}",
+                text.len(),
+                crate::state::caps::GRAMMAR_BYTES
+            )));
+        }
+        match kind {
+            GrammarKind::Regex => {
+                // A trailing newline from a file or an editor is not part of the pattern.
+                let pattern = text.trim_end_matches(['\n', '\r']);
+                let c = RegexConstraint::from_regex(pattern, &self.vocab)?;
+                Ok(BuiltConstraint::Regex(Box::new(c)))
+            }
+            _ => {
+                if self.compiler.is_none() {
+                    self.compiler = Some(Compiler::new(&self.vocab)?);
+                }
+                let compiler = self.compiler.as_ref().expect("made above");
+                let c = compiler.compile(text, Some(kind.format()))?;
+                Ok(BuiltConstraint::Cfg(Box::new(c)))
+            }
+        }
+    }
+}
+
+/// Compiles `text` as `kind` over `vocab` in one call (use [`ConstraintBuilder`] to compile
+/// several grammars for one vocabulary).
+pub fn build_constraint(
+    kind: GrammarKind,
+    text: &str,
+    vocab: &Vocabulary,
+) -> Result<BuiltConstraint, GrammarError> {
+    ConstraintBuilder::new(vocab.clone()).build(kind, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::ToyModel;
+    use crate::toy::{GSK_REGEX, toy_vocabulary};
+
+    fn gsk() -> Vocabulary {
+        toy_vocabulary(ToyModel::Gsk)
+    }
+
+    fn accepts(c: &BuiltConstraint, tokens: &[TokenId]) -> bool {
+        let mut s = c.initial();
+        for &t in tokens {
+            match c.advance(&s, t) {
+                Some(n) => s = n,
+                None => return false,
+            }
+        }
+        c.is_complete(&s)
+    }
+
+    #[test]
+    fn regex_and_gbnf_gsk_agree() {
+        let r = build_constraint(GrammarKind::Regex, GSK_REGEX, &gsk()).unwrap();
+        let g = build_constraint(
+            GrammarKind::Gbnf,
+            include_str!("../../assets/examples/gsk.gbnf"),
+            &gsk(),
+        )
+        .unwrap();
+        assert!(r.is_regular() && !g.is_regular());
+        for w in 0..64u32 {
+            for len in 0..=6 {
+                let tokens: Vec<TokenId> = (0..len).map(|i| (w >> i) & 1).collect();
+                assert_eq!(accepts(&r, &tokens), accepts(&g, &tokens), "{tokens:?}");
+                assert_eq!(
+                    accepts(&r, &tokens),
+                    len == 5 && (tokens[0] == 1 || tokens == [0; 5])
+                );
+            }
+        }
+    }
+
+    /// A byte-level vocabulary: one token per byte, EOS last.
+    fn bytes() -> Vocabulary {
+        let mut t: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        t.push(Vec::new());
+        Vocabulary::new(t, 256, &[256])
+    }
+
+    #[test]
+    fn every_example_compiles_as_its_kind() {
+        let v = bytes();
+        let mut b = ConstraintBuilder::new(v);
+        for e in crate::examples::examples()
+            .iter()
+            .filter(|e| e.toy.is_none())
+        {
+            let c = b
+                .build(e.kind, e.grammar)
+                .unwrap_or_else(|m| panic!("{}: {m}", e.id));
+            assert_eq!(c.is_regular(), e.kind == GrammarKind::Regex, "{}", e.id);
+            assert!(!c.mask(&c.initial()).is_empty(), "{}", e.id);
+        }
+    }
+
+    #[test]
+    fn a_blowing_up_regex_is_refused_not_built() {
+        // The DFA of "an `a` 25 bytes from the end" has 2^25 states: over the limits.
+        let e = build_constraint(GrammarKind::Regex, "[ab]*a[ab]{25}", &bytes()).unwrap_err();
+        assert!(e.line.is_none() && e.message.contains("limit"), "{e}");
+    }
+
+    #[test]
+    fn errors_have_line_and_column() {
+        let e = build_constraint(GrammarKind::Regex, "0(1", &gsk()).unwrap_err();
+        assert_eq!((e.line, e.col), (Some(1), Some(2)), "{e}");
+        let e = build_constraint(
+            GrammarKind::Gbnf,
+            "root ::= \"0\"\nx ::= \"1\" @ \"2\"\n",
+            &gsk(),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.col), (Some(2), Some(11)), "{e}");
+        let e = build_constraint(GrammarKind::JsonSchema, "{\n \"type\": }", &gsk()).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(!e.to_string().contains('\n'));
+        let big = "0".repeat(crate::state::caps::GRAMMAR_BYTES + 1);
+        let e = build_constraint(GrammarKind::Regex, &big, &gsk()).unwrap_err();
+        assert!(e.message.contains("limit"), "{e}");
+    }
+}

@@ -1,0 +1,315 @@
+//! Everything a playground setup consists of: what a permalink carries and a run needs.
+
+use crate::detect::GrammarKind;
+use sampler_core::samplers::{Method, Params};
+use serde::{Deserialize, Serialize};
+
+/// Caps on a state's fields: a permalink is untrusted input, and each field drives work.
+pub mod caps {
+    /// Longest grammar text, in bytes.
+    pub const GRAMMAR_BYTES: usize = 64 * 1024;
+    /// Longest prompt, in bytes.
+    pub const PROMPT_BYTES: usize = 16 * 1024;
+    /// Longest model URL, in bytes.
+    pub const URL_BYTES: usize = 2048;
+    /// Longest example id or method name, in bytes.
+    pub const NAME_BYTES: usize = 64;
+    /// Most samples (chains, SMC runs) in one run.
+    pub const N: usize = 10_000;
+    /// Most MCMC steps per chain.
+    pub const STEPS: usize = 1_000;
+    /// Most SMC particles.
+    pub const PARTICLES: usize = 256;
+    /// Most tokens per sequence.
+    pub const MAX_TOKENS: usize = 1_024;
+    /// Most methods side by side in compare mode.
+    pub const COMPARE: usize = 4;
+    /// Largest LM-call budget per method in compare mode.
+    pub const BUDGET: u64 = 1_000_000;
+    /// Smallest and largest toy random vocabulary (tokens besides EOS).
+    pub const TOY_VOCAB: std::ops::RangeInclusive<u8> = 2..=8;
+}
+
+/// LM calls per compared method unless the state says otherwise.
+pub const DEFAULT_BUDGET: u64 = 2_000;
+
+/// An analytic language model of toy mode (instant, no download).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToyModel {
+    /// The skewed model of the ASAp paper over `0`, `1` and EOS (seed 004, Fig. 1).
+    Gsk,
+    /// A seeded random bigram model over `vocab` letter tokens (`a`, `b`, …) and EOS.
+    Random {
+        /// The model's seed (not the sampler's).
+        seed: u64,
+        /// Letter tokens besides EOS (2 to 8).
+        vocab: u8,
+    },
+}
+
+/// Which language model a run uses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelChoice {
+    /// An analytic toy model.
+    Toy(ToyModel),
+    /// A real GGUF model on WebGPU: the embedded SmolLM2 when `url` is `None`.
+    Real {
+        /// Where to fetch another llama-architecture GGUF (http or https only).
+        url: Option<String>,
+    },
+}
+
+impl ModelChoice {
+    /// The toy model, if this is toy mode.
+    pub fn toy(&self) -> Option<ToyModel> {
+        match self {
+            ModelChoice::Toy(t) => Some(*t),
+            ModelChoice::Real { .. } => None,
+        }
+    }
+}
+
+/// The whole setup of the page: grammar, prompt, sampler, parameters, seed and model.
+///
+/// Missing fields take their [`Default`] values when deserialized, so older links keep
+/// working when fields are added.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlaygroundState {
+    /// The constraint's source text.
+    pub grammar: String,
+    /// How to read `grammar` (detected on input, switchable).
+    pub grammar_kind: GrammarKind,
+    /// The prompt (ignored by toy models).
+    pub prompt: String,
+    /// Whether to wrap the prompt in the model's chat template.
+    pub chat: bool,
+    /// The sampler, by its command-line name (`cars`, `lcd`, `mcmc-uniform`, …).
+    pub method: String,
+    /// Samples (chains, SMC runs) to draw.
+    pub n: usize,
+    /// MCMC steps per chain.
+    pub steps: usize,
+    /// SMC particles.
+    pub particles: usize,
+    /// SMC resamples when ESS < threshold · M.
+    pub ess_threshold: f64,
+    /// Most tokens per sequence, EOS included.
+    pub max_tokens: usize,
+    /// The sampler's seed: the same link reproduces the same samples.
+    pub seed: u64,
+    /// Toy or real model.
+    pub model: ModelChoice,
+    /// Methods run side by side in compare mode (0 to 4; empty means single mode).
+    pub compare: Vec<String>,
+    /// LM calls each compared method may make (the equal budget of compare mode).
+    pub budget: u64,
+    /// The example this state came from, by id.
+    pub example: Option<String>,
+}
+
+impl Default for PlaygroundState {
+    /// The first-click example: toy G_sk, CARS, compared with token masking.
+    fn default() -> Self {
+        crate::examples::example("toy-gsk")
+            .map(|e| e.state())
+            .unwrap_or_else(Self::fallback)
+    }
+}
+
+impl PlaygroundState {
+    /// The toy G_sk setup without going through the examples table.
+    pub(crate) fn fallback() -> Self {
+        PlaygroundState {
+            grammar: crate::toy::GSK_REGEX.to_string(),
+            grammar_kind: GrammarKind::Regex,
+            prompt: String::new(),
+            chat: false,
+            method: "cars".into(),
+            n: 200,
+            steps: 10,
+            particles: 8,
+            ess_threshold: 0.5,
+            max_tokens: 8,
+            seed: 1,
+            model: ModelChoice::Toy(ToyModel::Gsk),
+            compare: vec!["lcd".into(), "cars".into()],
+            budget: DEFAULT_BUDGET,
+            example: Some("toy-gsk".into()),
+        }
+    }
+
+    /// The state an example sets up.
+    pub fn from_example(example: &crate::examples::Example) -> Self {
+        example.state()
+    }
+
+    /// The sampler method, parsed.
+    pub fn method(&self) -> Result<Method, String> {
+        self.method.parse()
+    }
+
+    /// The compare-mode methods, parsed.
+    pub fn compare_methods(&self) -> Result<Vec<Method>, String> {
+        self.compare.iter().map(|m| m.parse()).collect()
+    }
+
+    /// The sampler parameters this state asks for.
+    pub fn params(&self) -> Params {
+        Params {
+            n: self.n,
+            steps: self.steps,
+            particles: self.particles,
+            max_tokens: self.max_tokens,
+            ess_threshold: self.ess_threshold,
+            ..Params::default()
+        }
+    }
+
+    /// Checks every field against its range and cap; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let too_long = |what: &str, len: usize, cap: usize| {
+            Err(format!("{what} is {len} bytes, above the limit of {cap}"))
+        };
+        if self.grammar.len() > caps::GRAMMAR_BYTES {
+            return too_long("the grammar", self.grammar.len(), caps::GRAMMAR_BYTES);
+        }
+        if self.prompt.len() > caps::PROMPT_BYTES {
+            return too_long("the prompt", self.prompt.len(), caps::PROMPT_BYTES);
+        }
+        if self.method.len() > caps::NAME_BYTES {
+            return too_long("the method name", self.method.len(), caps::NAME_BYTES);
+        }
+        self.method()?;
+        let range = |what: &str, v: usize, max: usize| {
+            if (1..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{what} must be between 1 and {max}, not {v}"))
+            }
+        };
+        range("n", self.n, caps::N)?;
+        range("steps", self.steps, caps::STEPS)?;
+        range("particles", self.particles, caps::PARTICLES)?;
+        range("max tokens", self.max_tokens, caps::MAX_TOKENS)?;
+        if !(0.0..=1.0).contains(&self.ess_threshold) {
+            return Err(format!(
+                "the ESS threshold must be between 0 and 1, not {}",
+                self.ess_threshold
+            ));
+        }
+        if !(1..=caps::BUDGET).contains(&self.budget) {
+            return Err(format!(
+                "the LM-call budget must be between 1 and {}, not {}",
+                caps::BUDGET,
+                self.budget
+            ));
+        }
+        if self.compare.len() > caps::COMPARE {
+            return Err(format!(
+                "compare mode runs at most {} methods, not {}",
+                caps::COMPARE,
+                self.compare.len()
+            ));
+        }
+        for m in &self.compare {
+            if m.len() > caps::NAME_BYTES {
+                return too_long("a compared method name", m.len(), caps::NAME_BYTES);
+            }
+            m.parse::<Method>()?;
+        }
+        if let Some(id) = &self.example
+            && id.len() > caps::NAME_BYTES
+        {
+            return too_long("the example id", id.len(), caps::NAME_BYTES);
+        }
+        match &self.model {
+            ModelChoice::Toy(ToyModel::Random { vocab, .. }) => {
+                if !caps::TOY_VOCAB.contains(vocab) {
+                    return Err(format!(
+                        "a toy random model has {} to {} tokens, not {vocab}",
+                        caps::TOY_VOCAB.start(),
+                        caps::TOY_VOCAB.end()
+                    ));
+                }
+            }
+            ModelChoice::Toy(ToyModel::Gsk) | ModelChoice::Real { url: None } => {}
+            ModelChoice::Real { url: Some(url) } => {
+                if url.len() > caps::URL_BYTES {
+                    return too_long("the model URL", url.len(), caps::URL_BYTES);
+                }
+                let lower = url.to_ascii_lowercase();
+                if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+                    return Err("the model URL must start with https:// or http://".into());
+                }
+                if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                    return Err("the model URL contains spaces or control characters".into());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_toy_gsk_cars_against_lcd() {
+        let s = PlaygroundState::default();
+        s.validate().unwrap();
+        assert_eq!(s.model, ModelChoice::Toy(ToyModel::Gsk));
+        assert_eq!(s.method().unwrap(), Method::Cars);
+        assert_eq!(
+            s.compare_methods().unwrap(),
+            vec![Method::Lcd, Method::Cars]
+        );
+        assert_eq!(s, PlaygroundState::fallback());
+    }
+
+    #[test]
+    fn validate_names_the_bad_field() {
+        let bad = |f: &dyn Fn(&mut PlaygroundState)| {
+            let mut s = PlaygroundState::default();
+            f(&mut s);
+            s.validate().unwrap_err()
+        };
+        assert!(bad(&|s| s.n = 0).contains("n must be"));
+        assert!(bad(&|s| s.particles = 100_000).contains("particles"));
+        assert!(bad(&|s| s.method = "mcmc".into()).contains("unknown method"));
+        assert!(bad(&|s| s.ess_threshold = f64::NAN).contains("ESS"));
+        assert!(bad(&|s| s.compare = vec!["lcd".into(); 5]).contains("at most 4"));
+        assert!(bad(&|s| s.budget = 0).contains("budget"));
+        assert!(bad(&|s| s.grammar = "a".repeat(caps::GRAMMAR_BYTES + 1)).contains("grammar"));
+        assert!(
+            bad(&|s| s.model = ModelChoice::Real {
+                url: Some("javascript:alert(1)".into())
+            })
+            .contains("https://")
+        );
+        assert!(
+            bad(&|s| s.model = ModelChoice::Toy(ToyModel::Random { seed: 0, vocab: 40 }))
+                .contains("toy random")
+        );
+    }
+
+    #[test]
+    fn serde_shape_is_stable() {
+        let s = PlaygroundState::default();
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["grammar_kind"], "regex");
+        assert_eq!(v["model"], serde_json::json!({"toy": "gsk"}));
+        let r = ModelChoice::Toy(ToyModel::Random { seed: 3, vocab: 4 });
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::json!({"toy": {"random": {"seed": 3, "vocab": 4}}})
+        );
+        // Missing fields take defaults.
+        let partial: PlaygroundState = serde_json::from_str(r#"{"n": 7}"#).unwrap();
+        assert_eq!(partial.n, 7);
+        assert_eq!(partial.method, s.method);
+    }
+}

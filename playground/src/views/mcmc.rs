@@ -1,0 +1,196 @@
+//! The MCMC view: each chain's state, proposals and history.
+
+use sampler_core::{Event, TokenId};
+
+/// One GCD generation of a chain: the initial sample or a proposal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McmcStep {
+    /// 0 for the initial sample, then the proposal's step.
+    pub step: usize,
+    /// Tokens of the state kept before regenerating (0 for the initial sample).
+    pub cut: usize,
+    /// The regenerated tokens (the whole sample for step 0).
+    pub suffix: Vec<TokenId>,
+    /// The proposed sequence (state[..cut] ++ suffix).
+    pub proposal: Vec<TokenId>,
+    /// log acceptance ratio (0 for the initial sample).
+    pub log_ratio: f64,
+    /// min(1, ratio).
+    pub accept_prob: f64,
+    /// Whether the chain moved (true for the initial sample).
+    pub accepted: bool,
+}
+
+/// One chain.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChainView {
+    /// Which chain.
+    pub chain: usize,
+    /// Its current state.
+    pub current: Vec<TokenId>,
+    /// One entry per GCD generation: the initial sample, then each proposal.
+    pub history: Vec<McmcStep>,
+    /// Whether the chain has finished (its state was output).
+    pub finished: bool,
+}
+
+impl ChainView {
+    /// Accepted proposals over proposals (the initial sample not counted).
+    pub fn acceptance_rate(&self) -> Option<f64> {
+        let proposals = self.history.len().saturating_sub(1);
+        (proposals > 0).then(|| {
+            self.history[1..].iter().filter(|s| s.accepted).count() as f64 / proposals as f64
+        })
+    }
+}
+
+/// Every chain of the run; the last one is the one running.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McmcView {
+    /// Whether the view follows events (off for methods that are not MCMC, so their many
+    /// samples do not pile up as chains).
+    pub enabled: bool,
+    /// Chains in order (at most [`super::MAX_KEPT`], the latest).
+    pub chains: Vec<ChainView>,
+    /// Older chains dropped to keep memory bounded.
+    pub dropped: usize,
+    eos: TokenId,
+    /// The generation being drawn (from `Token` events).
+    building: Vec<TokenId>,
+    /// Whether `building` is still the chain's initial sample.
+    initial_open: bool,
+}
+
+impl McmcView {
+    /// An empty view; `eos` ends the initial sample.
+    pub fn new(eos: TokenId) -> Self {
+        McmcView {
+            enabled: true,
+            chains: Vec::new(),
+            dropped: 0,
+            eos,
+            building: Vec::new(),
+            initial_open: false,
+        }
+    }
+
+    /// The chain running now.
+    pub fn current(&self) -> Option<&ChainView> {
+        self.chains.last()
+    }
+
+    fn open_chain(&mut self) -> &mut ChainView {
+        if self.chains.last().is_none_or(|c| c.finished) {
+            let chain = self.chains.len() + self.dropped;
+            if self.chains.len() >= super::MAX_KEPT {
+                self.chains.remove(0);
+                self.dropped += 1;
+            }
+            self.chains.push(ChainView {
+                chain,
+                ..ChainView::default()
+            });
+            self.building.clear();
+            self.initial_open = true;
+        }
+        self.chains.last_mut().expect("pushed above")
+    }
+
+    /// Closes the initial sample: it becomes the chain's state and first history entry.
+    fn close_initial(&mut self) {
+        if !self.initial_open {
+            return;
+        }
+        self.initial_open = false;
+        let tokens = std::mem::take(&mut self.building);
+        let c = self.chains.last_mut().expect("open chain");
+        c.current = tokens.clone();
+        c.history.push(McmcStep {
+            step: 0,
+            cut: 0,
+            suffix: tokens.clone(),
+            proposal: tokens,
+            log_ratio: 0.0,
+            accept_prob: 1.0,
+            accepted: true,
+        });
+    }
+
+    /// Updates from one event.
+    pub fn apply(&mut self, event: &Event) {
+        if !self.enabled {
+            return;
+        }
+        match event {
+            Event::Token {
+                particle: 0,
+                position,
+                token,
+                ..
+            } => {
+                self.open_chain();
+                if self.initial_open {
+                    if *position != self.building.len() {
+                        // A new generation began: the initial sample ended without EOS.
+                        self.close_initial();
+                        return;
+                    }
+                    self.building.push(*token);
+                    if *token == self.eos {
+                        self.close_initial();
+                    }
+                }
+            }
+            Event::McmcProposal {
+                chain,
+                step,
+                cut,
+                suffix,
+                log_ratio,
+                accept_prob,
+                accepted,
+            } => {
+                self.open_chain();
+                self.close_initial();
+                let c = self.chains.last_mut().expect("open chain");
+                c.chain = *chain;
+                let mut proposal = c.current[..(*cut).min(c.current.len())].to_vec();
+                proposal.extend_from_slice(suffix);
+                if *accepted {
+                    c.current = proposal.clone();
+                }
+                c.history.push(McmcStep {
+                    step: *step,
+                    cut: *cut,
+                    suffix: suffix.clone(),
+                    proposal,
+                    log_ratio: *log_ratio,
+                    accept_prob: *accept_prob,
+                    accepted: *accepted,
+                });
+            }
+            Event::SampleFinished { tokens, .. } => {
+                if let Some(c) = self.chains.last_mut()
+                    && !c.finished
+                {
+                    if self.initial_open {
+                        self.initial_open = false;
+                        self.building.clear();
+                        c.current = tokens.clone();
+                        c.history.push(McmcStep {
+                            step: 0,
+                            cut: 0,
+                            suffix: tokens.clone(),
+                            proposal: tokens.clone(),
+                            log_ratio: 0.0,
+                            accept_prob: 1.0,
+                            accepted: true,
+                        });
+                    }
+                    c.finished = true;
+                }
+            }
+            _ => {}
+        }
+    }
+}
