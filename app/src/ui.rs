@@ -9,6 +9,7 @@
 //! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure).
 
 use crate::download::{self, Source};
+use crate::playground::Playground;
 use crate::engine::{
     Choice, Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut,
 };
@@ -30,6 +31,11 @@ thread_local! {
     /// The loaded model (the page is single-threaded; GPU handles are not `Send`).
     static ENGINE: RefCell<Option<Rc<Engine>>> = const { RefCell::new(None) };
 }
+/// The loaded model, once the page has loaded it.
+pub fn engine() -> Option<Rc<Engine>> {
+    ENGINE.with(|e| e.borrow().clone())
+}
+
 /// Set by Stop / Esc, read by the running sampler at every token.
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -79,7 +85,8 @@ impl Stats {
     }
 }
 
-fn now_ms() -> f64 {
+/// `performance.now()` in milliseconds.
+pub fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map(|p| p.now())
@@ -313,8 +320,13 @@ pub fn App() -> impl IntoView {
         }
     };
 
+    // Ctrl+Enter typed in this section's controls (the playground handles it elsewhere);
+    // Esc stops whatever runs.
     let keys = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
-        if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) {
+        if e.key() == "Enter"
+            && (e.ctrl_key() || e.meta_key())
+            && crate::playground::focus_in_generate_controls()
+        {
             e.prevent_default();
             generate();
         } else if e.key() == "Escape" {
@@ -420,6 +432,9 @@ pub fn App() -> impl IntoView {
                 />
             </section>
 
+            <Playground/>
+
+            <h2 class="section-title">"Quick generation with SmolLM2"</h2>
             <section id="controls" class="controls">
                 <label class="wide">
                     "Prompt"
