@@ -77,6 +77,7 @@ pub fn Controls(
                     <select id="pg-example" on:change=move |e| {
                         let id = event_target_value(&e);
                         if let Some(s) = link::example_state(&id) {
+                            compare_mode.set(!s.compare.is_empty());
                             form.set(&s);
                             link::write_example_hash(&id);
                         }

@@ -45,6 +45,29 @@ pub fn focus_in_generate_controls() -> bool {
         .is_some()
 }
 
+/// Which of the sampler-specific views a method drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// ARS, RSFT, CARS (p_u) and ASAp (c̃).
+    Trie,
+    /// The MCMC samplers.
+    Mcmc,
+    /// The SMC samplers.
+    Smc,
+    /// Token-level samplers: the token and results views only.
+    Plain,
+}
+
+fn family(method: &str) -> Family {
+    use sampler_core::samplers::Method;
+    match method.parse::<Method>() {
+        Ok(Method::Ars | Method::Rsft | Method::Cars | Method::Asap) => Family::Trie,
+        Ok(m) if m.is_mcmc() => Family::Mcmc,
+        Ok(m) if m.is_smc() => Family::Smc,
+        _ => Family::Plain,
+    }
+}
+
 /// `s` as the link records it: the compare list only in compare mode.
 pub fn with_mode(mut s: playground::state::PlaygroundState, compare: bool) -> playground::state::PlaygroundState {
     if !compare {
@@ -132,12 +155,18 @@ pub fn Playground() -> impl IntoView {
                 on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
             <Show when=move || !compare_mode.get()
                 fallback=move || view! { <compare::CompareView compare=compare session=session/> }>
-                <div class="views">
+                <div class="views" data-method=move || session.method.get()>
                     <token_view::TokenPanel session=session/>
-                    <trie_view::TriePanel session=session
-                        asap=Signal::derive(move || session.method.get() == "asap")/>
-                    <mcmc_view::McmcPanel session=session/>
-                    <smc_view::SmcPanel session=session/>
+                    <Show when=move || family(&session.method.get()) == Family::Trie>
+                        <trie_view::TriePanel session=session
+                            asap=Signal::derive(move || session.method.get() == "asap")/>
+                    </Show>
+                    <Show when=move || family(&session.method.get()) == Family::Mcmc>
+                        <mcmc_view::McmcPanel session=session/>
+                    </Show>
+                    <Show when=move || family(&session.method.get()) == Family::Smc>
+                        <smc_view::SmcPanel session=session/>
+                    </Show>
                     <results_view::ResultsPanel session=session/>
                 </div>
             </Show>
