@@ -9,7 +9,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
+import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase, withPage } from './lib.mjs';
 
 const RUN_MS = 60_000;
 const LOAD_MS = 300_000;
@@ -362,6 +362,20 @@ describe('playground (toy models)', () => {
       const s = await status(page);
       console.log(`# figure: ${s.firstTokenMs} ms from Run to the first token shown (toy G_sk, lcd)`);
       await page.keyboard.press('Escape');
+    });
+  });
+});
+
+describe('playground without WebGPU', () => {
+  it('toy mode needs neither WebGPU nor the model', async () => {
+    await withPage('playground-no-webgpu', { webgpu: false, extraArgs: ['--disable-features=WebGPU,Vulkan'] }, async (page) => {
+      await page.goto(BASE_URL);
+      await waitForPhase(page, ['no-webgpu'], 60_000);
+      await page.fill('#pg-speed', FASTEST);
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(Number(await page.getAttribute('.compare-col[data-method="cars"]', 'data-samples')) > 0);
+      await page.screenshot({ path: join(ARTIFACTS, 'playground-no-webgpu.png'), fullPage: true });
     });
   });
 });

@@ -174,6 +174,17 @@ pub fn Controls(
                 <button id="pg-export-samples" class="secondary" on:click=move |_| link::export_samples(session)>"Samples as JSONL"</button>
                 <button id="pg-export-events" class="secondary" on:click=move |_| link::export_events(session)>"Events as JSONL"</button>
             </div>
+            <Show when=move || session.stats.with(|s| s.recorded > 0)>
+                <div class="row">
+                    <label class="stat">"shown / recorded events "
+                        <progress id="pg-progress"
+                            max=move || session.stats.with(|s| s.recorded.max(1).to_string())
+                            value=move || session.stats.with(|s| s.shown.to_string())></progress>
+                    </label>
+                    <span class="stat">{move || session.stats.with(|s| format!(
+                        "{} / {} · {} LM calls", s.shown, s.recorded, s.lm_calls))}</span>
+                </div>
+            </Show>
             <div id="pg-status" data-state=move || session.status.get()
                 data-run=move || session.runs.get().to_string()
                 data-items=move || session.stats.get().shown.to_string()
