@@ -127,7 +127,9 @@ impl Constraint for BuiltConstraint {
             (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => {
                 c.advance(s, token).map(BuiltState::Regex)
             }
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.advance(s, token).map(BuiltState::Cfg),
+            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => {
+                c.advance(s, token).map(BuiltState::Cfg)
+            }
             _ => None,
         }
     }
@@ -202,7 +204,11 @@ impl ConstraintBuilder {
     }
 
     /// Compiles `text` as `kind`.
-    pub fn build(&mut self, kind: GrammarKind, text: &str) -> Result<BuiltConstraint, GrammarError> {
+    pub fn build(
+        &mut self,
+        kind: GrammarKind,
+        text: &str,
+    ) -> Result<BuiltConstraint, GrammarError> {
         if text.len() > crate::state::caps::GRAMMAR_BYTES {
             return Err(GrammarError::plain(format!(
                 "the grammar is {} bytes, above the limit of {}",
@@ -282,14 +288,47 @@ mod tests {
         }
     }
 
+    /// A byte-level vocabulary: one token per byte, EOS last.
+    fn bytes() -> Vocabulary {
+        let mut t: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        t.push(Vec::new());
+        Vocabulary::new(t, 256, &[256])
+    }
+
+    #[test]
+    fn every_example_compiles_as_its_kind() {
+        let v = bytes();
+        let mut b = ConstraintBuilder::new(v);
+        for e in crate::examples::examples()
+            .iter()
+            .filter(|e| e.toy.is_none())
+        {
+            let c = b
+                .build(e.kind, e.grammar)
+                .unwrap_or_else(|m| panic!("{}: {m}", e.id));
+            assert_eq!(c.is_regular(), e.kind == GrammarKind::Regex, "{}", e.id);
+            assert!(!c.mask(&c.initial()).is_empty(), "{}", e.id);
+        }
+    }
+
+    #[test]
+    fn a_blowing_up_regex_is_refused_not_built() {
+        // The DFA of "an `a` 25 bytes from the end" has 2^25 states: over the limits.
+        let e = build_constraint(GrammarKind::Regex, "[ab]*a[ab]{25}", &bytes()).unwrap_err();
+        assert!(e.line.is_none() && e.message.contains("limit"), "{e}");
+    }
+
     #[test]
     fn errors_have_line_and_column() {
         let e = build_constraint(GrammarKind::Regex, "0(1", &gsk()).unwrap_err();
         assert_eq!((e.line, e.col), (Some(1), Some(2)), "{e}");
-        let e = build_constraint(GrammarKind::Gbnf, "root ::= \"0\"\nx ::= (\n", &gsk())
-            .unwrap_err();
-        assert_eq!(e.line, Some(2), "{e}");
-        assert!(e.col.is_some(), "{e}");
+        let e = build_constraint(
+            GrammarKind::Gbnf,
+            "root ::= \"0\"\nx ::= \"1\" @ \"2\"\n",
+            &gsk(),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.col), (Some(2), Some(11)), "{e}");
         let e = build_constraint(GrammarKind::JsonSchema, "{\n \"type\": }", &gsk()).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
         assert!(!e.to_string().contains('\n'));

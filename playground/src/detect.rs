@@ -78,7 +78,10 @@ mod tests {
     #[test]
     fn detects_each_kind() {
         assert_eq!(detect_kind("root ::= \"a\"+"), GrammarKind::Gbnf);
-        assert_eq!(detect_kind("start: \"a\" b\nb: /[0-9]+/"), GrammarKind::Lark);
+        assert_eq!(
+            detect_kind("start: \"a\" b\nb: /[0-9]+/"),
+            GrammarKind::Lark
+        );
         assert_eq!(
             detect_kind(r#"{"type": "object", "properties": {}}"#),
             GrammarKind::JsonSchema

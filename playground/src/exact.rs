@@ -156,8 +156,12 @@ mod tests {
     use crate::toy::{GSK_REGEX, ToyLm, toy_vocabulary};
 
     fn gsk_exact() -> ExactDistribution {
-        let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &toy_vocabulary(ToyModel::Gsk))
-            .unwrap();
+        let c = build_constraint(
+            GrammarKind::Regex,
+            GSK_REGEX,
+            &toy_vocabulary(ToyModel::Gsk),
+        )
+        .unwrap();
         ground_truth_ready(&mut ToyLm::new(ToyModel::Gsk), &c, ExactLimits::toy(8)).unwrap()
     }
 

@@ -52,6 +52,7 @@ impl Example {
                 None => ModelChoice::Real { url: None },
             },
             compare: self.compare.iter().map(|m| m.to_string()).collect(),
+            budget: crate::state::DEFAULT_BUDGET,
             example: Some(self.id.to_string()),
         }
     }
@@ -125,30 +126,138 @@ static EXAMPLES: &[Example] = &[
         n: 100,
         max_tokens: 6,
     },
-    file_example!("gsk", "G_sk on SmolLM2 (seed 004)", "gsk.gbnf", prompt!("gsk"),
-        GrammarKind::Gbnf, "cars", &["lcd", "cars"], 8, 16),
-    file_example!("date", "A date, YYYY-MM-DD", "date.regex",
-        "Today's date in ISO format is", GrammarKind::Regex, "gcd-budget", &[], 4, 16),
-    file_example!("phone", "A US phone number", "phone.regex",
-        "Call us at", GrammarKind::Regex, "lcd", &[], 4, 24),
-    file_example!("arithmetic", "Arithmetic that equals 24", "arithmetic.lark",
-        prompt!("arithmetic"), GrammarKind::Lark, "mcmc-uniform", &[], 4, 32),
-    file_example!("json-x-integer", "JSON {\"x\": integer} (seed 001)", "json_x_integer.json",
-        prompt!("json_x_integer"), GrammarKind::JsonSchema, "awrs-smc", &[], 2, 24),
-    file_example!("tool-call", "A tool call as JSON", "tool_call.json",
-        prompt!("tool_call"), GrammarKind::JsonSchema, "lcd", &[], 2, 64),
-    file_example!("sqlite-test", "SQLite .test script (seed 000)", "sqlite_test.gbnf",
-        prompt!("sqlite_test"), GrammarKind::Gbnf, "lcd", &[], 1, 128),
-    file_example!("xml-doctype", "XML with a DOCTYPE (seed 000)", "xml_doctype.gbnf",
-        prompt!("xml_doctype"), GrammarKind::Gbnf, "lcd", &[], 1, 128),
-    file_example!("smiles-acrylate", "SMILES acrylates (seed 002)", "smiles_acrylate.gbnf",
-        prompt!("smiles_acrylate"), GrammarKind::Gbnf, "lcd", &[], 2, 48),
-    file_example!("sygus-slia", "SyGuS string term (seed 004)", "sygus_slia.gbnf",
-        prompt!("sygus_slia"), GrammarKind::Gbnf, "lcd", &[], 2, 64),
-    file_example!("sygus-bv4", "SyGuS 4-bit bit-vector term (seed 004)", "sygus_bv4.gbnf",
-        prompt!("sygus_bv4"), GrammarKind::Gbnf, "lcd", &[], 2, 64),
-    file_example!("pddl-satellite", "PDDL Satellite plan (seed 002)", "pddl_satellite.lark",
-        prompt!("pddl_satellite"), GrammarKind::Lark, "lcd", &[], 1, 96),
+    file_example!(
+        "gsk",
+        "G_sk on SmolLM2 (seed 004)",
+        "gsk.gbnf",
+        prompt!("gsk"),
+        GrammarKind::Gbnf,
+        "cars",
+        &["lcd", "cars"],
+        8,
+        16
+    ),
+    file_example!(
+        "date",
+        "A date, YYYY-MM-DD",
+        "date.regex",
+        "Reply with today's date in the format YYYY-MM-DD and nothing else.",
+        GrammarKind::Regex,
+        "gcd-budget",
+        &[],
+        4,
+        16
+    ),
+    file_example!(
+        "phone",
+        "A US phone number",
+        "phone.regex",
+        "Reply with a US phone number written as (555) 123-4567 and nothing else.",
+        GrammarKind::Regex,
+        "lcd",
+        &[],
+        4,
+        24
+    ),
+    file_example!(
+        "arithmetic",
+        "Arithmetic that equals 24",
+        "arithmetic.lark",
+        prompt!("arithmetic"),
+        GrammarKind::Lark,
+        "mcmc-uniform",
+        &[],
+        4,
+        32
+    ),
+    file_example!(
+        "json-x-integer",
+        "JSON {\"x\": integer} (seed 001)",
+        "json_x_integer.json",
+        prompt!("json_x_integer"),
+        GrammarKind::JsonSchema,
+        "awrs-smc",
+        &[],
+        2,
+        24
+    ),
+    file_example!(
+        "tool-call",
+        "A tool call as JSON",
+        "tool_call.json",
+        prompt!("tool_call"),
+        GrammarKind::JsonSchema,
+        "lcd",
+        &[],
+        2,
+        64
+    ),
+    file_example!(
+        "sqlite-test",
+        "SQLite .test script (seed 000)",
+        "sqlite_test.gbnf",
+        prompt!("sqlite_test"),
+        GrammarKind::Gbnf,
+        "lcd",
+        &[],
+        1,
+        128
+    ),
+    file_example!(
+        "xml-doctype",
+        "XML with a DOCTYPE (seed 000)",
+        "xml_doctype.gbnf",
+        prompt!("xml_doctype"),
+        GrammarKind::Gbnf,
+        "lcd",
+        &[],
+        1,
+        128
+    ),
+    file_example!(
+        "smiles-acrylate",
+        "SMILES acrylates (seed 002)",
+        "smiles_acrylate.gbnf",
+        prompt!("smiles_acrylate"),
+        GrammarKind::Gbnf,
+        "lcd",
+        &[],
+        2,
+        48
+    ),
+    file_example!(
+        "sygus-slia",
+        "SyGuS string term (seed 004)",
+        "sygus_slia.gbnf",
+        prompt!("sygus_slia"),
+        GrammarKind::Gbnf,
+        "lcd",
+        &[],
+        2,
+        64
+    ),
+    file_example!(
+        "sygus-bv4",
+        "SyGuS 4-bit bit-vector term (seed 004)",
+        "sygus_bv4.gbnf",
+        prompt!("sygus_bv4"),
+        GrammarKind::Gbnf,
+        "lcd",
+        &[],
+        2,
+        64
+    ),
+    file_example!(
+        "pddl-satellite",
+        "PDDL Satellite plan (seed 002)",
+        "pddl_satellite.lark",
+        prompt!("pddl_satellite"),
+        GrammarKind::Lark,
+        "lcd",
+        &[],
+        1,
+        96
+    ),
 ];
 
 /// Every example, toy ones first.
@@ -159,6 +268,11 @@ pub fn examples() -> &'static [Example] {
 /// The example with this id.
 pub fn example(id: &str) -> Option<&'static Example> {
     EXAMPLES.iter().find(|e| e.id == id)
+}
+
+/// The example with this id (the page's deep links, `#example=<id>`).
+pub fn find(id: &str) -> Option<&'static Example> {
+    example(id)
 }
 
 #[cfg(test)]
@@ -200,7 +314,9 @@ mod tests {
     fn ids_are_unique_and_states_valid() {
         for (i, e) in EXAMPLES.iter().enumerate() {
             assert!(EXAMPLES[..i].iter().all(|o| o.id != e.id), "{}", e.id);
-            e.state().validate().unwrap_or_else(|m| panic!("{}: {m}", e.id));
+            e.state()
+                .validate()
+                .unwrap_or_else(|m| panic!("{}: {m}", e.id));
             assert_eq!(example(e.id), Some(e));
         }
         assert_eq!(example("nope"), None);

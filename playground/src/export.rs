@@ -28,6 +28,23 @@ pub fn samples_jsonl(samples: &[Sample], labels: &Labels) -> String {
     out
 }
 
+/// One JSON object per sequence of the exact target, as `strait enumerate` prints them:
+/// `text`, `tokens`, `logp`, `p` (P^L, summing to 1), most probable first.
+pub fn exact_jsonl(exact: &sampler_core::exact::ExactDistribution, labels: &Labels) -> String {
+    let mut out = String::new();
+    for e in &exact.entries {
+        let line = json!({
+            "text": labels.text(&e.tokens),
+            "tokens": e.tokens,
+            "logp": e.logp,
+            "p": e.p,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
 /// One JSON object per event, tagged by `type` (`token`, `trie_insert`, `mcmc_proposal`, …).
 pub fn events_jsonl(events: &[RecordedEvent]) -> String {
     let mut out = String::new();
@@ -78,5 +95,25 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(v["type"], "note");
         assert_eq!(v["message"], "<script>\n");
+    }
+
+    #[test]
+    fn exact_lines_sum_to_one() {
+        use crate::constraint::build_constraint;
+        use crate::exact::{ExactLimits, ground_truth_ready};
+        use crate::state::ToyModel;
+        use crate::toy::{GSK_REGEX, build};
+        let (mut lm, v) = build(ToyModel::Gsk);
+        let c = build_constraint(crate::detect::GrammarKind::Regex, GSK_REGEX, &v).unwrap();
+        let d = ground_truth_ready(&mut lm, &c, ExactLimits::toy(8)).unwrap();
+        let text = exact_jsonl(&d, &Labels::from_vocabulary(&v));
+        let rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), 17);
+        let total: f64 = rows.iter().map(|r| r["p"].as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        assert_eq!(rows[0]["text"], "11111");
     }
 }

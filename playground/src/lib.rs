@@ -38,8 +38,8 @@
 
 pub mod constraint;
 pub mod detect;
-pub mod examples;
 pub mod exact;
+pub mod examples;
 pub mod export;
 pub mod lz;
 pub mod permalink;

@@ -68,6 +68,7 @@ pub struct Run {
     params: Params,
     seed: u64,
     budget: Option<u64>,
+    max_events: usize,
     shared: Rc<RefCell<Shared>>,
     cancel: Rc<Cell<bool>>,
     live: Rc<Cell<LiveCounters>>,
@@ -84,6 +85,7 @@ impl std::fmt::Debug for Run {
 }
 
 struct RunSink {
+    max_events: usize,
     shared: Rc<RefCell<Shared>>,
     cancel: Rc<Cell<bool>>,
     live: Rc<Cell<LiveCounters>>,
@@ -93,7 +95,7 @@ struct RunSink {
 impl EventSink for RunSink {
     fn emit(&mut self, event: Event) {
         let mut s = self.shared.borrow_mut();
-        if s.events.len() >= MAX_EVENTS && !matches!(event, Event::SampleFinished { .. }) {
+        if s.events.len() >= self.max_events && !matches!(event, Event::SampleFinished { .. }) {
             s.truncated = true;
             return;
         }
@@ -202,6 +204,7 @@ impl Run {
             params,
             seed,
             budget: None,
+            max_events: MAX_EVENTS,
             shared: Rc::default(),
             cancel: Rc::default(),
             live: Rc::default(),
@@ -214,10 +217,38 @@ impl Run {
         Ok(Run::new(state.method()?, state.params(), state.seed))
     }
 
+    /// Compare mode: one run per method of `state.compare`, each with the state's seed and
+    /// parameters but `n` at its cap, so that the equal budget of `state.budget` LM calls
+    /// is what ends each run.
+    pub fn compare_from_state(state: &crate::state::PlaygroundState) -> Result<Vec<Run>, String> {
+        state.validate()?;
+        if state.compare.is_empty() {
+            return Err("compare mode needs at least one method".into());
+        }
+        let params = Params {
+            n: crate::state::caps::N,
+            ..state.params()
+        };
+        state.compare_methods().map(|ms| {
+            ms.into_iter()
+                .map(|m| Run::new(m, params.clone(), state.seed).with_lm_call_budget(state.budget))
+                .collect()
+        })
+    }
+
     /// Stops the run once it has made `lm_calls` model calls (compare mode's equal budget);
-    /// the samples so far are kept and the outcome is [`Outcome::BudgetReached`].
+    /// the samples so far are kept and the outcome is [`Outcome::BudgetReached`]. The
+    /// check comes before each call, so a batched SMC step may overshoot by fewer than M
+    /// calls; samplers that cache P(·|u) in their trie (ASAp, CARS on small vocabularies)
+    /// may finish all `n` samples within the budget.
     pub fn with_lm_call_budget(mut self, lm_calls: u64) -> Self {
         self.budget = Some(lm_calls);
+        self
+    }
+
+    /// Keeps at most `n` events besides `SampleFinished` (default [`MAX_EVENTS`]).
+    pub fn with_max_events(mut self, n: usize) -> Self {
+        self.max_events = n;
         self
     }
 
@@ -245,6 +276,7 @@ impl Run {
         vocab: Option<&Vocabulary>,
     ) -> Outcome {
         let mut sink = RunSink {
+            max_events: self.max_events,
             shared: self.shared.clone(),
             cancel: self.cancel.clone(),
             live: self.live.clone(),
@@ -311,6 +343,22 @@ impl Run {
         }
     }
 
+    /// Runs a toy-mode state to its end now: builds the toy model, its vocabulary and the
+    /// constraint, and drives the sampler. Errors (a real-model state, a grammar that does
+    /// not compile, a state that does not validate) are one line.
+    pub fn run_toy(state: &crate::state::PlaygroundState) -> Result<Run, String> {
+        let run = Run::from_state(state)?;
+        let toy = state
+            .model
+            .toy()
+            .ok_or("this state uses the real model, not a toy one")?;
+        let (mut lm, vocab) = crate::toy::build(toy);
+        let c = crate::constraint::build_constraint(state.grammar_kind, &state.grammar, &vocab)
+            .map_err(|e| e.to_string())?;
+        run.drive_ready(&mut lm, &c, Some(&vocab));
+        Ok(run)
+    }
+
     /// Asks the run to stop (Esc); the sampler stops at its next model call.
     pub fn cancel(&self) {
         self.cancel.set(true);
@@ -355,6 +403,16 @@ impl Run {
     pub fn events_from(&self, from: usize) -> Vec<RecordedEvent> {
         let s = self.shared.borrow();
         s.events.get(from..).map(<[_]>::to_vec).unwrap_or_default()
+    }
+
+    /// At most `n` events from index `from` on (clones only those).
+    pub fn events_range(&self, from: usize, n: usize) -> Vec<RecordedEvent> {
+        let s = self.shared.borrow();
+        let end = from.saturating_add(n).min(s.events.len());
+        s.events
+            .get(from..end)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
     }
 
     /// The samples produced so far, in order.
@@ -445,7 +503,7 @@ impl Player {
             }
             w as usize
         };
-        for e in run.events_from(self.cursor).into_iter().take(want) {
+        for e in run.events_range(self.cursor, want) {
             views.apply_recorded(&e);
         }
         self.cursor += want;
@@ -454,11 +512,17 @@ impl Player {
 
     /// Shows every recorded event now.
     pub fn to_end(&mut self, run: &Run, views: &mut crate::views::Views) -> usize {
-        let events = run.events_from(self.cursor);
-        for e in &events {
-            views.apply_recorded(e);
+        const CHUNK: usize = 4096;
+        let start = self.cursor;
+        loop {
+            let events = run.events_range(self.cursor, CHUNK);
+            for e in &events {
+                views.apply_recorded(e);
+            }
+            self.cursor += events.len();
+            if events.len() < CHUNK {
+                return self.cursor - start;
+            }
         }
-        self.cursor += events.len();
-        events.len()
     }
 }

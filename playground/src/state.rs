@@ -24,9 +24,14 @@ pub mod caps {
     pub const MAX_TOKENS: usize = 1_024;
     /// Most methods side by side in compare mode.
     pub const COMPARE: usize = 4;
+    /// Largest LM-call budget per method in compare mode.
+    pub const BUDGET: u64 = 1_000_000;
     /// Smallest and largest toy random vocabulary (tokens besides EOS).
     pub const TOY_VOCAB: std::ops::RangeInclusive<u8> = 2..=8;
 }
+
+/// LM calls per compared method unless the state says otherwise.
+pub const DEFAULT_BUDGET: u64 = 2_000;
 
 /// An analytic language model of toy mode (instant, no download).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,6 +104,8 @@ pub struct PlaygroundState {
     pub model: ModelChoice,
     /// Methods run side by side in compare mode (0 to 4; empty means single mode).
     pub compare: Vec<String>,
+    /// LM calls each compared method may make (the equal budget of compare mode).
+    pub budget: u64,
     /// The example this state came from, by id.
     pub example: Option<String>,
 }
@@ -129,8 +136,14 @@ impl PlaygroundState {
             seed: 1,
             model: ModelChoice::Toy(ToyModel::Gsk),
             compare: vec!["lcd".into(), "cars".into()],
+            budget: DEFAULT_BUDGET,
             example: Some("toy-gsk".into()),
         }
+    }
+
+    /// The state an example sets up.
+    pub fn from_example(example: &crate::examples::Example) -> Self {
+        example.state()
     }
 
     /// The sampler method, parsed.
@@ -185,6 +198,13 @@ impl PlaygroundState {
             return Err(format!(
                 "the ESS threshold must be between 0 and 1, not {}",
                 self.ess_threshold
+            ));
+        }
+        if !(1..=caps::BUDGET).contains(&self.budget) {
+            return Err(format!(
+                "the LM-call budget must be between 1 and {}, not {}",
+                caps::BUDGET,
+                self.budget
             ));
         }
         if self.compare.len() > caps::COMPARE {
@@ -243,7 +263,10 @@ mod tests {
         s.validate().unwrap();
         assert_eq!(s.model, ModelChoice::Toy(ToyModel::Gsk));
         assert_eq!(s.method().unwrap(), Method::Cars);
-        assert_eq!(s.compare_methods().unwrap(), vec![Method::Lcd, Method::Cars]);
+        assert_eq!(
+            s.compare_methods().unwrap(),
+            vec![Method::Lcd, Method::Cars]
+        );
         assert_eq!(s, PlaygroundState::fallback());
     }
 
@@ -259,6 +282,7 @@ mod tests {
         assert!(bad(&|s| s.method = "mcmc".into()).contains("unknown method"));
         assert!(bad(&|s| s.ess_threshold = f64::NAN).contains("ESS"));
         assert!(bad(&|s| s.compare = vec!["lcd".into(); 5]).contains("at most 4"));
+        assert!(bad(&|s| s.budget = 0).contains("budget"));
         assert!(bad(&|s| s.grammar = "a".repeat(caps::GRAMMAR_BYTES + 1)).contains("grammar"));
         assert!(
             bad(&|s| s.model = ModelChoice::Real {

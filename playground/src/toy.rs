@@ -11,10 +11,13 @@ pub const GSK_REGEX: &str = "00000|1[01]{4}";
 /// Context length of the toy random model (a bigram model).
 pub const RANDOM_ORDER: usize = 1;
 
+/// Next-token probabilities as a function of the prefix.
+pub type ProbsFn = Box<dyn Fn(&[TokenId]) -> Vec<f64>>;
+
 /// A toy language model: G_sk or a seeded random bigram model.
 pub enum ToyLm {
     /// The G_sk model (seed 004): 0.45 / 0.55 per digit, a trap after `0000`.
-    Gsk(Box<dyn Fn(&[TokenId]) -> Vec<f64>>),
+    Gsk(ProbsFn),
     /// A seeded random bigram model.
     Random(RandomLm),
 }
@@ -84,6 +87,11 @@ pub fn toy_vocabulary(toy: ToyModel) -> Vocabulary {
             Vocabulary::new(tokens, v as TokenId, &[v as TokenId])
         }
     }
+}
+
+/// The model and its vocabulary, ready for a run.
+pub fn build(toy: ToyModel) -> (ToyLm, Vocabulary) {
+    (ToyLm::new(toy), toy_vocabulary(toy))
 }
 
 /// A display name for a token of a toy vocabulary (`⟨eos⟩` for EOS).

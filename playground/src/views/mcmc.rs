@@ -47,8 +47,13 @@ impl ChainView {
 /// Every chain of the run; the last one is the one running.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McmcView {
-    /// Chains in order.
+    /// Whether the view follows events (off for methods that are not MCMC, so their many
+    /// samples do not pile up as chains).
+    pub enabled: bool,
+    /// Chains in order (at most [`super::MAX_KEPT`], the latest).
     pub chains: Vec<ChainView>,
+    /// Older chains dropped to keep memory bounded.
+    pub dropped: usize,
     eos: TokenId,
     /// The generation being drawn (from `Token` events).
     building: Vec<TokenId>,
@@ -60,7 +65,9 @@ impl McmcView {
     /// An empty view; `eos` ends the initial sample.
     pub fn new(eos: TokenId) -> Self {
         McmcView {
+            enabled: true,
             chains: Vec::new(),
+            dropped: 0,
             eos,
             building: Vec::new(),
             initial_open: false,
@@ -74,7 +81,11 @@ impl McmcView {
 
     fn open_chain(&mut self) -> &mut ChainView {
         if self.chains.last().is_none_or(|c| c.finished) {
-            let chain = self.chains.len();
+            let chain = self.chains.len() + self.dropped;
+            if self.chains.len() >= super::MAX_KEPT {
+                self.chains.remove(0);
+                self.dropped += 1;
+            }
             self.chains.push(ChainView {
                 chain,
                 ..ChainView::default()
@@ -107,6 +118,9 @@ impl McmcView {
 
     /// Updates from one event.
     pub fn apply(&mut self, event: &Event) {
+        if !self.enabled {
+            return;
+        }
         match event {
             Event::Token {
                 particle: 0,

@@ -23,9 +23,13 @@ pub use mcmc::{ChainView, McmcStep, McmcView};
 pub use results::{KlPoint, OutputRow, ResultsView};
 pub use smc::{LineageStep, ParticleRow, SmcRunView, SmcView};
 pub use token::{TokenView, TopToken};
-pub use trie::{TrieNode, TrieView};
+pub use trie::{TrieNode, TrieRow, TrieView};
 
 use crate::runner::RecordedEvent;
+
+/// Most MCMC chains and SMC runs a view keeps (the oldest are dropped and counted), so a
+/// run of thousands of chains or runs stays small in memory.
+pub const MAX_KEPT: usize = 64;
 use sampler_core::Event;
 
 /// Every view of one run.
@@ -59,6 +63,13 @@ impl Views {
             labels,
             applied: 0,
         }
+    }
+
+    /// Empty views for a run of `method` (the MCMC view only follows MCMC methods).
+    pub fn for_method(labels: Labels, method: sampler_core::samplers::Method) -> Self {
+        let mut v = Views::new(labels);
+        v.mcmc.enabled = method.is_mcmc();
+        v
     }
 
     /// Feeds one event to every view.

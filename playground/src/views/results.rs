@@ -114,7 +114,12 @@ impl ResultsView {
         self.outputs
             .iter()
             .filter(|r| r.weight > 0.0)
-            .map(|r| (r.tokens.clone(), if total > 0.0 { r.weight / total } else { 0.0 }))
+            .map(|r| {
+                (
+                    r.tokens.clone(),
+                    if total > 0.0 { r.weight / total } else { 0.0 },
+                )
+            })
             .collect()
     }
 

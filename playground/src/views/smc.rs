@@ -23,7 +23,7 @@ pub struct ParticleRow {
 pub struct LineageStep {
     /// The step after which it resampled.
     pub step: usize,
-    /// ancestors[i] = the parent of new particle i.
+    /// `ancestors[i]` is the parent of new particle `i`.
     pub ancestors: Vec<usize>,
     /// The ESS that triggered it.
     pub ess: f64,
@@ -47,8 +47,11 @@ pub struct SmcRunView {
 /// The SMC runs so far; the last is the one running.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SmcView {
-    /// Runs in order (each keeps its final particles, ESS trace and lineage).
+    /// Runs in order (each keeps its final particles, ESS trace and lineage); at most
+    /// [`super::MAX_KEPT`], the latest.
     pub runs: Vec<SmcRunView>,
+    /// Older runs dropped to keep memory bounded.
+    pub dropped: usize,
 }
 
 fn normalized(log_w: &[f64]) -> Vec<f64> {
@@ -66,7 +69,15 @@ impl SmcView {
     }
 
     fn run_mut(&mut self, run: usize, m: usize) -> &mut SmcRunView {
-        if self.runs.last().is_none_or(|r| r.run != run || r.log_evidence.is_some()) {
+        if self
+            .runs
+            .last()
+            .is_none_or(|r| r.run != run || r.log_evidence.is_some())
+        {
+            if self.runs.len() >= super::MAX_KEPT {
+                self.runs.remove(0);
+                self.dropped += 1;
+            }
             self.runs.push(SmcRunView {
                 run,
                 rows: vec![ParticleRow::default(); m],

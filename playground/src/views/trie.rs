@@ -16,6 +16,25 @@ pub struct TrieNode {
     pub last_changed: usize,
 }
 
+/// One node laid out for drawing (depth-first, children in token order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrieRow {
+    /// The node's prefix.
+    pub prefix: Vec<TokenId>,
+    /// The text of its last token (empty for the root).
+    pub label: String,
+    /// Its depth (0 for the root).
+    pub depth: usize,
+    /// Index of its parent row, when the parent is a node.
+    pub parent: Option<usize>,
+    /// Its mass (p_u or c̃).
+    pub mass: f64,
+    /// How many continuations were pruned below it.
+    pub pruned_count: usize,
+    /// Whether its mass reached 0 (the whole subtree is pruned).
+    pub dead: bool,
+}
+
 /// The trie as the events build it, and the acceptance rate after each sample.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrieView {
@@ -96,6 +115,36 @@ impl TrieView {
         } else {
             self.accepted as f64 / total as f64
         }
+    }
+
+    /// The nodes flattened depth-first for an indented tree or an SVG; at most `limit`
+    /// rows (a long run's trie can be large).
+    pub fn layout(&self, labels: &super::Labels, limit: usize) -> Vec<TrieRow> {
+        let mut rows: Vec<TrieRow> = Vec::new();
+        // BTreeMap order on Vec<TokenId> is depth-first, parents before children.
+        let mut stack: Vec<(usize, usize)> = Vec::new(); // (row, depth)
+        for (prefix, node) in self.nodes.iter().take(limit) {
+            while stack.last().is_some_and(|&(r, _)| {
+                !prefix.starts_with(&rows[r].prefix) || rows[r].prefix.len() >= prefix.len()
+            }) {
+                stack.pop();
+            }
+            let parent = stack
+                .last()
+                .filter(|&&(r, _)| rows[r].prefix.len() + 1 == prefix.len())
+                .map(|&(r, _)| r);
+            rows.push(TrieRow {
+                prefix: prefix.clone(),
+                label: prefix.last().map(|&t| labels.label(t)).unwrap_or_default(),
+                depth: prefix.len(),
+                parent,
+                mass: node.mass,
+                pruned_count: node.pruned_count,
+                dead: node.mass <= 0.0,
+            });
+            stack.push((rows.len() - 1, prefix.len()));
+        }
+        rows
     }
 
     /// The mass of a node, if the trie has it.
