@@ -227,6 +227,15 @@ describe('playground (toy models)', () => {
       assert.equal(cars.rows['00000'].count, 0);
       assert.ok(cars.samples > 500);
       assert.ok(cars.tv < 0.1, `cars TV ${cars.tv}`);
+      // The compare setup, budget included, travels in a link and reproduces.
+      await page.click('#pg-copy-link');
+      await open(page, await page.inputValue('#pg-link'));
+      assert.equal(await page.isChecked('#pg-compare-mode'), true);
+      assert.equal(await page.inputValue('#pg-budget'), '3000');
+      await page.fill('#pg-speed', FASTEST);
+      assert.equal((await run(page)).state, 'done');
+      assert.deepEqual(await drawn(page, '.compare-col[data-method="lcd"]'),
+        Object.fromEntries(Object.entries(lcd.rows).filter(([, r]) => r.count > 0).map(([t, r]) => [t, r.count])));
     });
   });
 

@@ -53,13 +53,13 @@ impl Compare {
 
     /// Runs every sampler of `state.compare` with `budget` LM calls each; progress
     /// and the end go to `session`'s status line.
-    pub fn start(&self, state: &PlaygroundState, budget: u64, session: Session) {
+    pub fn start(&self, state: &PlaygroundState, session: Session) {
         self.stop();
         session.stop();
         session.runs.update(|n| *n += 1);
         session.grammar_error.set(None);
-        let methods = match state.compare_methods() {
-            Ok(m) if (2..=caps::COMPARE).contains(&m.len()) => m,
+        let planned = match Run::compare_from_state(state) {
+            Ok(r) if (2..=caps::COMPARE).contains(&r.len()) => r,
             Ok(_) => {
                 return session.fail(format!(
                     "Compare mode needs two to {} samplers: tick them above.",
@@ -72,11 +72,7 @@ impl Compare {
         self.generation.set_value(generation);
         let mut columns = Vec::new();
         let mut runs = Vec::new();
-        for m in methods {
-            // The budget, not n, ends each run.
-            let mut params = state.params();
-            params.n = caps::N;
-            let run = Run::new(m, params, state.seed).with_lm_call_budget(budget);
+        for run in planned {
             let world = match World::build(state) {
                 Ok(w) => w,
                 Err(super::world::BuildError::Grammar(e)) => {
@@ -95,7 +91,7 @@ impl Compare {
                 views.results.set_exact(e);
             }
             columns.push(Column {
-                method: m.name().to_string(),
+                method: run.method().name().to_string(),
                 views,
                 outcome: None,
             });
@@ -106,12 +102,12 @@ impl Compare {
             runs.push((run, Player::new(f64::INFINITY)));
         }
         self.columns.set(columns);
-        self.budget.set(budget);
+        self.budget.set(state.budget);
         self.runs.set_value(runs);
         session.status.set("running");
         session.message.set(format!(
             "Comparing with {} LM calls per sampler…",
-            budget
+            state.budget
         ));
         let this = *self;
         every_frame(move |_| this.frame(generation, session));

@@ -5,11 +5,6 @@ use leptos::prelude::*;
 use playground::detect::GrammarKind;
 use playground::state::{ModelChoice, PlaygroundState, ToyModel};
 
-/// LM calls per sampler in compare mode, unless changed.
-pub const DEFAULT_BUDGET: u64 = 3000;
-/// The most LM calls per sampler compare mode accepts.
-pub const MAX_BUDGET: u64 = 1_000_000;
-
 /// Grammar kinds as the kind select lists them: (key, label).
 pub const KINDS: &[(&str, &str)] = &[
     ("regex", "regex"),
@@ -86,7 +81,7 @@ impl Form {
             toy_vocab: RwSignal::new("4".into()),
             model_url: RwSignal::new(None),
             compare: RwSignal::new(Vec::new()),
-            budget: RwSignal::new(DEFAULT_BUDGET.to_string()),
+            budget: RwSignal::new(String::new()),
             example: RwSignal::new(None),
         };
         f.set(s);
@@ -125,15 +120,8 @@ impl Form {
             }
         }
         self.compare.set(s.compare.clone());
+        self.budget.set(s.budget.to_string());
         self.example.set(s.example.clone());
-    }
-
-    /// The compare mode's budget of LM calls per sampler.
-    pub fn budget(&self) -> Result<u64, String> {
-        match self.budget.get_untracked().trim().parse::<u64>() {
-            Ok(b) if (1..=MAX_BUDGET).contains(&b) => Ok(b),
-            _ => Err(format!("LM calls per sampler must be a whole number from 1 to {MAX_BUDGET}")),
-        }
     }
 
     /// The state the form shows, checked by [`PlaygroundState::validate`]; the error
@@ -174,6 +162,7 @@ impl Form {
             seed: num(self.seed, "The seed")?,
             model,
             compare: self.compare.get_untracked(),
+            budget: num(self.budget, "LM calls per sampler")?,
             example: self.example.get_untracked(),
         };
         s.validate()?;

@@ -117,10 +117,7 @@ pub fn Playground() -> impl IntoView {
         link_message.set(None);
         link::write_hash(&state);
         if compare_mode.get_untracked() {
-            match form.budget() {
-                Ok(b) => compare.start(&state, b, session),
-                Err(e) => session.fail(e),
-            }
+            compare.start(&state, session);
         } else {
             session.start(state, false);
         }
