@@ -8,10 +8,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase, withPage } from './lib.mjs';
 
 const RUN_MS = 60_000;
+const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 const LOAD_MS = 300_000;
 const REAL_RUN_MS = 300_000;
 /** The speed slider's last position: every event at once. */
@@ -173,6 +174,21 @@ describe('playground (toy models)', () => {
       if (resamplings > 0) assert.ok(await page.locator('#view-smc-lineage line').count() >= 8);
       const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
       assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
+    });
+  });
+
+  it('switching toy models recompiles the grammar for the new vocabulary', async () => {
+    await step('toy-switch', async (page) => {
+      await open(page);
+      // G_sk and a random model with two letters both have three tokens ('0' '1' EOS and
+      // 'a' 'b' EOS): the grammar must still be compiled for the letters.
+      await setForm(page, { grammar: 'ab|ba|b', method: 'cars', n: 10, seed: 2 });
+      assert.equal((await run(page)).state, 'error');
+      await page.selectOption('#pg-model', 'random');
+      await page.fill('#pg-toy-vocab', '2');
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^(ab|ba|b)$/);
     });
   });
 
@@ -415,6 +431,27 @@ describe('playground (SmolLM2)', () => {
       for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/);
       assert.ok(await page.locator('#view-results-exact-note').count() === 1);
       console.log(`# figure: ${first} ms from Run to the first token shown (SmolLM2 on ${await page.textContent('#backend-info')})`);
+    });
+  });
+
+  it('CARS with the real model, then the model loaded from disk', async () => {
+    await step('real-cars-disk', async (page) => {
+      await setForm(page, { method: 'cars', n: 2, maxTokens: 4 });
+      let s = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(Number(await page.getAttribute('#view-trie', 'data-nodes')) > 0);
+      const d = await drawn(page);
+      assert.equal(Object.values(d).reduce((a, c) => a + c, 0), 2);
+      for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/);
+
+      await page.setInputFiles('#model-file', MODEL_FILE);
+      await page.waitForFunction(() => document.querySelector('#model-info')?.textContent.includes('from disk'),
+        null, { timeout: 60_000 });
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      await setForm(page, { method: 'lcd', n: 1 });
+      s = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(s.state, 'done', s.text);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);
     });
   });
 });

@@ -36,6 +36,16 @@ pub fn engine() -> Option<Rc<Engine>> {
     ENGINE.with(|e| e.borrow().clone())
 }
 
+thread_local! {
+    /// Counts models loaded, so caches keyed by the model notice a new one.
+    static ENGINE_GENERATION: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Which model load the current engine comes from (a new file from disk bumps it).
+pub fn engine_generation() -> u64 {
+    ENGINE_GENERATION.with(|g| g.get())
+}
+
 /// Set by Stop / Esc, read by the running sampler at every token.
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -93,7 +103,8 @@ pub fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn model_url() -> String {
+/// The model URL the page loads (`?model=URL`, else the default).
+pub fn model_url() -> String {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
         .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
@@ -147,6 +158,70 @@ impl Output for PageOutput {
             v.push((i, t));
         });
     }
+}
+
+/// Builds the engine from a GGUF file's bytes and makes it the page's model.
+async fn install(
+    bytes: Vec<u8>,
+    choice: Choice,
+    gpu_info: RwSignal<String>,
+    phase: RwSignal<Phase>,
+    backend_info: RwSignal<(String, bool)>,
+    model_info: RwSignal<String>,
+) {
+    phase.set(Phase::Loading("reading the model".into()));
+    let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
+    match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
+        Ok(engine) => {
+            backend_info.set((engine.backend_name(), engine.is_gpu()));
+            let d = engine.describe();
+            if !d.is_empty() {
+                model_info.update(|m| m.push_str(&format!(" · {d}")));
+            }
+            ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
+            ENGINE_GENERATION.with(|g| g.set(g.get() + 1));
+            phase.set(Phase::Ready);
+        }
+        Err(msg) => phase.set(Phase::Failed(format!(
+            "The model could not be loaded: {msg}"
+        ))),
+    }
+}
+
+/// Reads a GGUF file the user picked (`#model-file`) and loads it in place of the model.
+fn load_from_disk(
+    ev: leptos::ev::Event,
+    choice: Choice,
+    gpu_info: RwSignal<String>,
+    phase: RwSignal<Phase>,
+    backend_info: RwSignal<(String, bool)>,
+    model_info: RwSignal<String>,
+) {
+    use wasm_bindgen::JsCast;
+    let Some(file) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .and_then(|i| i.files())
+        .and_then(|f| f.get(0))
+    else {
+        return;
+    };
+    if matches!(phase.get_untracked(), Phase::Running | Phase::Loading(_) | Phase::Downloading) {
+        return;
+    }
+    spawn_local(async move {
+        phase.set(Phase::Loading(format!("reading {}", file.name())));
+        let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+            Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
+            Err(_) => {
+                phase.set(Phase::Failed(format!("{} could not be read", file.name())));
+                return;
+            }
+        };
+        ENGINE.with(|e| *e.borrow_mut() = None);
+        model_info.set(format!("{} ({}) from disk", file.name(), fmt_mb(bytes.len() as u64)));
+        install(bytes, choice, gpu_info, phase, backend_info, model_info).await;
+    });
 }
 
 /// The page.
@@ -215,22 +290,7 @@ pub fn App() -> impl IntoView {
                     format!("{} downloaded (not cached)", fmt_mb(n))
                 }
             });
-            phase.set(Phase::Loading("reading the model".into()));
-            let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-            match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
-                Ok(engine) => {
-                    backend_info.set((engine.backend_name(), engine.is_gpu()));
-                    let d = engine.describe();
-                    if !d.is_empty() {
-                        model_info.update(|m| m.push_str(&format!(" · {d}")));
-                    }
-                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
-                    phase.set(Phase::Ready);
-                }
-                Err(msg) => phase.set(Phase::Failed(format!(
-                    "The model could not be loaded: {msg}"
-                ))),
-            }
+            install(bytes, choice, gpu_info, phase, backend_info, model_info).await;
         });
     }
 
@@ -410,6 +470,15 @@ pub fn App() -> impl IntoView {
                             }>
                             "forget the cached copy"
                         </button>
+                    </div>
+                </Show>
+                <Show when=move || matches!(phase.get(), Phase::Ready | Phase::Failed(_))>
+                    <div id="model-file-row" class="muted">
+                        <label>"Another llama-architecture GGUF from disk: "
+                            <input id="model-file" type="file" accept=".gguf"
+                                on:change=move |ev| load_from_disk(ev, choice, gpu_info, phase, backend_info, model_info)/>
+                        </label>
+                        " or from a URL: add " <code>"?model=URL"</code> " to the address."
                     </div>
                 </Show>
                 <div id="backend-row" class="muted">

@@ -103,6 +103,23 @@ pub fn Controls(
             </div>
             <GrammarEditor text=form.grammar kind=form.kind detected=detected error=grammar_error kinds=KINDS/>
             <Show when=move || form.model.get() == "real">
+                <div class="row">
+                    <label>"GGUF URL (empty: the page's model) "
+                        <input id="pg-model-url" type="text" class="link-text" placeholder="https://…/model.gguf"
+                            prop:value=move || form.model_url.get().unwrap_or_default()
+                            on:input=move |e| {
+                                let v = event_target_value(&e);
+                                form.model_url.set((!v.trim().is_empty()).then(|| v.trim().to_string()));
+                            }/>
+                    </label>
+                    <Show when=move || form.model_url.get().is_some_and(|u| u != crate::ui::model_url())>
+                        <button id="pg-load-model" class="secondary" on:click=move |_| {
+                            if let Ok(s) = form.state() {
+                                link::reload_with_model(&s);
+                            }
+                        }>"Load this model"</button>
+                    </Show>
+                </div>
                 <label class="wide">"Prompt"
                     <textarea id="pg-prompt" rows="2" bind:value=form.prompt></textarea>
                 </label>

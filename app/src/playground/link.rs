@@ -89,6 +89,24 @@ pub fn write_example_hash(id: &str) {
     replace_hash(&format!("example={id}"));
 }
 
+/// Reloads the page with `?model=<the state's URL>` and the state in the hash.
+pub fn reload_with_model(state: &PlaygroundState) {
+    let playground::state::ModelChoice::Real { url: Some(url) } = &state.model else {
+        return;
+    };
+    let loc = window().location();
+    let q = loc.search().unwrap_or_default();
+    if let Ok(p) = web_sys::UrlSearchParams::new_with_str(&q) {
+        p.set("model", url);
+        let path = loc.pathname().unwrap_or_default();
+        let _ = loc.set_href(&format!(
+            "{path}?{}#{}",
+            String::from(p.to_string()),
+            permalink::encode(state)
+        ));
+    }
+}
+
 /// Writes the permalink of `state` to the hash and the clipboard; returns the link.
 pub fn copy_link(state: &PlaygroundState) -> String {
     write_hash(state);

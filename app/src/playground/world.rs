@@ -9,7 +9,7 @@ use playground::exact::{ExactLimits, ground_truth_ready};
 use sampler_core::exact::ExactDistribution;
 use playground::views::Labels;
 use playground::runner::Run;
-use playground::state::{ModelChoice, PlaygroundState};
+use playground::state::{ModelChoice, PlaygroundState, ToyModel};
 use playground::toy::{ToyLm, toy_vocabulary};
 use sampler_core::{TokenId, Vocabulary};
 use std::cell::RefCell;
@@ -45,21 +45,31 @@ pub enum World {
     },
 }
 
-thread_local! {
-    /// One constraint builder per vocabulary (the real model's keeps llguidance's token
-    /// trie, slow to build): (whether it is the real model's, the builder).
-    static BUILDERS: RefCell<Vec<(bool, ConstraintBuilder)>> = const { RefCell::new(Vec::new()) };
+/// What a cached constraint builder was made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BuilderKey {
+    /// A toy model's vocabulary.
+    Toy(ToyModel),
+    /// The real model of this load (see `ui::engine_generation`).
+    Real(u64),
 }
 
-fn compile(state: &PlaygroundState, vocab: &Vocabulary, real: bool) -> Result<BuiltConstraint, BuildError> {
+thread_local! {
+    /// One constraint builder per vocabulary: the real model's keeps llguidance's token
+    /// trie, slow to build; toy ones are tiny.
+    static BUILDERS: RefCell<Vec<(BuilderKey, ConstraintBuilder)>> = const { RefCell::new(Vec::new()) };
+}
+
+fn compile(state: &PlaygroundState, vocab: &Vocabulary, key: BuilderKey) -> Result<BuiltConstraint, BuildError> {
     BUILDERS.with(|b| {
         let mut b = b.borrow_mut();
-        let i = match b.iter().position(|(r, c)| *r == real && c.vocabulary().len() == vocab.len()) {
+        let i = match b.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                // Toy vocabularies are tiny: keep one builder per kind of model.
-                b.retain(|(r, _)| *r != real);
-                b.push((real, ConstraintBuilder::new(vocab.clone())));
+                // Keep one toy builder and one real one.
+                let real = matches!(key, BuilderKey::Real(_));
+                b.retain(|(k, _)| matches!(k, BuilderKey::Real(_)) != real);
+                b.push((key, ConstraintBuilder::new(vocab.clone())));
                 b.len() - 1
             }
         };
@@ -80,21 +90,32 @@ impl World {
         match &state.model {
             ModelChoice::Toy(t) => {
                 let (lm, vocab) = (ToyLm::new(*t), toy_vocabulary(*t));
-                let constraint = compile(state, &vocab, false)?;
+                let constraint = compile(state, &vocab, BuilderKey::Toy(*t))?;
                 Ok(World::Toy {
                     lm,
                     vocab,
                     constraint,
                 })
             }
-            ModelChoice::Real { .. } => {
+            ModelChoice::Real { url } => {
+                if let Some(u) = url
+                    && *u != crate::ui::model_url()
+                {
+                    return Err(BuildError::Other(format!(
+                        "This setup uses the model at {u}: press \"Load this model\" (the page reloads with ?model=…)."
+                    )));
+                }
                 let engine = crate::ui::engine().ok_or_else(|| {
                     BuildError::Other(
                         "The model is not loaded yet: wait for the download above (or pick a toy model)."
                             .into(),
                     )
                 })?;
-                let constraint = compile(state, engine.vocab(), true)?;
+                let constraint = compile(
+                    state,
+                    engine.vocab(),
+                    BuilderKey::Real(crate::ui::engine_generation()),
+                )?;
                 let prompt = engine
                     .prompt_tokens(&state.prompt, state.chat)
                     .map_err(BuildError::Other)?;
