@@ -431,6 +431,47 @@ describe('playground (SmolLM2)', () => {
       for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/);
       assert.ok(await page.locator('#view-results-exact-note').count() === 1);
       console.log(`# figure: ${first} ms from Run to the first token shown (SmolLM2 on ${await page.textContent('#backend-info')})`);
+
+      // Frames during a real-model run (the forward pass runs on the main thread).
+      await page.fill('#pg-max-tokens', '32');
+      await page.fill('#pg-grammar', '[a-z ]{1,31}');
+      await page.click('#pg-run');
+      const fps = await page.evaluate(() => new Promise((resolve) => {
+        let frames = 0;
+        const t0 = performance.now();
+        const tick = () => {
+          frames++;
+          if (performance.now() - t0 < 3000) requestAnimationFrame(tick);
+          else resolve(frames * 1000 / (performance.now() - t0));
+        };
+        requestAnimationFrame(tick);
+      }));
+      const shown = (await status(page)).items;
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => ['stopped', 'done'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS });
+      console.log(`# figure: ${fps.toFixed(1)} animation frames per second during a SmolLM2 run (CPU wasm, main thread; ${shown} events in 3 s)`);
+
+      // The exact P^L with the real model, by enumeration.
+      // Every tokenization counts: m·a·y·b·e·EOS needs 6 tokens.
+      await page.fill('#pg-grammar', '(yes|no|maybe)');
+      await page.fill('#pg-max-tokens', '6');
+      const t0 = Date.now();
+      await page.click('#pg-exact');
+      await unlessCrash(page, page.waitForFunction(
+        () => ['done', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS, polling: 250 }));
+      const e = await status(page);
+      assert.equal(e.state, 'done', e.text);
+      console.log(`# figure: exact P^L with SmolLM2 in ${Date.now() - t0} ms: ${e.text}`);
+      const exact = await page.$$eval('#view-results .output-row', (rs) => rs.map((r) => [r.dataset.text, Number(r.dataset.exact)]));
+      const total = exact.reduce((a, [, p]) => a + p, 0);
+      assert.ok(Math.abs(total - 1) < 1e-6 || exact.length >= 24, `exact sums to ${total}`);
+      for (const [text] of exact) assert.match(text, /^(yes|no|maybe)$/);
+      // A run of the same setup shows it beside the samples, with TV.
+      const r = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(r.state, 'done', r.text);
+      assert.equal(await page.locator('#view-results-tv').count(), 1);
     });
   });
 

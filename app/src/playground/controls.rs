@@ -120,6 +120,13 @@ pub fn Controls(
                         }>"Load this model"</button>
                     </Show>
                 </div>
+                <div class="row">
+                    <button id="pg-exact" class="secondary" disabled=busy
+                        on:click=move |_| { if let Ok(s) = form.state() { session.compute_exact(s); } }>
+                        "Compute exact P^L"
+                    </button>
+                    <span class="muted hint">"enumerates the (finite) language with the model: one forward pass per prefix"</span>
+                </div>
                 <label class="wide">"Prompt"
                     <textarea id="pg-prompt" rows="2" bind:value=form.prompt></textarea>
                 </label>

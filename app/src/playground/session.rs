@@ -65,6 +65,8 @@ pub struct Session {
     pub method: RwSignal<String>,
     live: StoredValue<Option<Live>, LocalStorage>,
     generation: StoredValue<u64>,
+    /// Stops a running exact enumeration.
+    exact_cancel: StoredValue<Option<std::rc::Rc<std::cell::Cell<bool>>>, LocalStorage>,
     speed: StoredValue<f64>,
 }
 
@@ -82,6 +84,7 @@ impl Session {
             method: RwSignal::new(String::new()),
             live: StoredValue::new_local(None),
             generation: StoredValue::new(0),
+            exact_cancel: StoredValue::new_local(None),
             speed: StoredValue::new(f64::INFINITY),
         }
     }
@@ -249,10 +252,70 @@ impl Session {
 
     fn stop_quietly(&self) {
         self.generation.update_value(|g| *g += 1);
+        self.exact_cancel.update_value(|c| {
+            if let Some(c) = c.take() {
+                c.set(true);
+            }
+        });
         self.live.with_value(|l| {
             if let Some(l) = l {
                 l.run.cancel();
             }
+        });
+    }
+
+    /// Computes the exact P^L with the real model (Stop cancels it); later runs of the
+    /// same setup show it.
+    pub fn compute_exact(&self, state: PlaygroundState) {
+        if self.active() {
+            return;
+        }
+        self.runs.update(|n| *n += 1);
+        self.grammar_error.set(None);
+        let world = match World::build(&state) {
+            Ok(w @ World::Real { .. }) => w,
+            Ok(_) => return self.fail("Toy models compute the exact P^L with every run.".into()),
+            Err(BuildError::Grammar(e)) => {
+                self.message
+                    .set(format!("The grammar does not compile: {}", e.message));
+                self.grammar_error.set(Some(e));
+                self.status.set("error");
+                return;
+            }
+            Err(BuildError::Other(e)) => return self.fail(e),
+        };
+        self.stop_quietly();
+        let generation = self.generation.get_value();
+        let cancel = std::rc::Rc::new(std::cell::Cell::new(false));
+        self.live.set_value(None);
+        self.stats.set(RunStats::default());
+        self.exact_cancel.set_value(Some(cancel.clone()));
+        self.status.set("running");
+        self.message
+            .set("Enumerating the language with the model (one forward pass per prefix)…".into());
+        let this = *self;
+        spawn_local(async move {
+            let stop: std::rc::Rc<dyn Fn() -> bool> = {
+                let c = cancel.clone();
+                std::rc::Rc::new(move || c.get())
+            };
+            let r = world.exact_real(&state, stop).await;
+            if this.generation.get_value() != generation || cancel.get() {
+                return;
+            }
+            match &r {
+                Ok(e) => {
+                    this.views.update(|v| v.results.set_exact(e));
+                    this.status.set("done");
+                    this.message.set(format!(
+                        "Exact P^L: {} token sequences, P(L) = {:.3e}.",
+                        e.entries.len(),
+                        e.z
+                    ));
+                }
+                Err(msg) => this.fail(msg.clone()),
+            }
+            this.exact.set(Some(r));
         });
     }
 

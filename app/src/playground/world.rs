@@ -5,7 +5,7 @@ use super::editor::GrammarErr;
 use super::yielding::Yielding;
 use crate::engine::Engine;
 use playground::constraint::{BuiltConstraint, ConstraintBuilder};
-use playground::exact::{ExactLimits, ground_truth_ready};
+use playground::exact::{ExactLimits, ground_truth, ground_truth_ready};
 use sampler_core::exact::ExactDistribution;
 use playground::views::Labels;
 use playground::runner::Run;
@@ -43,6 +43,24 @@ pub enum World {
         /// The grammar over its vocabulary.
         constraint: BuiltConstraint,
     },
+}
+
+thread_local! {
+    /// The real model's exact P^L of the last setup it was computed for.
+    static REAL_EXACT: RefCell<Option<(String, ExactDistribution)>> = const { RefCell::new(None) };
+}
+
+/// What the real model's exact P^L depends on: grammar, prompt, budget, model load.
+fn real_exact_key(s: &PlaygroundState) -> String {
+    format!(
+        "{}\u{0}{:?}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        s.grammar,
+        s.grammar_kind,
+        s.prompt,
+        s.chat,
+        s.max_tokens,
+        crate::ui::engine_generation()
+    )
 }
 
 /// What a cached constraint builder was made for.
@@ -150,12 +168,34 @@ impl World {
                     ExactLimits::toy(state.max_tokens),
                 )
             }
-            World::Real { .. } => Err(
-                "exact P^L is computed for the toy models only (enumerating with the real model \
-                 costs one forward pass per prefix)"
-                    .into(),
-            ),
+            World::Real { .. } => REAL_EXACT.with(|c| match &*c.borrow() {
+                Some((key, e)) if *key == real_exact_key(state) => Ok(e.clone()),
+                _ => Err("exact P^L with the real model costs one forward pass per prefix: \
+                          press \"Compute exact P^L\" to enumerate it"
+                    .into()),
+            }),
         }
+    }
+
+    /// Enumerates the exact P^L with the real model (one forward pass per prefix, within
+    /// `ExactLimits::real`) and keeps it for later runs of the same setup.
+    pub async fn exact_real(
+        self,
+        state: &PlaygroundState,
+        stop: Rc<dyn Fn() -> bool>,
+    ) -> Result<ExactDistribution, String> {
+        let World::Real {
+            engine,
+            prompt,
+            constraint,
+        } = self
+        else {
+            return Err("the toy models' exact P^L is computed with each run".into());
+        };
+        let mut lm = engine.lm(prompt, stop)?;
+        let e = ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await?;
+        REAL_EXACT.with(|c| *c.borrow_mut() = Some((real_exact_key(state), e.clone())));
+        Ok(e)
     }
 
     /// Runs the sampler of `run` to its end (or Stop); the run records every event.
