@@ -11,9 +11,12 @@
 //! - [`webgpu`]: is WebGPU usable here.
 //! - [`download`]: streamed, cached model download.
 //! - [`engine`]: the model and the samplers behind the page.
+//! - [`playground`]: the playground (toy and real models, every sampler animated, compare
+//!   mode, permalinks), on the DOM-free `playground` crate.
 
 mod download;
 mod engine;
+mod playground;
 mod ui;
 mod webgpu;
 

@@ -9,6 +9,7 @@
 //! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure).
 
 use crate::download::{self, Source};
+use crate::playground::Playground;
 use crate::engine::{
     Choice, Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut,
 };
@@ -30,6 +31,21 @@ thread_local! {
     /// The loaded model (the page is single-threaded; GPU handles are not `Send`).
     static ENGINE: RefCell<Option<Rc<Engine>>> = const { RefCell::new(None) };
 }
+/// The loaded model, once the page has loaded it.
+pub fn engine() -> Option<Rc<Engine>> {
+    ENGINE.with(|e| e.borrow().clone())
+}
+
+thread_local! {
+    /// Counts models loaded, so caches keyed by the model notice a new one.
+    static ENGINE_GENERATION: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Which model load the current engine comes from (a new file from disk bumps it).
+pub fn engine_generation() -> u64 {
+    ENGINE_GENERATION.with(|g| g.get())
+}
+
 /// Set by Stop / Esc, read by the running sampler at every token.
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -79,14 +95,16 @@ impl Stats {
     }
 }
 
-fn now_ms() -> f64 {
+/// `performance.now()` in milliseconds.
+pub fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map(|p| p.now())
         .unwrap_or(0.0)
 }
 
-fn model_url() -> String {
+/// The model URL the page loads (`?model=URL`, else the default).
+pub fn model_url() -> String {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
         .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
@@ -140,6 +158,70 @@ impl Output for PageOutput {
             v.push((i, t));
         });
     }
+}
+
+/// Builds the engine from a GGUF file's bytes and makes it the page's model.
+async fn install(
+    bytes: Vec<u8>,
+    choice: Choice,
+    gpu_info: RwSignal<String>,
+    phase: RwSignal<Phase>,
+    backend_info: RwSignal<(String, bool)>,
+    model_info: RwSignal<String>,
+) {
+    phase.set(Phase::Loading("reading the model".into()));
+    let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
+    match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
+        Ok(engine) => {
+            backend_info.set((engine.backend_name(), engine.is_gpu()));
+            let d = engine.describe();
+            if !d.is_empty() {
+                model_info.update(|m| m.push_str(&format!(" · {d}")));
+            }
+            ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
+            ENGINE_GENERATION.with(|g| g.set(g.get() + 1));
+            phase.set(Phase::Ready);
+        }
+        Err(msg) => phase.set(Phase::Failed(format!(
+            "The model could not be loaded: {msg}"
+        ))),
+    }
+}
+
+/// Reads a GGUF file the user picked (`#model-file`) and loads it in place of the model.
+fn load_from_disk(
+    ev: leptos::ev::Event,
+    choice: Choice,
+    gpu_info: RwSignal<String>,
+    phase: RwSignal<Phase>,
+    backend_info: RwSignal<(String, bool)>,
+    model_info: RwSignal<String>,
+) {
+    use wasm_bindgen::JsCast;
+    let Some(file) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .and_then(|i| i.files())
+        .and_then(|f| f.get(0))
+    else {
+        return;
+    };
+    if matches!(phase.get_untracked(), Phase::Running | Phase::Loading(_) | Phase::Downloading) {
+        return;
+    }
+    spawn_local(async move {
+        phase.set(Phase::Loading(format!("reading {}", file.name())));
+        let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+            Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
+            Err(_) => {
+                phase.set(Phase::Failed(format!("{} could not be read", file.name())));
+                return;
+            }
+        };
+        ENGINE.with(|e| *e.borrow_mut() = None);
+        model_info.set(format!("{} ({}) from disk", file.name(), fmt_mb(bytes.len() as u64)));
+        install(bytes, choice, gpu_info, phase, backend_info, model_info).await;
+    });
 }
 
 /// The page.
@@ -208,22 +290,7 @@ pub fn App() -> impl IntoView {
                     format!("{} downloaded (not cached)", fmt_mb(n))
                 }
             });
-            phase.set(Phase::Loading("reading the model".into()));
-            let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-            match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
-                Ok(engine) => {
-                    backend_info.set((engine.backend_name(), engine.is_gpu()));
-                    let d = engine.describe();
-                    if !d.is_empty() {
-                        model_info.update(|m| m.push_str(&format!(" · {d}")));
-                    }
-                    ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
-                    phase.set(Phase::Ready);
-                }
-                Err(msg) => phase.set(Phase::Failed(format!(
-                    "The model could not be loaded: {msg}"
-                ))),
-            }
+            install(bytes, choice, gpu_info, phase, backend_info, model_info).await;
         });
     }
 
@@ -313,8 +380,13 @@ pub fn App() -> impl IntoView {
         }
     };
 
+    // Ctrl+Enter typed in this section's controls (the playground handles it elsewhere);
+    // Esc stops whatever runs.
     let keys = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
-        if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) {
+        if e.key() == "Enter"
+            && (e.ctrl_key() || e.meta_key())
+            && crate::playground::focus_in_generate_controls()
+        {
             e.prevent_default();
             generate();
         } else if e.key() == "Escape" {
@@ -400,6 +472,15 @@ pub fn App() -> impl IntoView {
                         </button>
                     </div>
                 </Show>
+                <Show when=move || matches!(phase.get(), Phase::Ready | Phase::Failed(_))>
+                    <div id="model-file-row" class="muted">
+                        <label>"Another llama-architecture GGUF from disk: "
+                            <input id="model-file" type="file" accept=".gguf"
+                                on:change=move |ev| load_from_disk(ev, choice, gpu_info, phase, backend_info, model_info)/>
+                        </label>
+                        " or from a URL: add " <code>"?model=URL"</code> " to the address."
+                    </div>
+                </Show>
                 <div id="backend-row" class="muted">
                     <label>"Backend "
                         <select id="backend" on:change=move |e| reload_with_backend(&event_target_value(&e))>
@@ -420,6 +501,9 @@ pub fn App() -> impl IntoView {
                 />
             </section>
 
+            <Playground/>
+
+            <h2 class="section-title">"Quick generation with SmolLM2"</h2>
             <section id="controls" class="controls">
                 <label class="wide">
                     "Prompt"

@@ -6,7 +6,7 @@
 
 mod backend;
 
-pub use backend::{Choice, StopCheck};
+pub use backend::{BackendLm, Choice, StopCheck};
 
 use backend::Backend;
 use sampler_core::samplers::{self, Params, Sample};
@@ -137,6 +137,28 @@ impl Engine {
     /// Where the model runs, e.g. `CPU (wasm)` or `WebGPU (adapter, MB of buffers)`.
     pub fn backend_name(&self) -> String {
         self.backend.name()
+    }
+
+    /// The model's vocabulary (token bytes, EOS).
+    pub fn vocab(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    /// The prompt's tokens (wrapped in the chat template when `chat`).
+    pub fn prompt_tokens(&self, prompt: &str, chat: bool) -> Result<Vec<sampler_core::TokenId>, String> {
+        self.backend
+            .model()
+            .tokenizer()
+            .encode_prompt(prompt, chat)
+            .map_err(|e| format!("the prompt cannot be tokenized: {e}"))
+    }
+
+    /// The model conditioned on `prompt`, for the playground's samplers; it yields to the
+    /// browser before every forward pass and fails with [`STOPPED`] once `stop` says so.
+    pub fn lm(&self, prompt: Vec<sampler_core::TokenId>, stop: StopCheck) -> Result<BackendLm, String> {
+        self.backend
+            .conditioned(prompt, stop)
+            .map_err(|e| e.to_string())
     }
 
     /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` once `stop` says so.

@@ -1,0 +1,498 @@
+// The playground in headless Chromium: every view renders for its sampler in toy mode,
+// a permalink reproduces its samples, compare mode shows token masking's bias against
+// CARS on G_sk beside the exact distribution, Stop and Step work, grammar errors are
+// marked at their line and column, hostile links open the default state with a message,
+// JSONL export, and the same views with the real model. Each test leaves a screenshot in
+// e2e/artifacts/playground-*.png. Figures (frames per second during a run, time from Run
+// to the first token) are printed, never asserted.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase, withPage } from './lib.mjs';
+
+const RUN_MS = 60_000;
+const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const LOAD_MS = 300_000;
+const REAL_RUN_MS = 300_000;
+/** The speed slider's last position: every event at once. */
+const FASTEST = '10';
+
+let b;
+let failed = false;
+
+before(async () => {
+  b = await launch({ webgpu: true });
+});
+
+after(async () => {
+  if (failed) console.error(`--- page console ---\n${b.logs.join('\n')}`);
+  await b.close();
+});
+
+/** Runs `body`; on failure saves `playground-<name>-failure.png`. */
+async function step(name, body) {
+  try {
+    await body(b.page);
+    await b.page.screenshot({ path: join(ARTIFACTS, `playground-${name}.png`), fullPage: true });
+  } catch (e) {
+    failed = true;
+    await b.page.screenshot({ path: join(ARTIFACTS, `playground-${name}-failure.png`), fullPage: true }).catch(() => {});
+    throw e;
+  }
+}
+
+/** Opens `url` as a fresh document (a hash-only change would not reload the page). */
+async function open(page, url = BASE_URL) {
+  await page.goto('about:blank');
+  await page.goto(url);
+  await page.waitForSelector('#pg-run');
+}
+
+/** Fills the playground's form (single mode unless `compare`). */
+async function setForm(page, f) {
+  if (f.example) await page.selectOption('#pg-example', f.example);
+  if (f.model) await page.selectOption('#pg-model', f.model);
+  if (f.grammar !== undefined) await page.fill('#pg-grammar', f.grammar);
+  if (f.kind) await page.selectOption('#pg-kind', f.kind);
+  if (f.prompt !== undefined) await page.fill('#pg-prompt', f.prompt);
+  if (f.method) await page.selectOption('#pg-method', f.method);
+  for (const [key, id] of [['n', '#pg-n'], ['steps', '#pg-steps'], ['particles', '#pg-particles'],
+    ['maxTokens', '#pg-max-tokens'], ['seed', '#pg-seed']]) {
+    if (f[key] !== undefined) await page.fill(id, String(f[key]));
+  }
+  await page.setChecked('#pg-compare-mode', Boolean(f.compare));
+  await page.fill('#pg-speed', f.speed ?? FASTEST);
+}
+
+/** The playground's status line. */
+function status(page) {
+  return page.evaluate(() => {
+    const s = document.querySelector('#pg-status');
+    return { state: s.dataset.state, run: Number(s.dataset.run), items: Number(s.dataset.items),
+      firstTokenMs: s.dataset.firstTokenMs === '' ? null : Number(s.dataset.firstTokenMs), text: s.textContent };
+  });
+}
+
+/** Presses Run (or Ctrl+Enter in the grammar) and waits for the run to end. */
+async function run(page, { keys = false, timeout = RUN_MS } = {}) {
+  const before = (await status(page)).run;
+  if (keys) await page.locator('#pg-grammar').press('Control+Enter');
+  else await page.click('#pg-run');
+  await unlessCrash(page, page.waitForFunction((n) => {
+    const s = document.querySelector('#pg-status');
+    return Number(s.dataset.run) > n && ['done', 'stopped', 'error'].includes(s.dataset.state);
+  }, before, { timeout, polling: 100 }));
+  return status(page);
+}
+
+/** The results view's outputs that were drawn: text → count. */
+function drawn(page, scope = '#view-results') {
+  return page.evaluate((scope) => Object.fromEntries(
+    [...document.querySelectorAll(`${scope} .output-row`)]
+      .filter((r) => Number(r.dataset.count) > 0)
+      .map((r) => [r.dataset.text, Number(r.dataset.count)])), scope);
+}
+
+describe('playground (toy models)', () => {
+  it('opens with the first-click example and no message', async () => {
+    await step('default', async (page) => {
+      await open(page);
+      assert.equal(await page.inputValue('#pg-grammar'), '00000|1[01]{4}');
+      assert.equal(await page.inputValue('#pg-model'), 'gsk');
+      assert.equal(await page.locator('#pg-link-message').count(), 0);
+      assert.equal(await page.getAttribute('#pg-kind-detected', 'data-kind'), 'regex');
+    });
+  });
+
+  it('CARS draws its trie, the token view and the results', async () => {
+    await step('cars', async (page) => {
+      await open(page);
+      await setForm(page, { method: 'cars', n: 30, seed: 3 });
+      const s = await run(page, { keys: true });
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(Number(await page.getAttribute('#view-token', 'data-steps')) > 0);
+      assert.ok(await page.locator('#view-token .top-token').count() > 0);
+      assert.ok(Number(await page.getAttribute('#view-trie', 'data-nodes')) > 1);
+      assert.equal(await page.getAttribute('#view-trie', 'data-kind'), 'p_u');
+      // G_sk's trap after 0000 is pruned: some node lost mass.
+      const masses = await page.$$eval('#view-trie .trie-node', (ns) => ns.map((n) => Number(n.dataset.mass)));
+      assert.ok(masses.some((m) => m < 1), `masses ${masses}`);
+      assert.ok(await page.locator('#view-trie-accept').count() === 1);
+      assert.equal(await page.getAttribute('#view-results', 'data-samples'), '30');
+      // Exact: every sample is in the language, and 00000 (P^L ≈ 3e-10) is never drawn.
+      const d = await drawn(page);
+      assert.equal(Object.values(d).reduce((a, c) => a + c, 0), 30);
+      for (const text of Object.keys(d)) assert.match(text, /^(00000|1[01]{4})$/);
+      assert.equal(d['00000'], undefined);
+      assert.ok(await page.locator('#view-results-tv').count() === 1);
+    });
+  });
+
+  it('token masking shows Z and the masked tokens', async () => {
+    await step('lcd', async (page) => {
+      await setForm(page, { method: 'lcd', n: 5, seed: 1 });
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(await page.locator('#view-token-z[data-z]').count() === 1);
+    });
+  });
+
+  it('ASAp draws its trie of c̃', async () => {
+    await step('asap', async (page) => {
+      await setForm(page, { method: 'asap', n: 20, seed: 2, grammar: '00000|1[01]{4}' });
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.equal(await page.getAttribute('#view-trie', 'data-kind'), 'c̃');
+      assert.ok(Number(await page.getAttribute('#view-trie', 'data-nodes')) > 1);
+    });
+  });
+
+  it('MCMC shows the chain, its proposals and their verdicts', async () => {
+    await step('mcmc', async (page) => {
+      await setForm(page, { method: 'mcmc-uniform', n: 3, steps: 8, seed: 4 });
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.equal(await page.getAttribute('#view-mcmc', 'data-chains'), '3');
+      assert.equal(await page.getAttribute('#view-mcmc', 'data-steps'), '8');
+      assert.equal(await page.locator('#view-mcmc .mcmc-step').count(), 8);
+      assert.ok(await page.locator('#view-mcmc-proposal[data-accepted]').count() === 1);
+    });
+  });
+
+  it('SMC shows particles, weights, ESS and resampling lineage', async () => {
+    await step('smc', async (page) => {
+      // The random toy model over a, b, c: weights differ, so the ESS falls and SMC resamples.
+      await setForm(page, { example: 'toy-random', method: 'awrs-smc', n: 2, particles: 8, seed: 5 });
+      await page.fill('#pg-ess', '0.99');
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.equal(await page.getAttribute('#view-smc', 'data-particles'), '8');
+      assert.equal(await page.locator('#view-smc .particle').count(), 8);
+      assert.ok(await page.locator('#view-smc-ess[data-ess]').count() === 1);
+      const resamplings = Number(await page.getAttribute('#view-smc', 'data-resamplings'));
+      if (resamplings > 0) assert.ok(await page.locator('#view-smc-lineage line').count() >= 8);
+      const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
+      assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
+    });
+  });
+
+  it('switching toy models recompiles the grammar for the new vocabulary', async () => {
+    await step('toy-switch', async (page) => {
+      await open(page);
+      // G_sk and a random model with two letters both have three tokens ('0' '1' EOS and
+      // 'a' 'b' EOS): the grammar must still be compiled for the letters.
+      await setForm(page, { grammar: 'ab|ba|b', method: 'cars', n: 10, seed: 2 });
+      assert.equal((await run(page)).state, 'error');
+      await page.selectOption('#pg-model', 'random');
+      await page.fill('#pg-toy-vocab', '2');
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^(ab|ba|b)$/);
+    });
+  });
+
+  it('a permalink reproduces the same samples', async () => {
+    await step('permalink', async (page) => {
+      await open(page);
+      await setForm(page, { method: 'ars', n: 25, seed: 11, maxTokens: 7 });
+      assert.equal((await run(page)).state, 'done');
+      const first = await drawn(page);
+      await page.click('#pg-copy-link');
+      const link = await page.inputValue('#pg-link');
+      assert.match(link, /#v=1&s=/);
+      await open(page, link);
+      assert.equal(await page.inputValue('#pg-method'), 'ars');
+      assert.equal(await page.inputValue('#pg-seed'), '11');
+      assert.equal(await page.inputValue('#pg-max-tokens'), '7');
+      await page.fill('#pg-speed', FASTEST);
+      assert.equal((await run(page)).state, 'done');
+      assert.deepEqual(await drawn(page), first);
+      // A different seed gives different samples (the comparison can fail).
+      await page.fill('#pg-seed', '12');
+      await run(page);
+      assert.notDeepEqual(await drawn(page), first);
+    });
+  });
+
+  it('compare mode shows lcd biased and cars exact on G_sk', async () => {
+    await step('compare', async (page) => {
+      await open(page, new URL('#example=toy-gsk', BASE_URL).href);
+      assert.equal(await page.isChecked('#pg-compare-mode'), true);
+      await page.fill('#pg-budget', '3000');
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      const col = (m) => page.evaluate((m) => {
+        const c = document.querySelector(`.compare-col[data-method="${m}"]`);
+        const rows = Object.fromEntries([...c.querySelectorAll('.output-row')].map((r) =>
+          [r.dataset.text, { count: Number(r.dataset.count), emp: Number(r.dataset.empirical), exact: Number(r.dataset.exact) }]));
+        return { tv: Number(c.dataset.tv), calls: Number(c.dataset.lmCalls), samples: Number(c.dataset.samples), rows };
+      }, m);
+      const lcd = await col('lcd');
+      const cars = await col('cars');
+      // Equal budgets.
+      assert.equal(lcd.calls, 3000);
+      assert.equal(cars.calls, 3000);
+      // The exact distribution is shown: 00000 has P^L ≈ 3.4e-10, 11111 the most.
+      assert.ok(lcd.rows['00000'].exact < 1e-8);
+      assert.ok(Math.abs(lcd.rows['11111'].exact - 0.0916) < 0.002, JSON.stringify(lcd.rows['11111']));
+      // lcd writes 00000 about 45% of the time (500 samples: sd ≈ 0.022).
+      assert.ok(lcd.rows['00000'].emp > 0.33, `lcd 00000 share ${lcd.rows['00000'].emp}`);
+      assert.ok(lcd.tv > 0.3, `lcd TV ${lcd.tv}`);
+      // cars never writes it and lands near the exact distribution.
+      assert.equal(cars.rows['00000'].count, 0);
+      assert.ok(cars.samples > 500);
+      assert.ok(cars.tv < 0.1, `cars TV ${cars.tv}`);
+      // The compare setup, budget included, travels in a link and reproduces.
+      await page.click('#pg-copy-link');
+      await open(page, await page.inputValue('#pg-link'));
+      assert.equal(await page.isChecked('#pg-compare-mode'), true);
+      assert.equal(await page.inputValue('#pg-budget'), '3000');
+      await page.fill('#pg-speed', FASTEST);
+      assert.equal((await run(page)).state, 'done');
+      assert.deepEqual(await drawn(page, '.compare-col[data-method="lcd"]'),
+        Object.fromEntries(Object.entries(lcd.rows).filter(([, r]) => r.count > 0).map(([t, r]) => [t, r.count])));
+    });
+  });
+
+  it('Step shows one event at a time, Stop ends a run mid-way, and frames keep coming', async () => {
+    await step('step-stop', async (page) => {
+      await open(page);
+      await setForm(page, { method: 'cars', n: 200, seed: 1, speed: '0' });
+      await page.click('#pg-step');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.items === '1');
+      await page.click('#pg-step');
+      await page.click('#pg-step');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.items === '3');
+      assert.equal((await status(page)).state, 'paused');
+      // Play at 128 events/s and count animation frames for two seconds.
+      await page.fill('#pg-speed', '6');
+      await page.click('#pg-run');
+      const fps = await page.evaluate(() => new Promise((resolve) => {
+        let frames = 0;
+        const t0 = performance.now();
+        const tick = () => {
+          frames++;
+          if (performance.now() - t0 < 2000) requestAnimationFrame(tick);
+          else resolve(frames * 1000 / (performance.now() - t0));
+        };
+        requestAnimationFrame(tick);
+      }));
+      const mid = await status(page);
+      assert.equal(mid.state, 'running');
+      assert.ok(mid.items > 3);
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state === 'stopped');
+      const stopped = await status(page);
+      await page.waitForTimeout(500);
+      const later = await status(page);
+      assert.equal(later.items, stopped.items, 'no event is shown after Stop');
+      assert.ok(Number(await page.getAttribute('#view-results', 'data-samples')) < 200);
+      console.log(`# figure: ${fps.toFixed(1)} animation frames per second during a toy run at 128 events/s`);
+    });
+  });
+
+  it('grammar errors are marked at their line and column', async () => {
+    await step('grammar-error', async (page) => {
+      await open(page);
+      await setForm(page, { grammar: '00000|1[01{4}' });
+      let s = await run(page);
+      assert.equal(s.state, 'error');
+      assert.equal(await page.getAttribute('#pg-grammar-error', 'data-line'), '1');
+      assert.ok(Number(await page.getAttribute('#pg-grammar-error', 'data-column')) > 0);
+      assert.equal(await page.locator('.gutter .ln.err').textContent(), '1');
+      // A GBNF grammar whose third line names an undefined rule.
+      await setForm(page, { grammar: 'root ::= a | b\na ::= "00000"\nb ::= "1" c\n', kind: 'gbnf' });
+      s = await run(page);
+      assert.equal(s.state, 'error');
+      assert.equal(await page.getAttribute('#pg-grammar-error', 'data-line'), '3');
+      assert.equal(await page.locator('.gutter .ln.err').textContent(), '3');
+      // The error's link selects the place in the editor.
+      await page.click('#pg-grammar-error button');
+      const caret = await page.$eval('#pg-grammar', (t) => t.selectionStart);
+      assert.ok(caret >= 'root ::= a | b\na ::= "00000"\n'.length, `caret at ${caret}`);
+      // Fixing it clears the mark (G_sk as GBNF).
+      await setForm(page, { grammar: 'root ::= a | b\na ::= "00000"\nb ::= "1" d d d d\nd ::= "0" | "1"\n', method: 'cars', n: 3 });
+      s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.equal(await page.locator('#pg-grammar-error').count(), 0);
+    });
+  });
+
+  it('hostile or broken permalinks open the default state with a message', async () => {
+    await step('hostile-links', async (page) => {
+      // Script in a string is data: build such a link with the page itself.
+      await open(page);
+      await page.evaluate(() => { window.__pwned = false; });
+      const evil = '<img src=x onerror="window.__pwned=true">';
+      await setForm(page, { grammar: evil });
+      await page.click('#pg-copy-link');
+      const evilLink = await page.inputValue('#pg-link');
+      await open(page, evilLink);
+      assert.equal(await page.inputValue('#pg-grammar'), evil);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+      assert.equal(await page.locator('img[src=x]').count(), 0);
+
+      const bad = [
+        '#v=1&s=%%%not-lz%%%',
+        '#v=99&s=N4Ig',
+        `#v=1&s=${'A'.repeat(200_000)}`,
+        '#v=1&s=',
+        '#example=no-such-example',
+        '#v=1&s=<script>alert(1)</script>',
+      ];
+      for (const h of bad) {
+        await open(page, new URL(h, BASE_URL).href);
+        const msg = await page.locator('#pg-link-message').textContent();
+        assert.match(msg, /could not be opened.*default example/, `for ${h.slice(0, 40)}: ${msg}`);
+        assert.ok(msg.length < 400, msg);
+        assert.equal(await page.inputValue('#pg-grammar'), '00000|1[01]{4}');
+        assert.equal(await page.inputValue('#pg-method'), 'cars');
+        assert.deepEqual(page.straitErrors, []);
+      }
+      // The default state runs.
+      await page.fill('#pg-speed', FASTEST);
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+    });
+  });
+
+  it('exports samples and events as JSON lines', async () => {
+    await step('export', async (page) => {
+      await open(page);
+      await setForm(page, { method: 'cars', n: 12, seed: 9 });
+      assert.equal((await run(page)).state, 'done');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#pg-export-samples')]);
+      const lines = readFileSync(await dl.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      assert.equal(lines.length, 12);
+      for (const l of lines) {
+        assert.match(l.text, /^(00000|1[01]{4})$/);
+        assert.equal(l.valid, true);
+        assert.ok(l.lm_calls > 0);
+      }
+      const [dl2] = await Promise.all([page.waitForEvent('download'), page.click('#pg-export-events')]);
+      const events = readFileSync(await dl2.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      assert.equal(events.filter((e) => e.type === 'sample_finished').length, 12);
+      assert.ok(events.some((e) => e.type === 'token'));
+      assert.equal(Number(await page.getAttribute('#pg-status', 'data-items')), events.length);
+    });
+  });
+
+  it('time from Run to the first token in toy mode', async () => {
+    await step('first-token-toy', async (page) => {
+      await open(page);
+      await setForm(page, { method: 'lcd', n: 50, speed: '7' });
+      await page.click('#pg-run');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.firstTokenMs !== '');
+      const s = await status(page);
+      console.log(`# figure: ${s.firstTokenMs} ms from Run to the first token shown (toy G_sk, lcd)`);
+      await page.keyboard.press('Escape');
+    });
+  });
+});
+
+describe('playground without WebGPU', () => {
+  it('toy mode needs neither WebGPU nor the model', async () => {
+    await withPage('playground-no-webgpu', { webgpu: false, extraArgs: ['--disable-features=WebGPU,Vulkan'] }, async (page) => {
+      await page.goto(BASE_URL);
+      await waitForPhase(page, ['no-webgpu'], 60_000);
+      await page.fill('#pg-speed', FASTEST);
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(Number(await page.getAttribute('.compare-col[data-method="cars"]', 'data-samples')) > 0);
+      await page.screenshot({ path: join(ARTIFACTS, 'playground-no-webgpu.png'), fullPage: true });
+    });
+  });
+});
+
+describe('playground (SmolLM2)', () => {
+  it('the same views with the real model', async () => {
+    await step('real', async (page) => {
+      await open(page);
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      await setForm(page, {
+        model: 'real', grammar: '(yes|no|maybe)', kind: 'regex', method: 'lcd', n: 1, maxTokens: 4,
+        prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.', speed: FASTEST,
+      });
+      await page.click('#pg-run');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.firstTokenMs !== '',
+        null, { timeout: REAL_RUN_MS });
+      const first = (await status(page)).firstTokenMs;
+      await unlessCrash(page, page.waitForFunction(
+        () => ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS, polling: 250 }));
+      const s = await status(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(Number(await page.getAttribute('#view-token', 'data-steps')) > 0);
+      assert.ok(await page.locator('#view-token .top-token[data-allowed="false"]').count() > 0,
+        'the real vocabulary has masked top tokens');
+      const d = await drawn(page);
+      assert.equal(Object.values(d).reduce((a, c) => a + c, 0), 1);
+      for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/);
+      assert.ok(await page.locator('#view-results-exact-note').count() === 1);
+      console.log(`# figure: ${first} ms from Run to the first token shown (SmolLM2 on ${await page.textContent('#backend-info')})`);
+
+      // Frames during a real-model run (the forward pass runs on the main thread).
+      await page.fill('#pg-max-tokens', '32');
+      await page.fill('#pg-grammar', '[a-z ]{1,31}');
+      await page.click('#pg-run');
+      const fps = await page.evaluate(() => new Promise((resolve) => {
+        let frames = 0;
+        const t0 = performance.now();
+        const tick = () => {
+          frames++;
+          if (performance.now() - t0 < 3000) requestAnimationFrame(tick);
+          else resolve(frames * 1000 / (performance.now() - t0));
+        };
+        requestAnimationFrame(tick);
+      }));
+      const shown = (await status(page)).items;
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => ['stopped', 'done'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS });
+      console.log(`# figure: ${fps.toFixed(1)} animation frames per second during a SmolLM2 run (CPU wasm, main thread; ${shown} events in 3 s)`);
+
+      // The exact P^L with the real model, by enumeration.
+      // Every tokenization counts: m·a·y·b·e·EOS needs 6 tokens.
+      await page.fill('#pg-grammar', '(yes|no|maybe)');
+      await page.fill('#pg-max-tokens', '6');
+      const t0 = Date.now();
+      await page.click('#pg-exact');
+      await unlessCrash(page, page.waitForFunction(
+        () => ['done', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS, polling: 250 }));
+      const e = await status(page);
+      assert.equal(e.state, 'done', e.text);
+      console.log(`# figure: exact P^L with SmolLM2 in ${Date.now() - t0} ms: ${e.text}`);
+      const exact = await page.$$eval('#view-results .output-row', (rs) => rs.map((r) => [r.dataset.text, Number(r.dataset.exact)]));
+      const total = exact.reduce((a, [, p]) => a + p, 0);
+      assert.ok(Math.abs(total - 1) < 1e-6 || exact.length >= 24, `exact sums to ${total}`);
+      for (const [text] of exact) assert.match(text, /^(yes|no|maybe)$/);
+      // A run of the same setup shows it beside the samples, with TV.
+      const r = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(r.state, 'done', r.text);
+      assert.equal(await page.locator('#view-results-tv').count(), 1);
+    });
+  });
+
+  it('CARS with the real model, then the model loaded from disk', async () => {
+    await step('real-cars-disk', async (page) => {
+      await setForm(page, { method: 'cars', n: 2, maxTokens: 4 });
+      let s = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(s.state, 'done', s.text);
+      assert.ok(Number(await page.getAttribute('#view-trie', 'data-nodes')) > 0);
+      const d = await drawn(page);
+      assert.equal(Object.values(d).reduce((a, c) => a + c, 0), 2);
+      for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/);
+
+      await page.setInputFiles('#model-file', MODEL_FILE);
+      await page.waitForFunction(() => document.querySelector('#model-info')?.textContent.includes('from disk'),
+        null, { timeout: 60_000 });
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      await setForm(page, { method: 'lcd', n: 1 });
+      s = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(s.state, 'done', s.text);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);
+    });
+  });
+});
