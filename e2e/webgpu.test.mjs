@@ -1,7 +1,8 @@
 // The page on WebGPU: choose the WebGPU backend explicitly (`?backend=webgpu` through the
 // page's own select), load SmolLM2 onto Chromium's SwiftShader WebGPU adapter, sample with
 // `lcd` under (yes|no|maybe) and check the output with JavaScript's own RegExp; then the
-// same decode on the CPU (wasm) backend, and print both decode rates.
+// same decode on the CPU (wasm) backend, and print both decode rates. In between, the
+// WebGPU device is destroyed and the model reloaded from the page's offer.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -140,6 +141,26 @@ describe('the page runs SmolLM2 on WebGPU', () => {
       assert.ok(fullMatch(YNM, r.text), `lcd output ${JSON.stringify(r.text)} is not yes, no or maybe`);
       await page.screenshot({ path: join(ARTIFACTS, 'webgpu-lcd.png'), fullPage: true });
       gpuLcd = r;
+    });
+  });
+
+  it('a lost WebGPU device offers to reload the model, which then loads on a new device', async () => {
+    await step(async () => {
+      const { page } = b;
+      // Destroy the device as a driver reset would (the page's test hook).
+      assert.equal(await page.evaluate(() => window.__straitLoseGpuDevice()), true);
+      await waitForPhase(page, ['gpu-lost'], 10_000);
+      const msg = await page.locator('#gpu-lost').textContent();
+      console.log(`device lost: ${msg}`);
+      assert.match(msg, /WebGPU device was lost/);
+      await page.screenshot({ path: join(ARTIFACTS, 'webgpu-device-lost.png'), fullPage: true });
+      // Generate is refused until the model is back.
+      assert.equal(await page.isDisabled('#generate'), true);
+      const t0 = Date.now();
+      await page.click('#reload-model');
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'webgpu');
+      console.log(`reloaded on a new WebGPU device in ${Date.now() - t0} ms`);
     });
   });
 

@@ -6,13 +6,14 @@
 //! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`),
 //! `#backend` (the backend select: `auto`, `webgpu`, `cpu`; choosing reloads with
 //! `?backend=`), `#backend-info[data-backend]` (`webgpu` or `cpu` once loaded, with the
-//! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure).
+//! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure),
+//! `#gpu-lost` with `#reload-model` (phase `gpu-lost`: the WebGPU device was lost).
 
 use crate::download::{self, Source};
-use crate::playground::Playground;
 use crate::engine::{
     Choice, Engine, Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut,
 };
+use crate::playground::Playground;
 use crate::webgpu::{self, GpuStatus};
 use leptos::ev;
 use leptos::prelude::*;
@@ -58,6 +59,8 @@ enum Phase {
     Ready,
     Running,
     Failed(String),
+    /// The WebGPU device was lost (driver reset, `destroy`): the model must be reloaded.
+    GpuLost(String),
 }
 
 impl Phase {
@@ -70,6 +73,7 @@ impl Phase {
             Phase::Ready => "ready",
             Phase::Running => "running",
             Phase::Failed(_) => "failed",
+            Phase::GpuLost(_) => "gpu-lost",
         }
     }
 }
@@ -160,68 +164,172 @@ impl Output for PageOutput {
     }
 }
 
-/// Builds the engine from a GGUF file's bytes and makes it the page's model.
-async fn install(
-    bytes: Vec<u8>,
+/// The signals a model load reports to; `Copy`, so every handler can hold one.
+#[derive(Clone, Copy)]
+struct Loader {
     choice: Choice,
     gpu_info: RwSignal<String>,
     phase: RwSignal<Phase>,
     backend_info: RwSignal<(String, bool)>,
     model_info: RwSignal<String>,
-) {
-    phase.set(Phase::Loading("reading the model".into()));
-    let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-    match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
-        Ok(engine) => {
-            backend_info.set((engine.backend_name(), engine.is_gpu()));
-            let d = engine.describe();
-            if !d.is_empty() {
-                model_info.update(|m| m.push_str(&format!(" · {d}")));
-            }
-            ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
-            ENGINE_GENERATION.with(|g| g.set(g.get() + 1));
-            phase.set(Phase::Ready);
-        }
-        Err(msg) => phase.set(Phase::Failed(format!(
-            "The model could not be loaded: {msg}"
-        ))),
-    }
+    progress: RwSignal<(u64, Option<u64>)>,
+    notes: RwSignal<Vec<String>>,
 }
 
-/// Reads a GGUF file the user picked (`#model-file`) and loads it in place of the model.
-fn load_from_disk(
-    ev: leptos::ev::Event,
-    choice: Choice,
-    gpu_info: RwSignal<String>,
-    phase: RwSignal<Phase>,
-    backend_info: RwSignal<(String, bool)>,
-    model_info: RwSignal<String>,
-) {
-    use wasm_bindgen::JsCast;
-    let Some(file) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        .and_then(|i| i.files())
-        .and_then(|f| f.get(0))
-    else {
-        return;
-    };
-    if matches!(phase.get_untracked(), Phase::Running | Phase::Loading(_) | Phase::Downloading) {
-        return;
-    }
-    spawn_local(async move {
-        phase.set(Phase::Loading(format!("reading {}", file.name())));
-        let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-            Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
-            Err(_) => {
-                phase.set(Phase::Failed(format!("{} could not be read", file.name())));
+impl Loader {
+    /// Checks for WebGPU, fetches the model at `url` (Cache Storage first) and installs it.
+    async fn start(self, url: String) {
+        let Loader {
+            phase,
+            progress,
+            notes,
+            model_info,
+            gpu_info,
+            ..
+        } = self;
+        match webgpu::detect().await {
+            GpuStatus::Missing(msg) => {
+                phase.set(Phase::NoWebGpu(msg));
+                return;
+            }
+            GpuStatus::Available(info) => gpu_info.set(info),
+        }
+        phase.set(Phase::Downloading);
+        let last_shown = std::cell::Cell::new(0u64);
+        let on_progress = |done: u64, total: Option<u64>| {
+            // Re-render at most every 0.5 MB and at the end.
+            if done == 0 || done >= last_shown.get() + 500_000 || Some(done) == total {
+                last_shown.set(done);
+                progress.set((done, total));
+            }
+        };
+        let on_note = |n: String| notes.update(|v| v.push(n));
+        let (bytes, source) = match download::fetch_model(&url, &on_progress, &on_note).await {
+            Ok(r) => r,
+            Err(msg) => {
+                phase.set(Phase::Failed(msg));
                 return;
             }
         };
+        let n = bytes.len() as u64;
+        progress.set((n, Some(n)));
+        model_info.set(match source {
+            Source::Cache => format!("{} read from this browser's cache", fmt_mb(n)),
+            Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
+            Source::Network { cached: false } => format!("{} downloaded (not cached)", fmt_mb(n)),
+        });
+        self.install(bytes).await;
+    }
+
+    /// Builds the engine from a GGUF file's bytes and makes it the page's model.
+    async fn install(self, bytes: Vec<u8>) {
+        let Loader {
+            phase,
+            backend_info,
+            model_info,
+            gpu_info,
+            choice,
+            ..
+        } = self;
+        phase.set(Phase::Loading("reading the model".into()));
+        let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
+        match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
+            Ok(engine) => {
+                backend_info.set((engine.backend_name(), engine.is_gpu()));
+                let d = engine.describe();
+                if !d.is_empty() {
+                    model_info.update(|m| m.push_str(&format!(" · {d}")));
+                }
+                ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
+                ENGINE_GENERATION.with(|g| g.set(g.get() + 1));
+                phase.set(Phase::Ready);
+            }
+            Err(msg) => phase.set(Phase::Failed(format!(
+                "The model could not be loaded: {msg}"
+            ))),
+        }
+    }
+
+    /// Reads a GGUF file the user picked (`#model-file`) and loads it in place of the model.
+    fn load_from_disk(self, ev: leptos::ev::Event) {
+        use wasm_bindgen::JsCast;
+        let phase = self.phase;
+        let Some(file) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            .and_then(|i| i.files())
+            .and_then(|f| f.get(0))
+        else {
+            return;
+        };
+        if matches!(
+            phase.get_untracked(),
+            Phase::Running | Phase::Loading(_) | Phase::Downloading
+        ) {
+            return;
+        }
+        spawn_local(async move {
+            phase.set(Phase::Loading(format!("reading {}", file.name())));
+            let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+                Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
+                Err(_) => {
+                    phase.set(Phase::Failed(format!("{} could not be read", file.name())));
+                    return;
+                }
+            };
+            ENGINE.with(|e| *e.borrow_mut() = None);
+            self.model_info.set(format!(
+                "{} ({}) from disk",
+                file.name(),
+                fmt_mb(bytes.len() as u64)
+            ));
+            self.install(bytes).await;
+        });
+    }
+
+    /// After a lost WebGPU device: drops the model and loads it again (from Cache Storage)
+    /// on a new device.
+    fn reload(self, url: String) {
         ENGINE.with(|e| *e.borrow_mut() = None);
-        model_info.set(format!("{} ({}) from disk", file.name(), fmt_mb(bytes.len() as u64)));
-        install(bytes, choice, gpu_info, phase, backend_info, model_info).await;
-    });
+        self.notes
+            .update(|v| v.push("Reloading the model on a new WebGPU device.".into()));
+        spawn_local(self.start(url));
+    }
+
+    /// Every second, asks the loaded model whether its WebGPU device is still usable; a lost
+    /// one (at rest, or after the run it broke has ended) turns the page to
+    /// [`Phase::GpuLost`], which offers to reload the model.
+    fn watch_gpu(self) {
+        let Ok(handle) = set_interval_with_handle(
+            move || {
+                if !matches!(self.phase.get_untracked(), Phase::Ready | Phase::Running) {
+                    return;
+                }
+                if let Some(why) = engine().and_then(|e| e.gpu_failure()) {
+                    self.phase.set(Phase::GpuLost(why));
+                }
+            },
+            std::time::Duration::from_secs(1),
+        ) else {
+            return;
+        };
+        on_cleanup(move || handle.clear());
+    }
+}
+
+/// `window.__straitLoseGpuDevice()`: destroys the model's WebGPU device, as a driver reset
+/// would, so that tests can exercise the lost-device path; returns whether there was one.
+fn expose_lose_device_hook() {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let Some(w) = web_sys::window() else { return };
+    let f = Closure::<dyn Fn() -> bool>::new(|| engine().is_some_and(|e| e.lose_gpu_device()));
+    let _ = js_sys::Reflect::set(
+        &w,
+        &"__straitLoseGpuDevice".into(),
+        f.as_ref().unchecked_ref(),
+    );
+    f.forget();
 }
 
 /// The page.
@@ -237,6 +345,7 @@ pub fn App() -> impl IntoView {
     let notes = RwSignal::new(Vec::<String>::new());
     let url = model_url();
     let url_forget = url.clone();
+    let url_reload = url.clone();
 
     let prompt = RwSignal::new(DEFAULT_PROMPT.to_string());
     let chat = RwSignal::new(true);
@@ -253,46 +362,19 @@ pub fn App() -> impl IntoView {
     let run_msg = RwSignal::new(String::new());
     let result = RwSignal::new(None::<Finished>);
 
-    // Start-up: WebGPU, then the model.
-    {
-        let url = url.clone();
-        spawn_local(async move {
-            match webgpu::detect().await {
-                GpuStatus::Missing(msg) => {
-                    phase.set(Phase::NoWebGpu(msg));
-                    return;
-                }
-                GpuStatus::Available(info) => gpu_info.set(info),
-            }
-            phase.set(Phase::Downloading);
-            let last_shown = std::cell::Cell::new(0u64);
-            let on_progress = |done: u64, total: Option<u64>| {
-                // Re-render at most every 0.5 MB and at the end.
-                if done == 0 || done >= last_shown.get() + 500_000 || Some(done) == total {
-                    last_shown.set(done);
-                    progress.set((done, total));
-                }
-            };
-            let on_note = |n: String| notes.update(|v| v.push(n));
-            let (bytes, source) = match download::fetch_model(&url, &on_progress, &on_note).await {
-                Ok(r) => r,
-                Err(msg) => {
-                    phase.set(Phase::Failed(msg));
-                    return;
-                }
-            };
-            let n = bytes.len() as u64;
-            progress.set((n, Some(n)));
-            model_info.set(match source {
-                Source::Cache => format!("{} read from this browser's cache", fmt_mb(n)),
-                Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
-                Source::Network { cached: false } => {
-                    format!("{} downloaded (not cached)", fmt_mb(n))
-                }
-            });
-            install(bytes, choice, gpu_info, phase, backend_info, model_info).await;
-        });
-    }
+    let loader = Loader {
+        choice,
+        gpu_info,
+        phase,
+        backend_info,
+        model_info,
+        progress,
+        notes,
+    };
+    // Start-up: WebGPU, then the model; then watch the WebGPU device.
+    spawn_local(loader.start(url.clone()));
+    loader.watch_gpu();
+    expose_lose_device_hook();
 
     let generate = move || {
         if phase.get_untracked() != Phase::Ready {
@@ -452,6 +534,17 @@ pub fn App() -> impl IntoView {
                             </div>
                         }.into_any()
                     }
+                    Phase::GpuLost(msg) => {
+                        let url = url_reload.clone();
+                        view! {
+                            <div id="gpu-lost" class="error" role="alert">
+                                "The WebGPU device was lost (" {msg} "); the model is gone from the GPU. "
+                                <button id="reload-model" on:click=move |_| loader.reload(url.clone())>"Reload the model"</button>
+                                " "
+                                <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                            </div>
+                        }.into_any()
+                    }
                     _ => ().into_any(),
                 }}
                 <Show when=move || !model_info.get().is_empty()>
@@ -472,11 +565,11 @@ pub fn App() -> impl IntoView {
                         </button>
                     </div>
                 </Show>
-                <Show when=move || matches!(phase.get(), Phase::Ready | Phase::Failed(_))>
+                <Show when=move || matches!(phase.get(), Phase::Ready | Phase::Failed(_) | Phase::GpuLost(_))>
                     <div id="model-file-row" class="muted">
                         <label>"Another llama-architecture GGUF from disk: "
                             <input id="model-file" type="file" accept=".gguf"
-                                on:change=move |ev| load_from_disk(ev, choice, gpu_info, phase, backend_info, model_info)/>
+                                on:change=move |ev| loader.load_from_disk(ev)/>
                         </label>
                         " or from a URL: add " <code>"?model=URL"</code> " to the address."
                     </div>

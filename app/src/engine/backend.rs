@@ -120,6 +120,32 @@ impl Backend {
         matches!(self, Backend::Gpu(_))
     }
 
+    /// Why the WebGPU device can no longer run the model, if so (see `Engine::gpu_failure`).
+    pub fn gpu_failure(&self) -> Option<String> {
+        let Backend::Gpu(g) = self else {
+            return None;
+        };
+        let slot = g.slot.try_borrow().ok()?;
+        slot.as_ref()?.gpu().check().err().map(|e| e.to_string())
+    }
+
+    /// Destroys the WebGPU device (see `Engine::lose_gpu_device`).
+    pub fn lose_gpu_device(&self) -> bool {
+        let Backend::Gpu(g) = self else {
+            return false;
+        };
+        match g.slot.try_borrow() {
+            Ok(slot) => match slot.as_ref() {
+                Some(m) => {
+                    m.gpu().device().destroy();
+                    true
+                }
+                None => false,
+            },
+            Err(_) => false,
+        }
+    }
+
     /// Where it runs, for the page.
     pub fn name(&self) -> String {
         match self {

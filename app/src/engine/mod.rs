@@ -134,6 +134,18 @@ impl Engine {
         self.backend.is_gpu()
     }
 
+    /// Why WebGPU can no longer run the model (the device was lost or failed), if so;
+    /// `None` on the CPU path and while a run holds the GPU model.
+    pub fn gpu_failure(&self) -> Option<String> {
+        self.backend.gpu_failure()
+    }
+
+    /// Destroys the WebGPU device as a driver reset would; `false` on the CPU path. Only
+    /// for exercising the lost-device path (the page exposes it to its tests).
+    pub fn lose_gpu_device(&self) -> bool {
+        self.backend.lose_gpu_device()
+    }
+
     /// Where the model runs, e.g. `CPU (wasm)` or `WebGPU (adapter, MB of buffers)`.
     pub fn backend_name(&self) -> String {
         self.backend.name()
@@ -145,7 +157,11 @@ impl Engine {
     }
 
     /// The prompt's tokens (wrapped in the chat template when `chat`).
-    pub fn prompt_tokens(&self, prompt: &str, chat: bool) -> Result<Vec<sampler_core::TokenId>, String> {
+    pub fn prompt_tokens(
+        &self,
+        prompt: &str,
+        chat: bool,
+    ) -> Result<Vec<sampler_core::TokenId>, String> {
         self.backend
             .model()
             .tokenizer()
@@ -155,7 +171,11 @@ impl Engine {
 
     /// The model conditioned on `prompt`, for the playground's samplers; it yields to the
     /// browser before every forward pass and fails with [`STOPPED`] once `stop` says so.
-    pub fn lm(&self, prompt: Vec<sampler_core::TokenId>, stop: StopCheck) -> Result<BackendLm, String> {
+    pub fn lm(
+        &self,
+        prompt: Vec<sampler_core::TokenId>,
+        stop: StopCheck,
+    ) -> Result<BackendLm, String> {
         self.backend
             .conditioned(prompt, stop)
             .map_err(|e| e.to_string())

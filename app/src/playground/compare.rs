@@ -76,7 +76,9 @@ impl Compare {
             let world = match World::build(state) {
                 Ok(w) => w,
                 Err(super::world::BuildError::Grammar(e)) => {
-                    session.message.set(format!("The grammar does not compile: {}", e.message));
+                    session
+                        .message
+                        .set(format!("The grammar does not compile: {}", e.message));
                     session.grammar_error.set(Some(e));
                     session.status.set("error");
                     return;
@@ -138,7 +140,9 @@ impl Compare {
         drop(columns);
         if all_done {
             session.status.set("done");
-            session.message.set("Done: every sampler spent its budget.".into());
+            session
+                .message
+                .set("Done: every sampler spent its budget.".into());
         }
         !all_done
     }
@@ -146,7 +150,8 @@ impl Compare {
     /// Stops every run.
     pub fn stop(&self) {
         self.generation.update_value(|g| *g += 1);
-        self.runs.with_value(|runs| runs.iter().for_each(|(r, _)| r.cancel()));
+        self.runs
+            .with_value(|runs| runs.iter().for_each(|(r, _)| r.cancel()));
     }
 }
 

@@ -10,8 +10,8 @@
 
 use super::editor::GrammarEditor;
 use super::form::{Form, KINDS, kind_key};
-use super::link;
 use super::frames::{SPEED_STEPS, speed_label};
+use super::link;
 use super::session::Session;
 use leptos::prelude::*;
 use playground::detect::detect_kind;
@@ -61,13 +61,7 @@ pub fn Controls(
     let grammar_error = Signal::derive(move || session.grammar_error.get());
     let link_text = RwSignal::new(String::new());
     let method_is = move |f: fn(Method) -> bool| {
-        move || {
-            form.method
-                .get()
-                .parse::<Method>()
-                .map(f)
-                .unwrap_or(false)
-        }
+        move || form.method.get().parse::<Method>().map(f).unwrap_or(false)
     };
     let busy = move || matches!(session.status.get(), "running");
     view! {

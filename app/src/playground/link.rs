@@ -75,7 +75,11 @@ fn replace_hash(body: &str) {
         loc.search().unwrap_or_default()
     );
     if let Ok(h) = w.history() {
-        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{base}#{body}")));
+        let _ = h.replace_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("{base}#{body}")),
+        );
     }
 }
 

@@ -69,7 +69,10 @@ fn family(method: &str) -> Family {
 }
 
 /// `s` as the link records it: the compare list only in compare mode.
-pub fn with_mode(mut s: playground::state::PlaygroundState, compare: bool) -> playground::state::PlaygroundState {
+pub fn with_mode(
+    mut s: playground::state::PlaygroundState,
+    compare: bool,
+) -> playground::state::PlaygroundState {
     if !compare {
         s.compare.clear();
     }

@@ -10,8 +10,8 @@ use super::session::Session;
 use super::token_view::{bar, fmt_p};
 use leptos::prelude::*;
 use playground::views::{Labels, ResultsView};
-use sampler_core::exact::ExactDistribution;
 use sampler_core::TokenId;
+use sampler_core::exact::ExactDistribution;
 use std::collections::HashMap;
 
 /// Most rows listed.
@@ -36,7 +36,11 @@ pub struct DistRow {
 
 /// The rows: every output drawn and every sequence of the exact target, by the larger
 /// of the two probabilities.
-pub fn dist_rows(r: &ResultsView, exact: Option<&ExactDistribution>, labels: &Labels) -> Vec<DistRow> {
+pub fn dist_rows(
+    r: &ResultsView,
+    exact: Option<&ExactDistribution>,
+    labels: &Labels,
+) -> Vec<DistRow> {
     let total = r.total_weight;
     let mut rows: Vec<DistRow> = Vec::new();
     let mut seen: HashMap<Vec<TokenId>, usize> = HashMap::new();
@@ -106,7 +110,13 @@ fn kl_svg(points: &[(u64, f64)]) -> impl IntoView + use<> {
     let max_x = points.iter().map(|p| p.0).max().unwrap_or(1).max(1) as f64;
     let pts: String = points
         .iter()
-        .map(|(x, k)| format!("{:.1},{:.1} ", *x as f64 / max_x * w, h - k.min(cap) / cap * h))
+        .map(|(x, k)| {
+            format!(
+                "{:.1},{:.1} ",
+                *x as f64 / max_x * w,
+                h - k.min(cap) / cap * h
+            )
+        })
         .collect();
     view! {
         <svg id="view-results-kl" width=w.to_string() height=h.to_string()>

@@ -199,12 +199,8 @@ impl Session {
                 }
             }
             let after = l.player.position();
-            shown_token = (before..after).any(|i| {
-                matches!(
-                    l.run.event(i).map(|e| e.event),
-                    Some(Event::Token { .. })
-                )
-            });
+            shown_token = (before..after)
+                .any(|i| matches!(l.run.event(i).map(|e| e.event), Some(Event::Token { .. })));
             if l.run.is_finished() && after >= l.run.len() {
                 outcome = l.run.outcome();
             }
@@ -212,7 +208,11 @@ impl Session {
         });
         drop(views);
         if let Some(counts) = counts
-            && (shown_token || counts != self.stats.with_untracked(|s| (s.shown, s.recorded, s.lm_calls)))
+            && (shown_token
+                || counts
+                    != self
+                        .stats
+                        .with_untracked(|s| (s.shown, s.recorded, s.lm_calls)))
         {
             self.stats.update(|s| {
                 if shown_token && s.first_token_ms.is_none() {
@@ -230,7 +230,8 @@ impl Session {
             }
             Some(Outcome::BudgetReached) => {
                 self.status.set("done");
-                self.message.set("Done: the budget of model calls is spent.".into());
+                self.message
+                    .set("Done: the budget of model calls is spent.".into());
                 false
             }
             Some(Outcome::Cancelled) => false,
@@ -293,6 +294,7 @@ impl Session {
         self.status.set("running");
         self.message
             .set("Enumerating the language with the model (one forward pass per prefix)…".into());
+        let labels = world.labels();
         let this = *self;
         spawn_local(async move {
             let stop: std::rc::Rc<dyn Fn() -> bool> = {
@@ -305,7 +307,10 @@ impl Session {
             }
             match &r {
                 Ok(e) => {
-                    this.views.update(|v| v.results.set_exact(e));
+                    // Fresh views: the samples of an earlier setup do not belong beside it.
+                    let mut views = Views::new(labels);
+                    views.results.set_exact(e);
+                    this.views.set(views);
                     this.status.set("done");
                     this.message.set(format!(
                         "Exact P^L: {} token sequences, P(L) = {:.3e}.",

@@ -14,7 +14,12 @@ use leptos::prelude::*;
 const MAX_ROWS: usize = 300;
 
 /// A polyline of values in 0..=1 (`width`×`height` pixels).
-pub fn sparkline(id: &'static str, values: &[f64], width: f64, height: f64) -> impl IntoView + use<> {
+pub fn sparkline(
+    id: &'static str,
+    values: &[f64],
+    width: f64,
+    height: f64,
+) -> impl IntoView + use<> {
     let n = values.len().max(2) - 1;
     let points: String = values
         .iter()

@@ -6,11 +6,11 @@ use super::yielding::Yielding;
 use crate::engine::Engine;
 use playground::constraint::{BuiltConstraint, ConstraintBuilder};
 use playground::exact::{ExactLimits, ground_truth, ground_truth_ready};
-use sampler_core::exact::ExactDistribution;
-use playground::views::Labels;
 use playground::runner::Run;
 use playground::state::{ModelChoice, PlaygroundState, ToyModel};
 use playground::toy::{ToyLm, toy_vocabulary};
+use playground::views::Labels;
+use sampler_core::exact::ExactDistribution;
 use sampler_core::{TokenId, Vocabulary};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -78,28 +78,33 @@ thread_local! {
     static BUILDERS: RefCell<Vec<(BuilderKey, ConstraintBuilder)>> = const { RefCell::new(Vec::new()) };
 }
 
-fn compile(state: &PlaygroundState, vocab: &Vocabulary, key: BuilderKey) -> Result<BuiltConstraint, BuildError> {
-    BUILDERS.with(|b| {
-        let mut b = b.borrow_mut();
-        let i = match b.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                // Keep one toy builder and one real one.
-                let real = matches!(key, BuilderKey::Real(_));
-                b.retain(|(k, _)| matches!(k, BuilderKey::Real(_)) != real);
-                b.push((key, ConstraintBuilder::new(vocab.clone())));
-                b.len() - 1
-            }
-        };
-        b[i].1.build(state.grammar_kind, &state.grammar)
-    })
-    .map_err(|e| {
-        BuildError::Grammar(GrammarErr {
-            line: e.line.unwrap_or(0),
-            column: e.col.unwrap_or(0),
-            message: e.message,
+fn compile(
+    state: &PlaygroundState,
+    vocab: &Vocabulary,
+    key: BuilderKey,
+) -> Result<BuiltConstraint, BuildError> {
+    BUILDERS
+        .with(|b| {
+            let mut b = b.borrow_mut();
+            let i = match b.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    // Keep one toy builder and one real one.
+                    let real = matches!(key, BuilderKey::Real(_));
+                    b.retain(|(k, _)| matches!(k, BuilderKey::Real(_)) != real);
+                    b.push((key, ConstraintBuilder::new(vocab.clone())));
+                    b.len() - 1
+                }
+            };
+            b[i].1.build(state.grammar_kind, &state.grammar)
         })
-    })
+        .map_err(|e| {
+            BuildError::Grammar(GrammarErr {
+                line: e.line.unwrap_or(0),
+                column: e.col.unwrap_or(0),
+                message: e.message,
+            })
+        })
 }
 
 impl World {
@@ -170,9 +175,11 @@ impl World {
             }
             World::Real { .. } => REAL_EXACT.with(|c| match &*c.borrow() {
                 Some((key, e)) if *key == real_exact_key(state) => Ok(e.clone()),
-                _ => Err("exact P^L with the real model costs one forward pass per prefix: \
+                _ => Err(
+                    "exact P^L with the real model costs one forward pass per prefix: \
                           press \"Compute exact P^L\" to enumerate it"
-                    .into()),
+                        .into(),
+                ),
             }),
         }
     }
@@ -225,4 +232,3 @@ impl World {
         Ok(())
     }
 }
-
