@@ -8,6 +8,7 @@
 //! `?backend=`), `#backend-info[data-backend]` (`webgpu` or `cpu` once loaded, with the
 //! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure),
 //! `#gpu-lost` with `#reload-model` (phase `gpu-lost`: the WebGPU device was lost).
+//! `?pause=off` keeps CPU forward passes from pausing for the page (for measurements).
 
 use crate::download::{self, Source};
 use crate::engine::{
@@ -125,6 +126,16 @@ fn backend_choice() -> Choice {
         .and_then(|p| p.get("backend"))
         .and_then(|b| Choice::parse(&b))
         .unwrap_or(Choice::Auto)
+}
+
+/// Whether `?pause=off` asks CPU forward passes not to pause for the page (see
+/// `engine::FramePause`).
+fn pausing_choice() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get("pause"))
+        .is_none_or(|v| v != "off")
 }
 
 /// Reloads the page with `?backend=key` (other parameters kept).
@@ -362,6 +373,7 @@ pub fn App() -> impl IntoView {
     let run_msg = RwSignal::new(String::new());
     let result = RwSignal::new(None::<Finished>);
 
+    crate::engine::set_pausing(pausing_choice());
     let loader = Loader {
         choice,
         gpu_info,

@@ -44,7 +44,7 @@ mod test_gguf;
 
 pub use config::LlamaConfig;
 pub use error::LoadError;
-pub use forward::KvCache;
+pub use forward::{KvCache, NoPause, Pause};
 pub use model::Model;
 pub use prompted::PromptedModel;
 pub use tokenizer::{TokenType, Tokenizer};

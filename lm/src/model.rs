@@ -2,10 +2,10 @@
 
 use crate::config::LlamaConfig;
 use crate::error::LoadError;
-use crate::forward::{self, KvCache, Weights};
+use crate::forward::{self, KvCache, NoPause, Pause, Weights};
 use crate::gguf::Gguf;
 use crate::tokenizer::Tokenizer;
-use sampler_core::{LmError, TokenId};
+use sampler_core::{LmError, TokenId, block_on};
 use std::path::Path;
 
 /// A llama-architecture GGUF model held in memory (weights stay quantized).
@@ -94,6 +94,18 @@ impl Model {
         tokens: &[TokenId],
         logits_from: usize,
     ) -> Result<Vec<f32>, LmError> {
+        block_on(self.forward_pausing(cache, tokens, logits_from, &mut NoPause))
+    }
+
+    /// [`Model::forward`], asking `pause` three times per block whether to hand control back
+    /// (the page's thread keeps painting while a token is computed).
+    pub async fn forward_pausing(
+        &self,
+        cache: &mut KvCache,
+        tokens: &[TokenId],
+        logits_from: usize,
+        pause: &mut impl Pause,
+    ) -> Result<Vec<f32>, LmError> {
         forward::forward(
             &self.config,
             &self.weights,
@@ -101,7 +113,9 @@ impl Model {
             cache,
             tokens,
             logits_from,
+            pause,
         )
+        .await
     }
 
     /// Log-probability of each text token and then of EOS, after the prompt:

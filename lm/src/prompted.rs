@@ -1,8 +1,8 @@
 //! [`PromptedModel`]: the model conditioned on a prompt, as the samplers see it.
 
-use crate::forward::{KvCache, log_softmax};
+use crate::forward::{KvCache, NoPause, Pause, log_softmax};
 use crate::model::Model;
-use sampler_core::{LanguageModel, LmError, TokenId};
+use sampler_core::{LanguageModel, LmError, TokenId, block_on};
 use std::sync::Arc;
 
 /// A [`Model`] holding a prompt, implementing [`LanguageModel`] on the CPU.
@@ -74,6 +74,25 @@ impl PromptedModel {
 
     /// Next-token logits (not normalized) after `prompt ++ prefix`.
     pub fn logits(&mut self, prefix: &[TokenId]) -> Result<&[f32], LmError> {
+        block_on(self.logits_pausing(prefix, &mut NoPause))
+    }
+
+    /// Next-token log-probabilities after `prompt ++ prefix`, asking `pause` at every pause
+    /// point of the forward pass whether to hand control back (see [`Pause`]).
+    pub async fn logprobs_pausing(
+        &mut self,
+        prefix: &[TokenId],
+        pause: &mut impl Pause,
+    ) -> Result<Vec<f64>, LmError> {
+        Ok(log_softmax(self.logits_pausing(prefix, pause).await?))
+    }
+
+    /// [`PromptedModel::logits`], pausing as `pause` says.
+    pub async fn logits_pausing(
+        &mut self,
+        prefix: &[TokenId],
+        pause: &mut impl Pause,
+    ) -> Result<&[f32], LmError> {
         let total = self.prompt.len() + prefix.len();
         let ctx = self.model.config().context_length;
         if total > ctx {
@@ -99,7 +118,10 @@ impl PromptedModel {
         self.cache.truncate(keep);
         self.cached.truncate(keep);
         self.last_logits = None;
-        let logits = self.model.forward(&mut self.cache, &new, new.len() - 1);
+        let logits = self
+            .model
+            .forward_pausing(&mut self.cache, &new, new.len() - 1, pause)
+            .await;
         let logits = match logits {
             Ok(l) => l,
             Err(e) => {
@@ -125,7 +147,7 @@ impl LanguageModel for PromptedModel {
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        Ok(log_softmax(self.logits(prefix)?))
+        self.logprobs_pausing(prefix, &mut NoPause).await
     }
 
     fn forward_tokens(&self) -> u64 {
@@ -138,6 +160,48 @@ mod tests {
     use super::*;
     use crate::test_gguf::tiny_llama;
     use sampler_core::block_on;
+
+    /// Pauses at every pause point, really suspending (one `Pending`), and counts them.
+    struct EveryBlock(usize);
+
+    impl Pause for EveryBlock {
+        fn due(&mut self) -> bool {
+            true
+        }
+
+        async fn pause(&mut self) {
+            self.0 += 1;
+            let mut pending = true;
+            std::future::poll_fn(|cx| {
+                if std::mem::take(&mut pending) {
+                    cx.waker().wake_by_ref();
+                    std::task::Poll::Pending
+                } else {
+                    std::task::Poll::Ready(())
+                }
+            })
+            .await
+        }
+    }
+
+    #[test]
+    fn pausing_between_blocks_changes_nothing_but_hands_control_back() {
+        let model = tiny();
+        let layers = model.config().n_layers;
+        let prefix = [5, 6, 2];
+        let mut straight = PromptedModel::new(model.clone(), vec![1, 7]).unwrap();
+        let expected = block_on(straight.logprobs(&prefix)).unwrap();
+        let mut paused = PromptedModel::new(model, vec![1, 7]).unwrap();
+        let mut pause = EveryBlock(0);
+        let got = block_on(paused.logprobs_pausing(&prefix, &mut pause)).unwrap();
+        assert_eq!(got, expected);
+        // One forward pass of the 5 tokens, three pause points per block.
+        assert_eq!(pause.0, 3 * layers);
+        // The next token runs one more pass: as many pauses again.
+        let got = block_on(paused.logprobs_pausing(&[5, 6, 2, 4], &mut pause)).unwrap();
+        assert_eq!(got, block_on(straight.logprobs(&[5, 6, 2, 4])).unwrap());
+        assert_eq!(pause.0, 6 * layers);
+    }
 
     fn tiny() -> Arc<Model> {
         Arc::new(Model::from_bytes(tiny_llama()).unwrap())

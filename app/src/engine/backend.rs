@@ -1,7 +1,7 @@
 //! Where the network runs. The page talks to [`Backend`] only, so a GPU forward pass is one
 //! more variant here (and in [`BackendLm`]) rather than a change to the samplers or the UI.
 
-use super::yield_now;
+use super::{FramePause, yield_now};
 use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::{LanguageModel, LmError, TokenId};
@@ -234,7 +234,7 @@ impl LanguageModel for BackendLm {
             return Err(LmError(super::STOPPED.into()));
         }
         match &mut self.inner {
-            Inner::Cpu(m) => m.logprobs(prefix).await,
+            Inner::Cpu(m) => m.logprobs_pausing(prefix, &mut FramePause::new()).await,
             Inner::Gpu { lm, .. } => {
                 let m = lm.as_mut().expect("the GPU model is present until drop");
                 m.logprobs(prefix)

@@ -8,10 +8,12 @@
 
 mod matmul;
 mod ops;
+mod pause;
 mod weights;
 
 pub use matmul::{matvec_q4_1, matvec_q8_0};
 pub(crate) use ops::log_softmax;
+pub use pause::{NoPause, Pause};
 pub(crate) use weights::Weights;
 
 use crate::config::LlamaConfig;
@@ -64,14 +66,15 @@ impl KvCache {
 
 /// Runs `tokens` after the positions in `cache`, appending theirs, and returns the
 /// logits (`vocab` floats each) of the positions from `logits_from` (an index into
-/// `tokens`) to the end.
-pub(crate) fn forward(
+/// `tokens`) to the end. Three times per block it asks `pause` whether to hand control back.
+pub(crate) async fn forward(
     c: &LlamaConfig,
     w: &Weights,
     bytes: &[u8],
     cache: &mut KvCache,
     tokens: &[TokenId],
     logits_from: usize,
+    pause: &mut impl Pause,
 ) -> Result<Vec<f32>, LmError> {
     let total = cache.len + tokens.len();
     if total > c.context_length {
@@ -90,12 +93,13 @@ pub(crate) fn forward(
     for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
         let start = i * CHUNK;
         let from = logits_from.saturating_sub(start).min(chunk.len());
-        forward_chunk(c, w, bytes, cache, chunk, from, &mut logits);
+        forward_chunk(c, w, bytes, cache, chunk, from, &mut logits, pause).await;
     }
     Ok(logits)
 }
 
-fn forward_chunk(
+#[allow(clippy::too_many_arguments)]
+async fn forward_chunk(
     c: &LlamaConfig,
     w: &Weights,
     bytes: &[u8],
@@ -103,6 +107,7 @@ fn forward_chunk(
     tokens: &[TokenId],
     logits_from: usize,
     logits: &mut Vec<f32>,
+    pause: &mut impl Pause,
 ) {
     let (n, d, kv_dim, hd) = (tokens.len(), c.d_model, c.kv_dim(), c.head_dim);
     let q_dim = c.n_heads * hd;
@@ -138,13 +143,16 @@ fn forward_chunk(
         attention(c, &q, &cache.k[l], &cache.v[l], n_past, n, &mut attn);
         matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o);
         add(&mut x, &o);
+        maybe_pause(pause).await;
 
         ops::rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
         matmul(layer.gate.data(bytes), c.d_ff, d, &h, n, &mut gate);
         matmul(layer.up.data(bytes), c.d_ff, d, &h, n, &mut up);
+        maybe_pause(pause).await;
         ops::swiglu(&mut gate, &up);
         matmul(layer.down.data(bytes), d, c.d_ff, &gate, n, &mut o);
         add(&mut x, &o);
+        maybe_pause(pause).await;
     }
     cache.len = n_past + n;
     let m = n - logits_from;
@@ -163,6 +171,14 @@ fn forward_chunk(
         m,
         &mut logits[start..],
     );
+}
+
+/// A pause point: the attention half of a block, the gate and up products, and the down
+/// product each end at one, so a long prefill still hands control back often.
+async fn maybe_pause(pause: &mut impl Pause) {
+    if pause.due() {
+        pause.pause().await;
+    }
 }
 
 fn add(x: &mut [f32], y: &[f32]) {
