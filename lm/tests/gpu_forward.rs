@@ -5,8 +5,11 @@
 
 use lm::Model;
 use lm::gguf::{GgmlType, dequantize_q4_1, dequantize_q8_0};
-use lm::gpu::{GpuModel, GpuPromptedModel};
-use sampler_core::{LanguageModel, TokenId, block_on};
+use lm::gpu::{DecodeMask, GpuModel, GpuPromptedModel, MaskedDecoder, masked_decode_reference};
+use sampler_core::{
+    ByteAutomaton, LanguageModel, Limits, RegexAutomaton, SeededRng, TensorizedAutomaton, TokenId,
+    block_on,
+};
 use shaders::{Gpu, WeightFormat};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -180,4 +183,90 @@ fn gpu_prompted_model_matches_cpu_and_reuses_cache() {
     assert!(block_on(g.logprobs(&[28])).is_ok());
     let e = GpuPromptedModel::new(g.into_model(), vec![]).unwrap_err();
     assert!(e.0.contains("empty"), "{e}");
+}
+
+/// Whether `bytes` is a whole match of `pattern` (the byte automaton, walked byte by byte).
+fn full_match(pattern: &str, bytes: &[u8]) -> bool {
+    let a = RegexAutomaton::new(pattern).unwrap();
+    let mut s = Some(a.initial());
+    for &b in bytes {
+        s = s.and_then(|s| a.step(s, b));
+    }
+    s.is_some_and(|s| a.is_accepting(s))
+}
+
+#[test]
+fn masked_decoding_on_the_gpu_matches_its_cpu_reference_and_the_regex() {
+    let m = Arc::new(model());
+    let mut gm = block_on(GpuModel::with_gpu(gpu(), &m, 96)).unwrap();
+    let vocab = m.tokenizer().vocabulary();
+    let cases = [
+        (
+            "(yes|no|maybe)",
+            "Is the sky blue on a clear day? Answer yes, no or maybe.",
+            DecodeMask::Live,
+            6,
+            1,
+        ),
+        (
+            "[0-9]{4}-[0-9]{2}-[0-9]{2}",
+            "On what date did Apollo 11 land on the Moon? Answer with the date only.",
+            DecodeMask::Budget,
+            11,
+            3,
+        ),
+    ];
+    for (pattern, question, mask, max, seed) in cases {
+        let automaton = TensorizedAutomaton::new(
+            &RegexAutomaton::new(pattern).unwrap(),
+            &vocab,
+            &Limits::default(),
+        )
+        .unwrap();
+        let prompt = m.tokenizer().encode_prompt(question, true).unwrap();
+        let decoder = block_on(MaskedDecoder::new(&gm, &automaton)).unwrap();
+        let mut streamed = Vec::new();
+        let t = Instant::now();
+        let got = block_on(decoder.decode(
+            &mut gm,
+            &automaton,
+            &prompt,
+            max,
+            mask,
+            &mut SeededRng::new(seed),
+            |t| streamed.push(*t),
+        ))
+        .unwrap();
+        let gpu_secs = t.elapsed().as_secs_f64();
+        let mut cpu = lm::PromptedModel::new(m.clone(), prompt.clone()).unwrap();
+        let want =
+            masked_decode_reference(&mut cpu, &automaton, max, mask, &mut SeededRng::new(seed))
+                .unwrap();
+        let ids = |d: &lm::gpu::Decoding| d.tokens.iter().map(|t| t.token).collect::<Vec<_>>();
+        assert_eq!(ids(&got), ids(&want), "{pattern}");
+        assert_eq!(streamed, got.tokens);
+        for (g, w) in got.tokens.iter().zip(&want.tokens) {
+            assert!(
+                (g.log_z - w.log_z).abs() <= 1e-3,
+                "{pattern}: log Z {} on the GPU vs {} on the CPU",
+                g.log_z,
+                w.log_z
+            );
+        }
+        // The output is a whole match, ended with EOS (within the budget for Budget).
+        assert!(got.ended, "{pattern}: no EOS within {max} tokens");
+        let ids = ids(&got);
+        let text = vocab.decode(&ids[..ids.len() - 1]);
+        assert!(
+            full_match(pattern, &text),
+            "{pattern}: {:?}",
+            String::from_utf8_lossy(&text)
+        );
+        eprintln!(
+            "masked decoding on the GPU ({mask:?}, {pattern}): {:?} in {} tokens, {gpu_secs:.1} s, log Z per step {:?}",
+            String::from_utf8_lossy(&text),
+            ids.len(),
+            got.tokens.iter().map(|t| t.log_z).collect::<Vec<_>>()
+        );
+    }
 }

@@ -16,10 +16,14 @@
 //! ```
 
 mod kernels;
+mod masked_decode;
 mod model;
 mod prompted;
 mod tensors;
 
+pub use masked_decode::{
+    DecodeMask, DecodedToken, Decoding, MaskedDecoder, masked_decode_reference,
+};
 pub use model::{DEFAULT_GPU_CONTEXT, GpuModel};
 pub use prompted::GpuPromptedModel;
 pub use shaders::{Gpu, GpuError};

@@ -358,19 +358,8 @@ impl GpuModel {
         tokens: &[TokenId],
         logits_from: usize,
     ) -> Result<Vec<f32>, LmError> {
-        let total = self.cache_len + tokens.len();
-        if total > self.max_ctx {
-            return Err(LmError(format!(
-                "context of {total} tokens exceeds the GPU context of {}",
-                self.max_ctx
-            )));
-        }
+        self.check_tokens(tokens)?;
         let vocab = self.config.vocab_size;
-        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
-            return Err(LmError(format!(
-                "token id {bad} is outside the vocabulary of {vocab}"
-            )));
-        }
         let mut logits = Vec::with_capacity(tokens.len().saturating_sub(logits_from) * vocab);
         for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
             let from = logits_from.saturating_sub(i * CHUNK).min(chunk.len());
@@ -386,8 +375,70 @@ impl GpuModel {
         Ok(logits)
     }
 
+    /// Runs `tokens` (at least one) after the cached positions, as [`GpuModel::forward`]
+    /// does, but leaves the logits of the last one on the GPU, at float 0 of
+    /// [`GpuModel::logits_buffer`], instead of reading them back.
+    pub fn forward_resident(&mut self, tokens: &[TokenId]) -> Result<(), LmError> {
+        self.check_tokens(tokens)?;
+        if tokens.is_empty() {
+            return Err(LmError("a forward pass needs at least one token".into()));
+        }
+        let chunks = tokens.len().div_ceil(CHUNK);
+        for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
+            let first = if i + 1 == chunks {
+                chunk.len() - 1
+            } else {
+                chunk.len()
+            };
+            if let Err(e) = self.dispatch_chunk(chunk, first) {
+                self.cache_len = 0;
+                return Err(LmError(e.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The buffer the output head writes its logits to: `vocab_size` floats per token
+    /// whose logits were asked for, from float 0.
+    pub fn logits_buffer(&self) -> &wgpu::Buffer {
+        &self.act.logits
+    }
+
+    /// `Err` when `tokens` would overflow the GPU context or hold an id outside the
+    /// vocabulary.
+    fn check_tokens(&self, tokens: &[TokenId]) -> Result<(), LmError> {
+        let total = self.cache_len + tokens.len();
+        if total > self.max_ctx {
+            return Err(LmError(format!(
+                "context of {total} tokens exceeds the GPU context of {}",
+                self.max_ctx
+            )));
+        }
+        let vocab = self.config.vocab_size;
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
+            return Err(LmError(format!(
+                "token id {bad} is outside the vocabulary of {vocab}"
+            )));
+        }
+        Ok(())
+    }
+
     /// One submission: `chunk` after the cache, logits of its tokens from `first`.
     async fn run_chunk(&mut self, chunk: &[TokenId], first: usize) -> Result<Vec<f32>, GpuError> {
+        self.dispatch_chunk(chunk, first)?;
+        let n = chunk.len();
+        if first < n {
+            self.gpu
+                .read_f32(&self.act.logits, 0, (n - first) * self.config.vocab_size)
+                .await
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
+    /// Records and submits the forward pass of `chunk` after the cache (the output head
+    /// for its tokens from `first`), advancing the cache; reads nothing back.
+    fn dispatch_chunk(&mut self, chunk: &[TokenId], first: usize) -> Result<(), GpuError> {
         let (n, gpu, c) = (chunk.len(), &self.gpu, &self.config);
         Step {
             n: n as u32,
@@ -425,11 +476,6 @@ impl GpuModel {
             }
         })?;
         self.cache_len += n;
-        if first < n {
-            gpu.read_f32(&self.act.logits, 0, (n - first) * c.vocab_size)
-                .await
-        } else {
-            Ok(Vec::new())
-        }
+        Ok(())
     }
 }
