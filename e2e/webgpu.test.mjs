@@ -139,6 +139,9 @@ describe('the page runs SmolLM2 on WebGPU', () => {
       console.log(`webgpu lcd: ${JSON.stringify(r.text)} · ${r.stats} · ${r.wallMs} ms`);
       assert.equal(r.state, 'done', r.message);
       assert.ok(fullMatch(YNM, r.text), `lcd output ${JSON.stringify(r.text)} is not yes, no or maybe`);
+      // On WebGPU the masks come from the WGSL kernel over the tensorized automaton and the
+      // draw from the masked-sampling kernel (the CPU run below must agree token by token).
+      assert.match(r.message, /masks computed on WebGPU/);
       await page.screenshot({ path: join(ARTIFACTS, 'webgpu-lcd.png'), fullPage: true });
       gpuLcd = r;
     });

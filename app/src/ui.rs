@@ -441,17 +441,20 @@ pub fn App() -> impl IntoView {
                     run_state.set(if stopped { "stopped" } else { "done" });
                     run_msg.set(if stopped {
                         "Stopped.".into()
-                    } else if f.ended_with_eos {
-                        format!(
-                            "Done ({}): the model ended the sequence.",
-                            req.method.name()
-                        )
                     } else {
-                        format!(
-                            "Done ({}): reached max tokens ({}) without EOS.",
-                            req.method.name(),
-                            req.max_tokens
-                        )
+                        let how = if f.gpu_masks {
+                            format!("{}, masks computed on WebGPU", req.method.name())
+                        } else {
+                            req.method.name().to_string()
+                        };
+                        if f.ended_with_eos {
+                            format!("Done ({how}): the model ended the sequence.")
+                        } else {
+                            format!(
+                                "Done ({how}): reached max tokens ({}) without EOS.",
+                                req.max_tokens
+                            )
+                        }
                     });
                     result.set(Some(f));
                 }

@@ -234,7 +234,10 @@ fn masked_decoding_on_the_gpu_matches_its_cpu_reference_and_the_regex() {
             max,
             mask,
             &mut SeededRng::new(seed),
-            |t| streamed.push(*t),
+            |t| {
+                streamed.push(*t);
+                true
+            },
         ))
         .unwrap();
         let gpu_secs = t.elapsed().as_secs_f64();
@@ -247,14 +250,17 @@ fn masked_decoding_on_the_gpu_matches_its_cpu_reference_and_the_regex() {
         assert_eq!(streamed, got.tokens);
         for (g, w) in got.tokens.iter().zip(&want.tokens) {
             assert!(
-                (g.log_z - w.log_z).abs() <= 1e-3,
-                "{pattern}: log Z {} on the GPU vs {} on the CPU",
+                (g.log_z - w.log_z).abs() <= 1e-3 && (g.logp - w.logp).abs() <= 1e-3,
+                "{pattern}: log Z, log p {} {} on the GPU vs {} {} on the CPU",
                 g.log_z,
-                w.log_z
+                g.logp,
+                w.log_z,
+                w.logp
             );
+            assert!(g.logp <= g.log_z + 1e-4, "a kept token's p is at most Z");
         }
         // The output is a whole match, ended with EOS (within the budget for Budget).
-        assert!(got.ended, "{pattern}: no EOS within {max} tokens");
+        assert!(got.ended && !got.stopped, "{pattern}: no EOS within {max} tokens");
         let ids = ids(&got);
         let text = vocab.decode(&ids[..ids.len() - 1]);
         assert!(

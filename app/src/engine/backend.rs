@@ -180,6 +180,48 @@ impl Backend {
     }
 }
 
+/// The GPU model lent out of the backend for one run; it goes back when the loan drops.
+pub struct GpuLoan {
+    /// Always `Some` until dropped.
+    model: Option<GpuModel>,
+    slot: Rc<RefCell<Option<GpuModel>>>,
+}
+
+impl GpuLoan {
+    /// The lent model.
+    pub fn model(&mut self) -> &mut GpuModel {
+        self.model
+            .as_mut()
+            .expect("the GPU model is present until drop")
+    }
+}
+
+impl Drop for GpuLoan {
+    fn drop(&mut self) {
+        if let Some(m) = self.model.take() {
+            *self.slot.borrow_mut() = Some(m);
+        }
+    }
+}
+
+impl Backend {
+    /// Lends the GPU model for a run that drives it directly (masked decoding on the GPU);
+    /// `Ok(None)` on the CPU path.
+    pub fn lend_gpu(&self) -> Result<Option<GpuLoan>, LmError> {
+        let Backend::Gpu(g) = self else {
+            return Ok(None);
+        };
+        let model = g.slot.borrow_mut().take().ok_or_else(|| {
+            LmError("the GPU model was lost after an earlier error; reload the page".into())
+        })?;
+        let loan = GpuLoan {
+            model: Some(model),
+            slot: g.slot.clone(),
+        };
+        Ok(Some(loan))
+    }
+}
+
 /// A conditioned model that yields to the browser before every forward pass, so the page
 /// repaints each streamed token and Stop (Esc) takes effect before the next forward pass.
 pub struct BackendLm {

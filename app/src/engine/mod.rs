@@ -3,8 +3,11 @@
 //! The UI knows only this module's types: a [`Request`] in, [`TokenOut`]s streamed to an
 //! [`Output`], a [`Finished`] or an error message at the end. Sampling is sampler-core's
 //! (`lm` and `lcd`), the model is a [`backend::Backend`], the constraint sampler-core's regex constraint.
+//! On WebGPU, `lcd` keeps the whole step on the GPU (`gpu_masks`: the WGSL mask kernel
+//! from the tensorized automaton and masked sampling).
 
 mod backend;
+mod gpu_masks;
 
 pub use backend::{BackendLm, Choice, StopCheck};
 
@@ -87,6 +90,8 @@ pub struct Finished {
     pub valid: bool,
     /// Whether the run reached EOS (otherwise it hit max tokens).
     pub ended_with_eos: bool,
+    /// Whether the masks were computed on WebGPU (the WGSL kernel), not on the CPU.
+    pub gpu_masks: bool,
     /// Tokens run through the network (prompt included).
     pub forward_tokens: u64,
 }
@@ -194,6 +199,22 @@ impl Engine {
         let prompt = tokenizer
             .encode_prompt(&req.prompt, req.chat)
             .map_err(|e| format!("the prompt cannot be tokenized: {e}"))?;
+        if req.method == Method::Lcd
+            && let Some(automaton) = constraint.tensorized()
+            && let Some(loan) = self.backend.lend_gpu().map_err(|e| e.to_string())?
+        {
+            return gpu_masks::generate(
+                loan,
+                &self.vocab,
+                &constraint,
+                automaton,
+                req,
+                &prompt,
+                out,
+                stop,
+            )
+            .await;
+        }
         let mut lm = self
             .backend
             .conditioned(prompt, stop.clone())
@@ -228,6 +249,7 @@ impl Engine {
                     valid: s.valid,
                     ended_with_eos: s.tokens.last() == Some(&self.vocab.eos()),
                     forward_tokens: counters.forward_tokens,
+                    gpu_masks: false,
                 })
             }
             Err(SampleError::Cancelled) => Err(STOPPED.into()),

@@ -5,10 +5,12 @@
 //! ([`TokenMask`]: the OR of the B_f rows of the edges flagged live, or completable
 //! within the remaining budget, from the current states α), and masked sampling
 //! ([`MaskedSample`]: log Z and an inverse-CDF draw at a uniform `u`). Only the edge flags
-//! go up (4 bytes per edge) and 16 bytes come back per token; α is advanced on the CPU.
+//! go up (4 bytes per edge) and 16 bytes come back per token, plus the drawn token's logit
+//! (4 bytes) for its probability; α is advanced on the CPU.
 //! [`masked_decode_reference`] is the same loop on the CPU, the test's reference.
 
 use super::model::GpuModel;
+use crate::forward::log_softmax;
 use crate::prompted::PromptedModel;
 use sampler_core::{LmError, RandomSource, TensorizedAutomaton, TokenId};
 use shaders::{
@@ -25,11 +27,14 @@ pub enum DecodeMask {
     Budget,
 }
 
-/// One generated token: the token and the log of the mass the mask kept at its step.
+/// One generated token: the token, its log-probability under the model and the log of
+/// the mass the mask kept at its step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecodedToken {
     /// The token drawn.
     pub token: TokenId,
+    /// log P(token | prefix) under the unconstrained model.
+    pub logp: f32,
     /// log Z: the log of the model's probability mass on the tokens the mask kept.
     pub log_z: f32,
 }
@@ -39,8 +44,10 @@ pub struct DecodedToken {
 pub struct Decoding {
     /// The tokens drawn, EOS included when the sequence ended.
     pub tokens: Vec<DecodedToken>,
-    /// Whether it ended with EOS (else it reached the token budget).
+    /// Whether it ended with EOS (else it reached the token budget or was stopped).
     pub ended: bool,
+    /// Whether `on_token` asked to stop.
+    pub stopped: bool,
 }
 
 /// The largest `f32` below 1: uniforms are drawn in f64 and must stay in `[0, 1)`.
@@ -137,8 +144,8 @@ impl MaskedDecoder {
     }
 
     /// Decodes after `prompt` (the model's cache is reset) until EOS or `max_tokens`,
-    /// calling `on_token` after each token; a step whose mask keeps nothing ends with
-    /// "dead end after …".
+    /// calling `on_token` after each token (`false` stops the decoding); a step whose
+    /// mask keeps nothing ends with "dead end after …".
     #[allow(clippy::too_many_arguments)]
     pub async fn decode(
         &self,
@@ -148,7 +155,7 @@ impl MaskedDecoder {
         max_tokens: usize,
         mask: DecodeMask,
         rng: &mut impl RandomSource,
-        mut on_token: impl FnMut(&DecodedToken),
+        mut on_token: impl FnMut(&DecodedToken) -> bool,
     ) -> Result<Decoding, LmError> {
         let gpu = model.gpu().clone();
         let e = |e: GpuError| LmError(e.to_string());
@@ -173,16 +180,23 @@ impl MaskedDecoder {
                 Err(GpuError::AllMasked) => return Err(dead_end(&out)),
                 Err(err) => return Err(e(err)),
             };
+            let logit = gpu
+                .read_f32(model.logits_buffer(), draw.token as usize, 1)
+                .await
+                .map_err(e)?;
             let tok = DecodedToken {
                 token: draw.token,
+                logp: logit[0] - draw.log_all,
                 log_z: draw.log_z,
             };
-            on_token(&tok);
+            let go_on = on_token(&tok);
             out.push(tok);
-            if draw.token == automaton.eos {
+            let ended = draw.token == automaton.eos;
+            if ended || !go_on {
                 return Ok(Decoding {
                     tokens: out,
-                    ended: true,
+                    ended,
+                    stopped: !go_on,
                 });
             }
             alpha = automaton.forward(&alpha, draw.token);
@@ -191,6 +205,7 @@ impl MaskedDecoder {
         Ok(Decoding {
             tokens: out,
             ended: false,
+            stopped: false,
         })
     }
 }
@@ -216,12 +231,14 @@ pub fn masked_decode_reference(
         };
         out.push(DecodedToken {
             token: draw.token,
+            logp: log_softmax(&logits)[draw.token as usize] as f32,
             log_z: draw.log_z,
         });
         if draw.token == automaton.eos {
             return Ok(Decoding {
                 tokens: out,
                 ended: true,
+                stopped: false,
             });
         }
         alpha = automaton.forward(&alpha, draw.token);
@@ -230,5 +247,6 @@ pub fn masked_decode_reference(
     Ok(Decoding {
         tokens: out,
         ended: false,
+        stopped: false,
     })
 }
