@@ -260,7 +260,10 @@ fn masked_decoding_on_the_gpu_matches_its_cpu_reference_and_the_regex() {
             assert!(g.logp <= g.log_z + 1e-4, "a kept token's p is at most Z");
         }
         // The output is a whole match, ended with EOS (within the budget for Budget).
-        assert!(got.ended && !got.stopped, "{pattern}: no EOS within {max} tokens");
+        assert!(
+            got.ended && !got.stopped,
+            "{pattern}: no EOS within {max} tokens"
+        );
         let ids = ids(&got);
         let text = vocab.decode(&ids[..ids.len() - 1]);
         assert!(
