@@ -495,4 +495,52 @@ describe('playground (SmolLM2)', () => {
       for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);
     });
   });
+
+  it('MCMC, SMC and ASAp views with the real model (tiny budgets)', async () => {
+    await step('real-views', async (page) => {
+      // The CPU wasm model decodes about 3 tokens/s: one chain of 2 steps, one SMC run of
+      // 2 particles, 2 ASAp samples, at most 4 tokens each (yes, no and maybe are one token
+      // each after the chat template; SMC's budget mask keeps its particles in the language).
+      await setForm(page, {
+        grammar: '(yes|no|maybe)', kind: 'regex', prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.',
+        maxTokens: 4, steps: 2, particles: 2, seed: 1,
+      });
+      const cases = [
+        { method: 'mcmc-uniform', n: 1, view: '#view-mcmc', check: async () => {
+          assert.equal(await page.getAttribute('#view-mcmc', 'data-chains'), '1');
+          assert.equal(await page.getAttribute('#view-mcmc', 'data-steps'), '2');
+          assert.equal(await page.locator('#view-mcmc .mcmc-step').count(), 2);
+          assert.equal(await page.locator('#view-mcmc-proposal[data-accepted]').count(), 1);
+        } },
+        { method: 'awrs-smc', n: 1, view: '#view-smc', check: async () => {
+          assert.equal(await page.getAttribute('#view-smc', 'data-particles'), '2');
+          assert.equal(await page.locator('#view-smc .particle').count(), 2);
+          assert.equal(await page.locator('#view-smc-ess[data-ess]').count(), 1);
+          const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
+          assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
+        } },
+        { method: 'asap', n: 2, view: '#view-trie', check: async () => {
+          assert.equal(await page.getAttribute('#view-trie', 'data-kind'), 'c̃');
+          assert.ok(Number(await page.getAttribute('#view-trie', 'data-nodes')) > 0);
+          assert.ok(await page.locator('#view-trie .trie-node').count() > 0);
+        } },
+      ];
+      for (const c of cases) {
+        await setForm(page, { method: c.method, n: c.n });
+        const s = await run(page, { timeout: REAL_RUN_MS });
+        assert.equal(s.state, 'done', `${c.method}: ${s.text}`);
+        assert.equal(await page.getAttribute('.views', 'data-method'), c.method);
+        assert.equal(await page.locator(c.view).count(), 1, `${c.method} shows ${c.view}`);
+        assert.ok((await page.textContent(c.view)).trim().length > 0, `${c.view} is empty`);
+        await c.check();
+        const d = await drawn(page);
+        assert.ok(Object.keys(d).length > 0, `${c.method} drew nothing`);
+        assert.equal(Object.values(d).reduce((a, k) => a + k, 0),
+          Number(await page.getAttribute('#view-results', 'data-samples')));
+        for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/, c.method);
+        console.log(`# figure: ${c.method} on SmolLM2: ${s.text}`);
+        await page.screenshot({ path: join(ARTIFACTS, `playground-real-${c.method}.png`), fullPage: true });
+      }
+    });
+  });
 });
