@@ -1,7 +1,8 @@
 // The playground in headless Chromium: every view renders for its sampler in toy mode,
 // a permalink reproduces its samples, compare mode shows token masking's bias against
 // CARS on G_sk beside the exact distribution, Stop and Step work, grammar errors are
-// marked at their line and column, hostile links open the default state with a message,
+// marked at their line and column, hostile links (wrong types included) open the default
+// state with a message, a language too large to enumerate says so,
 // JSONL export, and the same views with the real model. Each test leaves a screenshot in
 // e2e/artifacts/playground-*.png. Figures (frames per second during a run, time from Run
 // to the first token) are printed, never asserted.
@@ -92,6 +93,45 @@ function drawn(page, scope = '#view-results') {
     [...document.querySelectorAll(`${scope} .output-row`)]
       .filter((r) => Number(r.dataset.count) > 0)
       .map((r) => [r.dataset.text, Number(r.dataset.count)])), scope);
+}
+
+/** lz-string's compressToEncodedURIComponent format without back-references: every UTF-16
+ *  unit is written as a literal (code 0 + 8 bits, or code 1 + 16 bits), the code width
+ *  growing as the decoder's dictionary does. lz-string, and the page, read it back as
+ *  `text`; the tests use it to write links the page's own form would never produce. */
+function lzLiteral(text) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-';
+  const bits = [];
+  const put = (value, n) => { for (let i = 0; i < n; i++) bits.push((value >> i) & 1); };
+  const literal = (unit, width) => {
+    put(unit > 255 ? 1 : 0, width);
+    put(unit, unit > 255 ? 16 : 8);
+  };
+  const units = Array.from({ length: text.length }, (_, i) => text.charCodeAt(i));
+  if (units.length === 0) {
+    put(2, 2);
+  } else {
+    literal(units[0], 2);
+    let width = 3;
+    let enlargeIn = 4;
+    const grow = () => {
+      enlargeIn -= 1;
+      if (enlargeIn === 0) {
+        enlargeIn = 2 ** width;
+        width += 1;
+      }
+    };
+    for (const u of units.slice(1)) {
+      literal(u, width);
+      grow(); // the literal's own dictionary entry
+      grow(); // the entry the decoder adds after each code
+    }
+    put(2, width);
+  }
+  while (bits.length % 6) bits.push(0);
+  let out = '';
+  for (let i = 0; i < bits.length; i += 6) out += alphabet[bits.slice(i, i + 6).reduce((a, b) => a * 2 + b, 0)];
+  return out;
 }
 
 describe('playground (toy models)', () => {
@@ -341,19 +381,52 @@ describe('playground (toy models)', () => {
         '#example=no-such-example',
         '#v=1&s=<script>alert(1)</script>',
       ];
-      for (const h of bad) {
+      const refused = async (h, why = /./) => {
         await open(page, new URL(h, BASE_URL).href);
         const msg = await page.locator('#pg-link-message').textContent();
         assert.match(msg, /could not be opened.*default example/, `for ${h.slice(0, 40)}: ${msg}`);
+        assert.match(msg, why, `for ${h.slice(0, 40)}: ${msg}`);
         assert.ok(msg.length < 400, msg);
         assert.equal(await page.inputValue('#pg-grammar'), '00000|1[01]{4}');
         assert.equal(await page.inputValue('#pg-method'), 'cars');
         assert.deepEqual(page.straitErrors, []);
+      };
+      for (const h of bad) await refused(h);
+
+      // Well-formed lz-string whose JSON has the wrong types. First, the same encoding of
+      // right types opens without a message (so the refusals below are about the types,
+      // not the encoding).
+      await open(page, new URL(`#v=1&s=${lzLiteral('{"n":7,"seed":3,"compare":[]}')}`, BASE_URL).href);
+      assert.equal(await page.locator('#pg-link-message').count(), 0);
+      assert.equal(await page.inputValue('#pg-n'), '7');
+      assert.equal(await page.inputValue('#pg-seed'), '3');
+      for (const json of ['{"n":"ten"}', '{"grammar":5}', '{"seed":1.5}', '{"model":{"gpu":1}}', '{"compare":"lcd"}']) {
+        await refused(`#v=1&s=${lzLiteral(json)}`, /wrong type/);
       }
       // The default state runs.
       await page.fill('#pg-speed', FASTEST);
       const s = await run(page);
       assert.equal(s.state, 'done', s.text);
+    });
+  });
+
+  it('a language too large to enumerate says so and the run goes on', async () => {
+    await step('exact-too-large', async (page) => {
+      // 3^8 = 6561 strings over the random toy model's a, b, c: above the toy limit of
+      // 5,000 sequences, refused within a few thousand model calls.
+      const state = { grammar: '[abc]{8}', grammar_kind: 'regex', model: { toy: { random: { seed: 7, vocab: 3 } } },
+        method: 'lcd', n: 5, max_tokens: 10, seed: 2, compare: [], example: null };
+      await open(page, new URL(`#v=1&s=${lzLiteral(JSON.stringify(state))}`, BASE_URL).href);
+      assert.equal(await page.locator('#pg-link-message').count(), 0);
+      assert.equal(await page.inputValue('#pg-grammar'), '[abc]{8}');
+      await page.fill('#pg-speed', FASTEST);
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      const note = await page.textContent('#view-results-exact-note');
+      assert.match(note, /more than 5000 token sequences; too large to enumerate/, note);
+      assert.equal(await page.locator('#view-results-tv').count(), 0);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^[abc]{8}$/);
+      assert.deepEqual(page.straitErrors, []);
     });
   });
 
