@@ -166,6 +166,10 @@ describe('playground (toy models)', () => {
       for (const text of Object.keys(d)) assert.match(text, /^(00000|1[01]{4})$/);
       assert.equal(d['00000'], undefined);
       assert.ok(await page.locator('#view-results-tv').count() === 1);
+      // The regex's compile time and its tensorized size.
+      const info = await page.textContent('#pg-compile-info');
+      assert.match(info, /compiled in [0-9.]+ ms · tensorized: \d+ states, \d+ edges, \d+ bytes of B_f/, info);
+      console.log(`# figure: ${info} (toy G_sk regex)`);
     });
   });
 
@@ -356,6 +360,7 @@ describe('playground (toy models)', () => {
       s = await run(page);
       assert.equal(s.state, 'done', s.text);
       assert.equal(await page.locator('#pg-grammar-error').count(), 0);
+      assert.match(await page.textContent('#pg-compile-info'), /compiled in [0-9.]+ ms \(llguidance\)/);
     });
   });
 
