@@ -1,7 +1,8 @@
 // The playground in headless Chromium: every view renders for its sampler in toy mode,
 // a permalink reproduces its samples, compare mode shows token masking's bias against
 // CARS on G_sk beside the exact distribution, Stop and Step work, grammar errors are
-// marked at their line and column, hostile links open the default state with a message,
+// marked at their line and column, hostile links (wrong types included) open the default
+// state with a message, a language too large to enumerate says so,
 // JSONL export, and the same views with the real model. Each test leaves a screenshot in
 // e2e/artifacts/playground-*.png. Figures (frames per second during a run, time from Run
 // to the first token) are printed, never asserted.
@@ -94,6 +95,45 @@ function drawn(page, scope = '#view-results') {
       .map((r) => [r.dataset.text, Number(r.dataset.count)])), scope);
 }
 
+/** lz-string's compressToEncodedURIComponent format without back-references: every UTF-16
+ *  unit is written as a literal (code 0 + 8 bits, or code 1 + 16 bits), the code width
+ *  growing as the decoder's dictionary does. lz-string, and the page, read it back as
+ *  `text`; the tests use it to write links the page's own form would never produce. */
+function lzLiteral(text) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-';
+  const bits = [];
+  const put = (value, n) => { for (let i = 0; i < n; i++) bits.push((value >> i) & 1); };
+  const literal = (unit, width) => {
+    put(unit > 255 ? 1 : 0, width);
+    put(unit, unit > 255 ? 16 : 8);
+  };
+  const units = Array.from({ length: text.length }, (_, i) => text.charCodeAt(i));
+  if (units.length === 0) {
+    put(2, 2);
+  } else {
+    literal(units[0], 2);
+    let width = 3;
+    let enlargeIn = 4;
+    const grow = () => {
+      enlargeIn -= 1;
+      if (enlargeIn === 0) {
+        enlargeIn = 2 ** width;
+        width += 1;
+      }
+    };
+    for (const u of units.slice(1)) {
+      literal(u, width);
+      grow(); // the literal's own dictionary entry
+      grow(); // the entry the decoder adds after each code
+    }
+    put(2, width);
+  }
+  while (bits.length % 6) bits.push(0);
+  let out = '';
+  for (let i = 0; i < bits.length; i += 6) out += alphabet[bits.slice(i, i + 6).reduce((a, b) => a * 2 + b, 0)];
+  return out;
+}
+
 describe('playground (toy models)', () => {
   it('opens with the first-click example and no message', async () => {
     await step('default', async (page) => {
@@ -126,6 +166,10 @@ describe('playground (toy models)', () => {
       for (const text of Object.keys(d)) assert.match(text, /^(00000|1[01]{4})$/);
       assert.equal(d['00000'], undefined);
       assert.ok(await page.locator('#view-results-tv').count() === 1);
+      // The regex's compile time and its tensorized size.
+      const info = await page.textContent('#pg-compile-info');
+      assert.match(info, /compiled in [0-9.]+ ms · tensorized: \d+ states, \d+ edges, \d+ bytes of B_f/, info);
+      console.log(`# figure: ${info} (toy G_sk regex)`);
     });
   });
 
@@ -316,6 +360,7 @@ describe('playground (toy models)', () => {
       s = await run(page);
       assert.equal(s.state, 'done', s.text);
       assert.equal(await page.locator('#pg-grammar-error').count(), 0);
+      assert.match(await page.textContent('#pg-compile-info'), /compiled in [0-9.]+ ms \(llguidance\)/);
     });
   });
 
@@ -341,19 +386,52 @@ describe('playground (toy models)', () => {
         '#example=no-such-example',
         '#v=1&s=<script>alert(1)</script>',
       ];
-      for (const h of bad) {
+      const refused = async (h, why = /./) => {
         await open(page, new URL(h, BASE_URL).href);
         const msg = await page.locator('#pg-link-message').textContent();
         assert.match(msg, /could not be opened.*default example/, `for ${h.slice(0, 40)}: ${msg}`);
+        assert.match(msg, why, `for ${h.slice(0, 40)}: ${msg}`);
         assert.ok(msg.length < 400, msg);
         assert.equal(await page.inputValue('#pg-grammar'), '00000|1[01]{4}');
         assert.equal(await page.inputValue('#pg-method'), 'cars');
         assert.deepEqual(page.straitErrors, []);
+      };
+      for (const h of bad) await refused(h);
+
+      // Well-formed lz-string whose JSON has the wrong types. First, the same encoding of
+      // right types opens without a message (so the refusals below are about the types,
+      // not the encoding).
+      await open(page, new URL(`#v=1&s=${lzLiteral('{"n":7,"seed":3,"compare":[]}')}`, BASE_URL).href);
+      assert.equal(await page.locator('#pg-link-message').count(), 0);
+      assert.equal(await page.inputValue('#pg-n'), '7');
+      assert.equal(await page.inputValue('#pg-seed'), '3');
+      for (const json of ['{"n":"ten"}', '{"grammar":5}', '{"seed":1.5}', '{"model":{"gpu":1}}', '{"compare":"lcd"}']) {
+        await refused(`#v=1&s=${lzLiteral(json)}`, /wrong type/);
       }
       // The default state runs.
       await page.fill('#pg-speed', FASTEST);
       const s = await run(page);
       assert.equal(s.state, 'done', s.text);
+    });
+  });
+
+  it('a language too large to enumerate says so and the run goes on', async () => {
+    await step('exact-too-large', async (page) => {
+      // 3^8 = 6561 strings over the random toy model's a, b, c: above the toy limit of
+      // 5,000 sequences, refused within a few thousand model calls.
+      const state = { grammar: '[abc]{8}', grammar_kind: 'regex', model: { toy: { random: { seed: 7, vocab: 3 } } },
+        method: 'lcd', n: 5, max_tokens: 10, seed: 2, compare: [], example: null };
+      await open(page, new URL(`#v=1&s=${lzLiteral(JSON.stringify(state))}`, BASE_URL).href);
+      assert.equal(await page.locator('#pg-link-message').count(), 0);
+      assert.equal(await page.inputValue('#pg-grammar'), '[abc]{8}');
+      await page.fill('#pg-speed', FASTEST);
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      const note = await page.textContent('#view-results-exact-note');
+      assert.match(note, /more than 5000 token sequences; too large to enumerate/, note);
+      assert.equal(await page.locator('#view-results-tv').count(), 0);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^[abc]{8}$/);
+      assert.deepEqual(page.straitErrors, []);
     });
   });
 
@@ -493,6 +571,54 @@ describe('playground (SmolLM2)', () => {
       s = await run(page, { timeout: REAL_RUN_MS });
       assert.equal(s.state, 'done', s.text);
       for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);
+    });
+  });
+
+  it('MCMC, SMC and ASAp views with the real model (tiny budgets)', async () => {
+    await step('real-views', async (page) => {
+      // The CPU wasm model decodes about 3 tokens/s: one chain of 2 steps, one SMC run of
+      // 2 particles, 2 ASAp samples, at most 4 tokens each (yes, no and maybe are one token
+      // each after the chat template; SMC's budget mask keeps its particles in the language).
+      await setForm(page, {
+        grammar: '(yes|no|maybe)', kind: 'regex', prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.',
+        maxTokens: 4, steps: 2, particles: 2, seed: 1,
+      });
+      const cases = [
+        { method: 'mcmc-uniform', n: 1, view: '#view-mcmc', check: async () => {
+          assert.equal(await page.getAttribute('#view-mcmc', 'data-chains'), '1');
+          assert.equal(await page.getAttribute('#view-mcmc', 'data-steps'), '2');
+          assert.equal(await page.locator('#view-mcmc .mcmc-step').count(), 2);
+          assert.equal(await page.locator('#view-mcmc-proposal[data-accepted]').count(), 1);
+        } },
+        { method: 'awrs-smc', n: 1, view: '#view-smc', check: async () => {
+          assert.equal(await page.getAttribute('#view-smc', 'data-particles'), '2');
+          assert.equal(await page.locator('#view-smc .particle').count(), 2);
+          assert.equal(await page.locator('#view-smc-ess[data-ess]').count(), 1);
+          const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
+          assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
+        } },
+        { method: 'asap', n: 2, view: '#view-trie', check: async () => {
+          assert.equal(await page.getAttribute('#view-trie', 'data-kind'), 'c̃');
+          assert.ok(Number(await page.getAttribute('#view-trie', 'data-nodes')) > 0);
+          assert.ok(await page.locator('#view-trie .trie-node').count() > 0);
+        } },
+      ];
+      for (const c of cases) {
+        await setForm(page, { method: c.method, n: c.n });
+        const s = await run(page, { timeout: REAL_RUN_MS });
+        assert.equal(s.state, 'done', `${c.method}: ${s.text}`);
+        assert.equal(await page.getAttribute('.views', 'data-method'), c.method);
+        assert.equal(await page.locator(c.view).count(), 1, `${c.method} shows ${c.view}`);
+        assert.ok((await page.textContent(c.view)).trim().length > 0, `${c.view} is empty`);
+        await c.check();
+        const d = await drawn(page);
+        assert.ok(Object.keys(d).length > 0, `${c.method} drew nothing`);
+        assert.equal(Object.values(d).reduce((a, k) => a + k, 0),
+          Number(await page.getAttribute('#view-results', 'data-samples')));
+        for (const text of Object.keys(d)) assert.match(text, /^(yes|no|maybe)$/, c.method);
+        console.log(`# figure: ${c.method} on SmolLM2: ${s.text}`);
+        await page.screenshot({ path: join(ARTIFACTS, `playground-real-${c.method}.png`), fullPage: true });
+      }
     });
   });
 });

@@ -89,6 +89,27 @@ impl fmt::Debug for BuiltConstraint {
     }
 }
 
+impl BuiltConstraint {
+    /// One line for the page: the compile time `ms` (measured by the caller, since wasm32
+    /// has no `Instant`) and, for a tensorized regex, its size (states S, edges E, bytes of
+    /// the edge-by-token bitset B_f).
+    pub fn compile_note(&self, ms: f64) -> String {
+        let head = format!("constraint compiled in {ms:.1} ms");
+        match self {
+            BuiltConstraint::Regex(c) => match c.tensorized() {
+                Some(t) => format!(
+                    "{head} · tensorized: {} states, {} edges, {} bytes of B_f",
+                    t.num_states,
+                    t.num_edges(),
+                    t.bf_bytes()
+                ),
+                None => head,
+            },
+            BuiltConstraint::Cfg(_) => format!("{head} (llguidance)"),
+        }
+    }
+}
+
 /// The state of a [`BuiltConstraint`] after a prefix.
 #[derive(Clone, Debug)]
 pub enum BuiltState {
@@ -286,6 +307,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn compile_note_names_time_and_tensor_size() {
+        let r = build_constraint(GrammarKind::Regex, GSK_REGEX, &gsk()).unwrap();
+        let BuiltConstraint::Regex(c) = &r else {
+            panic!("a regex builds a regex constraint")
+        };
+        let t = c.tensorized().expect("regexes are tensorized");
+        // 00000 | 1[01]{4}: at least six states on the way plus the final one.
+        assert!(t.num_states >= 7 && t.num_edges() >= 6, "{t:?}");
+        assert_eq!(
+            r.compile_note(12.34),
+            format!(
+                "constraint compiled in 12.3 ms · tensorized: {} states, {} edges, {} bytes of B_f",
+                t.num_states,
+                t.num_edges(),
+                t.bf_bytes()
+            )
+        );
+        let g = build_constraint(
+            GrammarKind::Gbnf,
+            include_str!("../../assets/examples/gsk.gbnf"),
+            &gsk(),
+        )
+        .unwrap();
+        assert_eq!(
+            g.compile_note(3.0),
+            "constraint compiled in 3.0 ms (llguidance)"
+        );
     }
 
     /// A byte-level vocabulary: one token per byte, EOS last.

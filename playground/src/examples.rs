@@ -141,7 +141,7 @@ static EXAMPLES: &[Example] = &[
         "date",
         "A date, YYYY-MM-DD",
         "date.regex",
-        "Reply with today's date in the format YYYY-MM-DD and nothing else.",
+        prompt!("date"),
         GrammarKind::Regex,
         "gcd-budget",
         &[],
@@ -152,7 +152,7 @@ static EXAMPLES: &[Example] = &[
         "phone",
         "A US phone number",
         "phone.regex",
-        "Reply with a US phone number written as (555) 123-4567 and nothing else.",
+        prompt!("phone"),
         GrammarKind::Regex,
         "lcd",
         &[],
@@ -303,9 +303,9 @@ mod tests {
             assert_eq!(Some(ex.kind), GrammarKind::from_path(&name), "{name}");
             assert_eq!(crate::detect::detect_kind(ex.grammar), ex.kind, "{name}");
             let stem = name.rsplit_once('.').unwrap().0;
-            if let Ok(p) = std::fs::read_to_string(dir.join(format!("{stem}.prompt.txt"))) {
-                assert_eq!(ex.prompt, p.trim_end(), "{name}");
-            }
+            let p = std::fs::read_to_string(dir.join(format!("{stem}.prompt.txt")))
+                .unwrap_or_else(|e| panic!("{name} has no sibling {stem}.prompt.txt: {e}"));
+            assert_eq!(ex.prompt, p.trim_end(), "{name}");
             assert!(!ex.prompt.is_empty(), "{name}");
         }
     }

@@ -58,6 +58,7 @@ impl Compare {
         session.stop();
         session.runs.update(|n| *n += 1);
         session.grammar_error.set(None);
+        session.compile_info.set(None);
         let planned = match Run::compare_from_state(state) {
             Ok(r) if (2..=caps::COMPARE).contains(&r.len()) => r,
             Ok(_) => {
@@ -86,6 +87,9 @@ impl Compare {
                 Err(super::world::BuildError::Other(e)) => return session.fail(e),
             };
             if columns.is_empty() {
+                session
+                    .compile_info
+                    .set(Some(world.compile_note().to_string()));
                 self.exact.set(Some(world.exact(state)));
             }
             let mut views = Views::new(world.labels());

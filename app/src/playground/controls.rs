@@ -218,6 +218,9 @@ pub fn Controls(
                     ))
                 }}
             </div>
+            {move || session.compile_info.get().map(|c| view! {
+                <div id="pg-compile-info" class="muted stat">{c}</div>
+            })}
         </div>
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! Hooks: `#pg-status[data-state]` (`idle`, `running`, `paused`, `done`, `stopped`,
 //! `error`; `data-run` counts runs, `data-items` counts events shown,
-//! `data-first-token-ms` the time from Run to the first token shown).
+//! `data-first-token-ms` the time from Run to the first token shown); `#pg-compile-info`
+//! the grammar's compile time (by `performance.now()`) and the constraint's size.
 
 use super::editor::GrammarErr;
 use super::frames::every_frame;
@@ -63,6 +64,8 @@ pub struct Session {
     pub exact: RwSignal<Option<Result<ExactDistribution, String>>, LocalStorage>,
     /// The sampler of the current run (its name).
     pub method: RwSignal<String>,
+    /// How long the run's grammar took to compile, and the constraint's size.
+    pub compile_info: RwSignal<Option<String>>,
     live: StoredValue<Option<Live>, LocalStorage>,
     generation: StoredValue<u64>,
     /// Stops a running exact enumeration.
@@ -82,6 +85,7 @@ impl Session {
             stats: RwSignal::new(RunStats::default()),
             exact: RwSignal::new_local(None),
             method: RwSignal::new(String::new()),
+            compile_info: RwSignal::new(None),
             live: StoredValue::new_local(None),
             generation: StoredValue::new(0),
             exact_cancel: StoredValue::new_local(None),
@@ -115,6 +119,7 @@ impl Session {
         self.runs.update(|n| *n += 1);
         self.grammar_error.set(None);
         self.message.set(String::new());
+        self.compile_info.set(None);
         let run = match Run::from_state(&state) {
             Ok(r) => r,
             Err(e) => return self.fail(e),
@@ -130,6 +135,8 @@ impl Session {
             }
             Err(BuildError::Other(e)) => return self.fail(e),
         };
+        self.compile_info
+            .set(Some(world.compile_note().to_string()));
         let mut views = Views::new(world.labels());
         let exact = world.exact(&state);
         if let Ok(e) = &exact {
@@ -273,6 +280,7 @@ impl Session {
         }
         self.runs.update(|n| *n += 1);
         self.grammar_error.set(None);
+        self.compile_info.set(None);
         let world = match World::build(&state) {
             Ok(w @ World::Real { .. }) => w,
             Ok(_) => return self.fail("Toy models compute the exact P^L with every run.".into()),
@@ -285,6 +293,8 @@ impl Session {
             }
             Err(BuildError::Other(e)) => return self.fail(e),
         };
+        self.compile_info
+            .set(Some(world.compile_note().to_string()));
         self.stop_quietly();
         let generation = self.generation.get_value();
         let cancel = std::rc::Rc::new(std::cell::Cell::new(false));

@@ -33,6 +33,8 @@ pub enum World {
         vocab: Vocabulary,
         /// The grammar over it.
         constraint: BuiltConstraint,
+        /// How long the grammar took to compile, and the constraint's size.
+        compile_note: String,
     },
     /// The loaded GGUF model.
     Real {
@@ -42,6 +44,8 @@ pub enum World {
         prompt: Vec<TokenId>,
         /// The grammar over its vocabulary.
         constraint: BuiltConstraint,
+        /// How long the grammar took to compile, and the constraint's size.
+        compile_note: String,
     },
 }
 
@@ -78,7 +82,20 @@ thread_local! {
     static BUILDERS: RefCell<Vec<(BuilderKey, ConstraintBuilder)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Compiles the state's grammar for `vocab`, timed with `performance.now()` (wasm32 has no
+/// `Instant`); the note says how long it took and, for a tensorized regex, its size.
 fn compile(
+    state: &PlaygroundState,
+    vocab: &Vocabulary,
+    key: BuilderKey,
+) -> Result<(BuiltConstraint, String), BuildError> {
+    let t0 = crate::ui::now_ms();
+    let built = compile_untimed(state, vocab, key)?;
+    let note = built.compile_note(crate::ui::now_ms() - t0);
+    Ok((built, note))
+}
+
+fn compile_untimed(
     state: &PlaygroundState,
     vocab: &Vocabulary,
     key: BuilderKey,
@@ -113,11 +130,12 @@ impl World {
         match &state.model {
             ModelChoice::Toy(t) => {
                 let (lm, vocab) = (ToyLm::new(*t), toy_vocabulary(*t));
-                let constraint = compile(state, &vocab, BuilderKey::Toy(*t))?;
+                let (constraint, compile_note) = compile(state, &vocab, BuilderKey::Toy(*t))?;
                 Ok(World::Toy {
                     lm,
                     vocab,
                     constraint,
+                    compile_note,
                 })
             }
             ModelChoice::Real { url } => {
@@ -134,7 +152,7 @@ impl World {
                             .into(),
                     )
                 })?;
-                let constraint = compile(
+                let (constraint, compile_note) = compile(
                     state,
                     engine.vocab(),
                     BuilderKey::Real(crate::ui::engine_generation()),
@@ -146,8 +164,16 @@ impl World {
                     engine,
                     prompt,
                     constraint,
+                    compile_note,
                 })
             }
+        }
+    }
+
+    /// How long the grammar took to compile, and the constraint's size (one line).
+    pub fn compile_note(&self) -> &str {
+        match self {
+            World::Toy { compile_note, .. } | World::Real { compile_note, .. } => compile_note,
         }
     }
 
@@ -195,6 +221,7 @@ impl World {
             engine,
             prompt,
             constraint,
+            ..
         } = self
         else {
             return Err("the toy models' exact P^L is computed with each run".into());
@@ -216,6 +243,7 @@ impl World {
                 lm,
                 vocab,
                 constraint,
+                ..
             } => {
                 let mut lm = Yielding::new(lm, stop);
                 run.drive(&mut lm, &constraint, Some(&vocab)).await;
@@ -224,6 +252,7 @@ impl World {
                 engine,
                 prompt,
                 constraint,
+                ..
             } => {
                 let mut lm = engine.lm(prompt, stop)?;
                 run.drive(&mut lm, &constraint, Some(engine.vocab())).await;
