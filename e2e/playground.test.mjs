@@ -87,12 +87,17 @@ async function run(page, { keys = false, timeout = RUN_MS } = {}) {
   return status(page);
 }
 
-/** The results view's outputs that were drawn: text → count. */
+/** The results view's outputs that were drawn: text → count. Rows are token sequences,
+ *  so two tokenizations of one text (y·es and yes) add up under that text. */
 function drawn(page, scope = '#view-results') {
-  return page.evaluate((scope) => Object.fromEntries(
-    [...document.querySelectorAll(`${scope} .output-row`)]
-      .filter((r) => Number(r.dataset.count) > 0)
-      .map((r) => [r.dataset.text, Number(r.dataset.count)])), scope);
+  return page.evaluate((scope) => {
+    const out = {};
+    for (const r of document.querySelectorAll(`${scope} .output-row`)) {
+      const n = Number(r.dataset.count);
+      if (n > 0) out[r.dataset.text] = (out[r.dataset.text] ?? 0) + n;
+    }
+    return out;
+  }, scope);
 }
 
 /** lz-string's compressToEncodedURIComponent format without back-references: every UTF-16
