@@ -124,19 +124,9 @@ impl Session {
             Ok(r) => r,
             Err(e) => return self.fail(e),
         };
-        let world = match World::build(&state) {
-            Ok(w) => w,
-            Err(BuildError::Grammar(e)) => {
-                self.message
-                    .set(format!("The grammar does not compile: {}", e.message));
-                self.grammar_error.set(Some(e));
-                self.status.set("error");
-                return;
-            }
-            Err(BuildError::Other(e)) => return self.fail(e),
+        let Some(world) = self.build_world(&state) else {
+            return;
         };
-        self.compile_info
-            .set(Some(world.compile_note().to_string()));
         let mut views = Views::new(world.labels());
         let exact = world.exact(&state);
         if let Ok(e) = &exact {
@@ -281,20 +271,11 @@ impl Session {
         self.runs.update(|n| *n += 1);
         self.grammar_error.set(None);
         self.compile_info.set(None);
-        let world = match World::build(&state) {
-            Ok(w @ World::Real { .. }) => w,
-            Ok(_) => return self.fail("Toy models compute the exact P^L with every run.".into()),
-            Err(BuildError::Grammar(e)) => {
-                self.message
-                    .set(format!("The grammar does not compile: {}", e.message));
-                self.grammar_error.set(Some(e));
-                self.status.set("error");
-                return;
-            }
-            Err(BuildError::Other(e)) => return self.fail(e),
+        let world = match self.build_world(&state) {
+            Some(w @ World::Real { .. }) => w,
+            Some(_) => return self.fail("Toy models compute the exact P^L with every run.".into()),
+            None => return,
         };
-        self.compile_info
-            .set(Some(world.compile_note().to_string()));
         self.stop_quietly();
         let generation = self.generation.get_value();
         let cancel = std::rc::Rc::new(std::cell::Cell::new(false));
@@ -332,6 +313,29 @@ impl Session {
             }
             this.exact.set(Some(r));
         });
+    }
+
+    /// Builds what `state` samples from and shows its compile line; a grammar error is
+    /// marked in the editor and any failure shown (then `None`).
+    fn build_world(&self, state: &PlaygroundState) -> Option<World> {
+        match World::build(state) {
+            Ok(world) => {
+                self.compile_info
+                    .set(Some(world.compile_note().to_string()));
+                Some(world)
+            }
+            Err(BuildError::Grammar(e)) => {
+                self.message
+                    .set(format!("The grammar does not compile: {}", e.message));
+                self.grammar_error.set(Some(e));
+                self.status.set("error");
+                None
+            }
+            Err(BuildError::Other(e)) => {
+                self.fail(e);
+                None
+            }
+        }
     }
 
     /// Step: one more event (starting a paused run of `state` when none is active).
