@@ -11,6 +11,7 @@
 //! - [`webgpu`]: is WebGPU usable here.
 //! - [`download`]: streamed, cached model download.
 //! - [`engine`]: the model and the samplers behind the page.
+//! - [`worker`]: the sampling worker the playground's real-model runs go to.
 //! - [`playground`]: the playground (toy and real models, every sampler animated, compare
 //!   mode, permalinks), on the DOM-free `playground` crate.
 
@@ -19,8 +20,13 @@ mod engine;
 mod playground;
 mod ui;
 mod webgpu;
+mod worker;
 
 fn main() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(ui::App);
+    // The same module runs the sampling worker (`worker.js` calls `worker_main`): there is
+    // no page to mount in a worker.
+    if web_sys::window().is_some() {
+        leptos::mount::mount_to_body(ui::App);
+    }
 }

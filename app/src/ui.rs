@@ -8,7 +8,8 @@
 //! `?backend=`), `#backend-info[data-backend]` (`webgpu` or `cpu` once loaded, with the
 //! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure),
 //! `#gpu-lost` with `#reload-model` (phase `gpu-lost`: the WebGPU device was lost).
-//! `?pause=off` keeps CPU forward passes from pausing for the page (for measurements).
+//! `?pause=off` keeps CPU forward passes from pausing for the page (for measurements);
+//! `?worker=off` keeps the playground's real-model runs on the page's thread.
 
 use crate::download::{self, Source};
 use crate::engine::{
@@ -100,12 +101,16 @@ impl Stats {
     }
 }
 
-/// `performance.now()` in milliseconds.
+/// `performance.now()` in milliseconds (in the page or in the sampling worker).
 pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
+    use wasm_bindgen::JsCast;
+    thread_local! {
+        static PERFORMANCE: Option<web_sys::Performance> =
+            js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+                .ok()
+                .and_then(|p| p.dyn_into().ok());
+    }
+    PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))
 }
 
 /// The model URL the page loads (`?model=URL`, else the default).
@@ -126,6 +131,29 @@ fn backend_choice() -> Choice {
         .and_then(|p| p.get("backend"))
         .and_then(|b| Choice::parse(&b))
         .unwrap_or(Choice::Auto)
+}
+
+/// Whether `?worker=off` asks the playground to sample on the page's thread.
+fn worker_choice() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get("worker"))
+        .is_none_or(|v| v != "off")
+}
+
+/// Gives the playground a sampling worker with its own copy of the model, when the model
+/// runs on the CPU (on WebGPU the page's thread only waits for the GPU) and `?worker=off`
+/// is not set. Until it is ready, or if it fails, runs sample on the page's thread.
+async fn start_sampling_worker(engine: Rc<Engine>) {
+    use crate::worker::client;
+    if engine.is_gpu() {
+        client::stop("the model runs on WebGPU: the page's thread only waits for the GPU");
+    } else if !worker_choice() {
+        client::stop("?worker=off: the playground samples on the page's thread");
+    } else {
+        client::start(engine.model_bytes()).await;
+    }
 }
 
 /// Whether `?pause=off` asks CPU forward passes not to pause for the page (see
@@ -251,9 +279,11 @@ impl Loader {
                 if !d.is_empty() {
                     model_info.update(|m| m.push_str(&format!(" · {d}")));
                 }
-                ENGINE.with(|e| *e.borrow_mut() = Some(Rc::new(engine)));
+                let engine = Rc::new(engine);
+                ENGINE.with(|e| *e.borrow_mut() = Some(engine.clone()));
                 ENGINE_GENERATION.with(|g| g.set(g.get() + 1));
                 phase.set(Phase::Ready);
+                start_sampling_worker(engine).await;
             }
             Err(msg) => phase.set(Phase::Failed(format!(
                 "The model could not be loaded: {msg}"
@@ -289,6 +319,7 @@ impl Loader {
                 }
             };
             ENGINE.with(|e| *e.borrow_mut() = None);
+            crate::worker::client::stop("a new model is loading");
             self.model_info.set(format!(
                 "{} ({}) from disk",
                 file.name(),
@@ -302,6 +333,7 @@ impl Loader {
     /// on a new device.
     fn reload(self, url: String) {
         ENGINE.with(|e| *e.borrow_mut() = None);
+        crate::worker::client::stop("the model is reloading");
         self.notes
             .update(|v| v.push("Reloading the model on a new WebGPU device.".into()));
         spawn_local(self.start(url));

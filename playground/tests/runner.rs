@@ -243,3 +243,90 @@ fn export_writes_one_line_per_sample_and_event() {
             .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
     );
 }
+
+/// A toy model that, before each call, sends what the run recorded so far to a mirror run
+/// (as the page's sampling worker does before each forward pass).
+struct Mirroring {
+    inner: ToyLm,
+    run: Run,
+    reader: playground::runner::BatchReader,
+    mirror: Run,
+    batches: usize,
+}
+
+impl Mirroring {
+    fn flush(&mut self) {
+        if let Some(b) = self.reader.next(&self.run) {
+            self.batches += 1;
+            self.mirror.apply_batch(b);
+        }
+    }
+}
+
+impl LanguageModel for Mirroring {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+    fn eos(&self) -> TokenId {
+        self.inner.eos()
+    }
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        self.flush();
+        self.inner.logprobs(prefix).await
+    }
+}
+
+#[test]
+fn a_run_mirrored_batch_by_batch_equals_the_run() {
+    let v = toy_vocabulary(ToyModel::Gsk);
+    let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
+    for m in [
+        Method::Lcd,
+        Method::Cars,
+        Method::Asap,
+        Method::AwrsSmc,
+        Method::SmcGcd,
+        Method::McmcUniform,
+    ] {
+        let run = Run::new(m, gsk_params(12), 7).with_max_events(500);
+        let mirror = Run::from_spec(run.spec());
+        assert_eq!(mirror.spec(), run.spec(), "{m}");
+        let mut lm = Mirroring {
+            inner: ToyLm::new(ToyModel::Gsk),
+            run: run.clone(),
+            reader: playground::runner::BatchReader::new(),
+            mirror: mirror.clone(),
+            batches: 0,
+        };
+        let o = run.drive_ready(&mut lm, &c, Some(&v));
+        assert!(matches!(o, Outcome::Completed(_)), "{m}: {o:?}");
+        lm.flush();
+        assert!(lm.reader.next(&run).is_none(), "{m}: nothing left to send");
+        mirror.finish_remote(o.clone());
+        assert!(lm.batches > 2, "{m}: sent in {} batches", lm.batches);
+        assert_eq!(mirror.events_from(0), run.events_from(0), "{m}");
+        assert_eq!(mirror.samples(), run.samples(), "{m}");
+        assert_eq!(mirror.live_counters(), run.live_counters(), "{m}");
+        assert_eq!(mirror.truncated(), run.truncated(), "{m}");
+        assert_eq!(mirror.outcome(), Some(o), "{m}");
+    }
+}
+
+#[test]
+fn stop_calls_the_cancel_hooks_once() {
+    let run = Run::new(Method::Lcd, gsk_params(1), 1);
+    let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+    let c = calls.clone();
+    run.on_cancel(move || c.set(c.get() + 1));
+    run.cancel();
+    run.cancel();
+    assert_eq!(calls.get(), 1);
+    // A hook added after Stop runs at once.
+    let c = calls.clone();
+    run.on_cancel(move || c.set(c.get() + 10));
+    assert_eq!(calls.get(), 11);
+    // A remote outcome does not replace one already set.
+    run.finish_remote(Outcome::Cancelled);
+    run.finish_remote(Outcome::BudgetReached);
+    assert_eq!(run.outcome(), Some(Outcome::Cancelled));
+}

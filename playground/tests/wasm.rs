@@ -58,3 +58,35 @@ fn grammar_errors_have_positions() {
     let e = build_constraint(GrammarKind::Gbnf, "root ::= \"0\"\nx ::= \"1\" @\n", &v).unwrap_err();
     assert_eq!(e.line, Some(2));
 }
+
+#[wasm_bindgen_test]
+fn batches_survive_the_trip_to_and_from_a_worker() {
+    use playground::runner::{Batch, BatchReader, RunSpec};
+    let (_, v) = build(ToyModel::Gsk);
+    let c = build_constraint(GrammarKind::Regex, playground::toy::GSK_REGEX, &v).unwrap();
+    // Every event type: trie inserts and prunes (cars), c̃ updates (asap), MCMC proposals
+    // with −∞ log ratios (mcmc-uniform), particles, resampling and evidence (awrs-smc).
+    for m in ["cars", "asap", "mcmc-uniform", "awrs-smc", "lcd"] {
+        let s = PlaygroundState {
+            method: m.into(),
+            n: 6,
+            max_tokens: 8,
+            ..PlaygroundState::default()
+        };
+        let run = Run::from_state(&s).unwrap();
+        run.drive_ready(&mut build(ToyModel::Gsk).0, &c, Some(&v));
+        let spec: RunSpec =
+            serde_wasm_bindgen::from_value(serde_wasm_bindgen::to_value(&run.spec()).unwrap())
+                .unwrap();
+        assert_eq!(spec, run.spec(), "{m}");
+        let batch = BatchReader::new().next(&run).unwrap();
+        let back: Batch =
+            serde_wasm_bindgen::from_value(serde_wasm_bindgen::to_value(&batch).unwrap()).unwrap();
+        assert_eq!(back, batch, "{m}");
+        let outcome = run.outcome().unwrap();
+        let o: Outcome =
+            serde_wasm_bindgen::from_value(serde_wasm_bindgen::to_value(&outcome).unwrap())
+                .unwrap();
+        assert_eq!(o, outcome, "{m}");
+    }
+}

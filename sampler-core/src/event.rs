@@ -1,10 +1,10 @@
 //! What a sampler reports while it runs: the UI animates it, the CLI writes it as JSON lines.
 
 use crate::TokenId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One thing a sampler did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A token was drawn at `position` of the sequence being built.

@@ -134,6 +134,11 @@ impl Engine {
         )
     }
 
+    /// The GGUF file's bytes (what the sampling worker gets a copy of).
+    pub fn model_bytes(&self) -> &[u8] {
+        self.backend.model().bytes()
+    }
+
     /// Whether the model runs on WebGPU.
     pub fn is_gpu(&self) -> bool {
         self.backend.is_gpu()

@@ -221,6 +221,7 @@ pub fn Controls(
             {move || session.compile_info.get().map(|c| view! {
                 <div id="pg-compile-info" class="muted stat">{c}</div>
             })}
+            <super::worker_line::WorkerLine />
         </div>
     }
 }

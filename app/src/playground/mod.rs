@@ -28,6 +28,7 @@ mod session;
 mod smc_view;
 mod token_view;
 mod trie_view;
+mod worker_line;
 mod world;
 mod yielding;
 

@@ -46,6 +46,8 @@ pub enum World {
         constraint: BuiltConstraint,
         /// How long the grammar took to compile, and the constraint's size.
         compile_note: String,
+        /// The setup (what the sampling worker builds its own constraint and prompt from).
+        state: Box<PlaygroundState>,
     },
 }
 
@@ -165,6 +167,7 @@ impl World {
                     prompt,
                     constraint,
                     compile_note,
+                    state: Box::new(state.clone()),
                 })
             }
         }
@@ -232,7 +235,8 @@ impl World {
         Ok(e)
     }
 
-    /// Runs the sampler of `run` to its end (or Stop); the run records every event.
+    /// Runs the sampler of `run` to its end (or Stop); the run records every event. A
+    /// real-model run goes to the sampling worker when it is ready.
     pub async fn drive(self, run: &Run) -> Result<(), String> {
         let stop: Rc<dyn Fn() -> bool> = {
             let r = run.clone();
@@ -247,6 +251,9 @@ impl World {
             } => {
                 let mut lm = Yielding::new(lm, stop);
                 run.drive(&mut lm, &constraint, Some(&vocab)).await;
+            }
+            World::Real { state, .. } if let Some(worker) = crate::worker::client::ready() => {
+                worker.drive(run, &state).await;
             }
             World::Real {
                 engine,

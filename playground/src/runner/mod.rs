@@ -12,8 +12,10 @@ use sampler_core::{
 };
 mod counting;
 mod player;
+mod remote;
 
 pub use player::Player;
+pub use remote::{Batch, BatchReader, RunSpec};
 
 use counting::{CountingConstraint, CountingLm};
 use std::cell::{Cell, RefCell};
@@ -26,7 +28,7 @@ use std::task::{Context, Poll, Waker};
 pub const MAX_EVENTS: usize = 400_000;
 
 /// One recorded event, with the run's counters when it is a finished sample.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecordedEvent {
     /// What the sampler reported.
     pub event: Event,
@@ -35,7 +37,7 @@ pub struct RecordedEvent {
 }
 
 /// How a run ended.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     /// The sampler produced everything it was asked for.
     Completed(Counters),
@@ -48,7 +50,7 @@ pub enum Outcome {
 }
 
 /// Counters updated during the run (not only at samples), for live progress.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LiveCounters {
     /// Next-token distributions asked of the model so far.
     pub lm_calls: u64,
@@ -57,6 +59,9 @@ pub struct LiveCounters {
     /// Constraint checks (a full mask counts the vocabulary size).
     pub constraint_checks: u64,
 }
+
+/// What Stop calls besides setting the flag (see [`Run::on_cancel`]).
+type CancelHook = Box<dyn FnOnce()>;
 
 #[derive(Default)]
 struct Shared {
@@ -78,6 +83,8 @@ pub struct Run {
     shared: Rc<RefCell<Shared>>,
     cancel: Rc<Cell<bool>>,
     live: Rc<Cell<LiveCounters>>,
+    /// Called once at the first Stop (see [`Run::on_cancel`]).
+    on_cancel: Rc<RefCell<Vec<CancelHook>>>,
 }
 
 impl std::fmt::Debug for Run {
@@ -128,6 +135,7 @@ impl Run {
             shared: Rc::default(),
             cancel: Rc::default(),
             live: Rc::default(),
+            on_cancel: Rc::default(),
         }
     }
 
@@ -285,7 +293,10 @@ impl Run {
 
     /// Asks the run to stop (Esc); the sampler stops at its next model call.
     pub fn cancel(&self) {
-        self.cancel.set(true);
+        if !self.cancel.replace(true) {
+            let hooks = std::mem::take(&mut *self.on_cancel.borrow_mut());
+            hooks.into_iter().for_each(|f| f());
+        }
     }
 
     /// Whether Stop was pressed.

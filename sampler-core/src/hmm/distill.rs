@@ -6,7 +6,7 @@ use crate::samplers::Ctx;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
 /// How the HMM of `p-gcd-smc` is distilled and used (bounded, configurable cost).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HmmConfig {
     /// Hidden states H (emissions take H × V f64: 6.3 MB for H = 16 on a 49,152-token
     /// vocabulary).

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Every sampling method Strait knows, by its command-line name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Method {
     /// Unconstrained ancestral sampling.
     Lm,

@@ -4,7 +4,7 @@ use crate::SampleError;
 use crate::hmm::HmmConfig;
 
 /// How SMC resamples when the effective sample size falls below the threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Resampling {
     /// Independent draws proportional to the weights.
     Multinomial,
@@ -13,7 +13,7 @@ pub enum Resampling {
 }
 
 /// The knobs of a run (`--n`, `--steps`, `--particles`, `--max-tokens`, ...).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Params {
     /// Samples, chains or SMC runs to produce (see DESIGN.md §6 for what it counts).
     pub n: usize,

@@ -1,10 +1,10 @@
 //! What a run produces: samples and the cost counters.
 
 use crate::TokenId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Cumulative costs of a run, the papers' measures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     /// Calls for next-token distributions (one per prefix evaluated).
     pub lm_calls: u64,
@@ -17,7 +17,7 @@ pub struct Counters {
 }
 
 /// One output of a sampler.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// The token sequence, EOS included when it ended.
     pub tokens: Vec<TokenId>,

@@ -1,0 +1,339 @@
+//! The page's side of the sampling worker: starts it (`worker.js`, a module worker that
+//! instantiates the page's own `WebAssembly.Module`), transfers a copy of the model's bytes,
+//! then sends runs and Stop and applies the batches that come back to the page's
+//! [`Run`]s. A worker that fails to start, or dies, is reported and the page samples on
+//! its own thread as before.
+
+use super::protocol::{FromWorker, LOAD, ToWorker};
+use super::shared_clock_ms;
+use playground::runner::{Outcome, Run};
+use playground::state::PlaygroundState;
+use sampler_core::Event;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// Where the sampling worker stands, for the page (`#pg-worker[data-state]`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkerState {
+    /// Not started: the model is not loaded, runs on WebGPU, or `?worker=off`.
+    Off(String),
+    /// Starting, or loading its copy of the model.
+    Loading,
+    /// Ready: real-model runs go to it.
+    Ready {
+        /// Milliseconds from starting the worker to its model being loaded.
+        ms: f64,
+    },
+    /// It failed to start or died; runs go to the page's thread.
+    Failed(String),
+}
+
+impl WorkerState {
+    /// `off`, `loading`, `ready` or `failed`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkerState::Off(_) => "off",
+            WorkerState::Loading => "loading",
+            WorkerState::Ready { .. } => "ready",
+            WorkerState::Failed(_) => "failed",
+        }
+    }
+}
+
+/// What the page measured of the worker's messages (the cost of running off-thread).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Overhead {
+    /// Batches received.
+    pub messages: u64,
+    /// `Token` events they carried.
+    pub tokens: u64,
+    /// Sum over batches of the time from the worker's post to the page's handler.
+    pub latency_ms: f64,
+    /// Sum over batches of the page's time to decode and apply them.
+    pub apply_ms: f64,
+}
+
+impl Overhead {
+    /// Mean milliseconds from post to handler per batch.
+    pub fn mean_latency_ms(&self) -> f64 {
+        self.latency_ms / self.messages.max(1) as f64
+    }
+
+    /// Mean milliseconds of the page's thread spent per batch (decode + apply).
+    pub fn mean_apply_ms(&self) -> f64 {
+        self.apply_ms / self.messages.max(1) as f64
+    }
+}
+
+struct Pending {
+    run: Run,
+    /// Resolves the future `drive` awaits.
+    done: js_sys::Function,
+}
+
+/// The started worker.
+pub struct SamplingWorker {
+    worker: web_sys::Worker,
+    next_id: Cell<u64>,
+    pending: RefCell<HashMap<u64, Pending>>,
+    /// Resolves what `start` awaits (Ready, then Loaded) with the message.
+    waiting: RefCell<Option<js_sys::Function>>,
+    overhead: Cell<Overhead>,
+    dead: Cell<bool>,
+}
+
+thread_local! {
+    static WORKER: RefCell<Option<Rc<SamplingWorker>>> = const { RefCell::new(None) };
+    static STATE: RefCell<WorkerState> =
+        RefCell::new(WorkerState::Off("the model is not loaded yet".into()));
+}
+
+/// Where the worker stands.
+pub fn state() -> WorkerState {
+    STATE.with(|s| s.borrow().clone())
+}
+
+fn set_state(s: WorkerState) {
+    STATE.with(|st| *st.borrow_mut() = s);
+}
+
+/// The worker when it is ready to drive runs.
+pub fn ready() -> Option<Rc<SamplingWorker>> {
+    WORKER
+        .with(|w| w.borrow().clone())
+        .filter(|w| !w.dead.get() && matches!(state(), WorkerState::Ready { .. }))
+}
+
+/// The message overhead measured so far (zero without a worker).
+pub fn overhead() -> Overhead {
+    WORKER.with(|w| {
+        w.borrow()
+            .as_ref()
+            .map(|w| w.overhead.get())
+            .unwrap_or_default()
+    })
+}
+
+/// Ends the worker (a new model is coming, or the page samples on WebGPU).
+pub fn stop(why: &str) {
+    if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
+        w.die(why);
+        w.worker.terminate();
+    }
+    set_state(WorkerState::Off(why.into()));
+}
+
+/// A promise and the function that resolves it.
+fn promise() -> (js_sys::Promise, js_sys::Function) {
+    let mut resolve = None;
+    let p = js_sys::Promise::new(&mut |r, _| resolve = Some(r));
+    (p, resolve.expect("the executor runs at once"))
+}
+
+/// Starts the worker and gives it a copy of `model`'s bytes; resolves when it has loaded
+/// them (the state says how that went). Runs wait for nothing: until then they sample on
+/// the page's thread.
+pub async fn start(model_bytes: &[u8]) {
+    stop("replaced");
+    set_state(WorkerState::Loading);
+    let t0 = crate::ui::now_ms();
+    let result = start_inner(model_bytes).await;
+    match result {
+        Ok(()) => set_state(WorkerState::Ready {
+            ms: crate::ui::now_ms() - t0,
+        }),
+        Err(e) => {
+            if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
+                w.worker.terminate();
+            }
+            set_state(WorkerState::Failed(e));
+        }
+    }
+}
+
+async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
+    let opts = web_sys::WorkerOptions::new();
+    opts.set_type(web_sys::WorkerType::Module);
+    let worker = web_sys::Worker::new_with_options("./worker.js", &opts)
+        .map_err(|e| format!("the browser refused the worker: {}", js_error(&e)))?;
+    let w = Rc::new(SamplingWorker {
+        worker,
+        next_id: Cell::new(0),
+        pending: RefCell::default(),
+        waiting: RefCell::default(),
+        overhead: Cell::default(),
+        dead: Cell::new(false),
+    });
+    let weak = Rc::downgrade(&w);
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            if let Some(w) = weak.upgrade() {
+                w.on_message(e.data());
+            }
+        });
+    w.worker
+        .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    let weak = Rc::downgrade(&w);
+    let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+        if let Some(w) = weak.upgrade() {
+            w.die(&format!("the sampling worker failed: {}", e.message()));
+        }
+    });
+    w.worker
+        .set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+    WORKER.with(|slot| *slot.borrow_mut() = Some(w.clone()));
+
+    // 1. The page's own module: the worker instantiates it and answers Ready.
+    let init = js_sys::Object::new();
+    js_sys::Reflect::set(&init, &"module".into(), &wasm_bindgen::module())
+        .map_err(|e| js_error(&e))?;
+    let answer = w.ask(&init, None).await?;
+    if !matches!(answer, FromWorker::Ready) {
+        return Err(format!("the worker answered {answer:?} instead of Ready"));
+    }
+    // 2. A copy of the model's bytes, its buffer transferred (not copied again).
+    let bytes = js_sys::Uint8Array::new_with_length(model_bytes.len() as u32);
+    bytes.copy_from(model_bytes);
+    let load = js_sys::Object::new();
+    js_sys::Reflect::set(&load, &"type".into(), &LOAD.into()).map_err(|e| js_error(&e))?;
+    js_sys::Reflect::set(&load, &"bytes".into(), &bytes).map_err(|e| js_error(&e))?;
+    let transfer = js_sys::Array::of1(&bytes.buffer());
+    match w.ask(&load, Some(&transfer)).await? {
+        FromWorker::Loaded { .. } => Ok(()),
+        FromWorker::LoadFailed { message } => {
+            Err(format!("the worker could not load the model: {message}"))
+        }
+        other => Err(format!("the worker answered {other:?} instead of Loaded")),
+    }
+}
+
+fn js_error(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+impl SamplingWorker {
+    /// Posts `msg` and waits for the worker's next start-up answer.
+    async fn ask(
+        &self,
+        msg: &JsValue,
+        transfer: Option<&js_sys::Array>,
+    ) -> Result<FromWorker, String> {
+        let (p, resolve) = promise();
+        *self.waiting.borrow_mut() = Some(resolve);
+        match transfer {
+            Some(t) => self.worker.post_message_with_transfer(msg, t),
+            None => self.worker.post_message(msg),
+        }
+        .map_err(|e| format!("cannot post to the worker: {}", js_error(&e)))?;
+        let v = JsFuture::from(p).await.map_err(|e| js_error(&e))?;
+        if self.dead.get() {
+            return Err(v.as_string().unwrap_or_else(|| "the worker died".into()));
+        }
+        serde_wasm_bindgen::from_value(v).map_err(|e| format!("bad answer from the worker: {e}"))
+    }
+
+    fn post(&self, msg: &ToWorker) -> Result<(), String> {
+        let v = serde_wasm_bindgen::to_value(msg).map_err(|e| e.to_string())?;
+        self.worker
+            .post_message(&v)
+            .map_err(|e| format!("cannot post to the worker: {}", js_error(&e)))
+    }
+
+    fn on_message(&self, data: JsValue) {
+        let received = shared_clock_ms();
+        let t0 = crate::ui::now_ms();
+        let msg: FromWorker = match serde_wasm_bindgen::from_value(data.clone()) {
+            Ok(m) => m,
+            Err(e) => {
+                web_sys::console::error_1(&format!("bad message from the worker: {e}").into());
+                return;
+            }
+        };
+        match msg {
+            FromWorker::Ready | FromWorker::Loaded { .. } | FromWorker::LoadFailed { .. } => {
+                if let Some(resolve) = self.waiting.borrow_mut().take() {
+                    let _ = resolve.call1(&JsValue::NULL, &data);
+                }
+            }
+            FromWorker::Batch { id, batch, sent_at } => {
+                let tokens = batch
+                    .events
+                    .iter()
+                    .filter(|e| matches!(e.event, Event::Token { .. }))
+                    .count() as u64;
+                if let Some(p) = self.pending.borrow().get(&id) {
+                    p.run.apply_batch(batch);
+                }
+                let mut o = self.overhead.get();
+                o.messages += 1;
+                o.tokens += tokens;
+                o.latency_ms += (received - sent_at).max(0.0);
+                o.apply_ms += crate::ui::now_ms() - t0;
+                self.overhead.set(o);
+            }
+            FromWorker::Done { id, outcome } => {
+                if let Some(p) = self.pending.borrow_mut().remove(&id) {
+                    p.run.finish_remote(outcome);
+                    let _ = p.done.call0(&JsValue::NULL);
+                }
+            }
+        }
+    }
+
+    /// Marks the worker dead: every run it drives ends with `why`, start-up fails.
+    fn die(&self, why: &str) {
+        if self.dead.replace(true) {
+            return;
+        }
+        set_state(WorkerState::Failed(why.into()));
+        if let Some(resolve) = self.waiting.borrow_mut().take() {
+            let _ = resolve.call1(&JsValue::NULL, &why.into());
+        }
+        let pending: Vec<_> = self.pending.borrow_mut().drain().collect();
+        for (_, p) in pending {
+            p.run.finish_remote(Outcome::Failed(why.into()));
+            let _ = p.done.call0(&JsValue::NULL);
+        }
+    }
+
+    /// Drives `run` in the worker with the grammar and prompt of `state`; resolves when the
+    /// run has ended (its outcome is set). Stop on the run reaches the worker.
+    pub async fn drive(self: &Rc<Self>, run: &Run, state: &PlaygroundState) {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        let (p, done) = promise();
+        self.pending.borrow_mut().insert(
+            id,
+            Pending {
+                run: run.clone(),
+                done,
+            },
+        );
+        let sent = self.post(&ToWorker::Run {
+            id,
+            spec: run.spec(),
+            state: Box::new(state.clone()),
+        });
+        if let Err(e) = sent {
+            self.pending.borrow_mut().remove(&id);
+            run.finish_remote(Outcome::Failed(e));
+            return;
+        }
+        let weak = Rc::downgrade(self);
+        run.on_cancel(move || {
+            if let Some(w) = weak.upgrade() {
+                let _ = w.post(&ToWorker::Stop { id });
+            }
+        });
+        let _ = JsFuture::from(p).await;
+    }
+}

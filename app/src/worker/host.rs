@@ -1,0 +1,195 @@
+//! The worker's side: `worker_main` (called by `worker.js` once the module is
+//! instantiated) listens for the page's messages, loads the model, and drives runs.
+
+use super::protocol::{FromWorker, LOAD, ToWorker};
+use super::shared_clock_ms;
+use crate::engine::{BackendLm, Choice, Engine};
+use playground::constraint::{BuiltConstraint, ConstraintBuilder};
+use playground::runner::{BatchReader, Outcome, Run, RunSpec};
+use playground::state::PlaygroundState;
+use sampler_core::{LanguageModel, LmError, TokenId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+/// What the worker holds between messages.
+#[derive(Default)]
+struct Host {
+    engine: Option<Rc<Engine>>,
+    /// The constraint builder over the model's vocabulary (keeps llguidance's token trie).
+    builder: Option<Rc<RefCell<ConstraintBuilder>>>,
+    /// Runs being driven, by the page's id (for Stop).
+    runs: HashMap<u64, Run>,
+}
+
+thread_local! {
+    static HOST: RefCell<Host> = RefCell::new(Host::default());
+}
+
+fn scope() -> web_sys::DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+fn post(msg: &FromWorker) {
+    match serde_wasm_bindgen::to_value(msg) {
+        Ok(v) => {
+            let _ = scope().post_message(&v);
+        }
+        Err(e) => web_sys::console::error_1(&format!("worker: cannot send: {e}").into()),
+    }
+}
+
+/// The worker's entry point (see `worker.js`): installs the message handler and says so.
+#[wasm_bindgen]
+pub fn worker_main() {
+    console_error_panic_hook::set_once();
+    // Nothing to paint here: forward passes run whole (the page's thread is free anyway).
+    crate::engine::set_pausing(false);
+    let handler = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(|e: web_sys::MessageEvent| {
+        on_message(e.data());
+    });
+    scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
+    handler.forget();
+    post(&FromWorker::Ready);
+}
+
+fn on_message(data: JsValue) {
+    let kind = js_sys::Reflect::get(&data, &"type".into())
+        .ok()
+        .and_then(|t| t.as_string());
+    if kind.as_deref() == Some(LOAD) {
+        let bytes = js_sys::Reflect::get(&data, &"bytes".into())
+            .ok()
+            .and_then(|b| b.dyn_into::<js_sys::Uint8Array>().ok());
+        match bytes {
+            Some(b) => wasm_bindgen_futures::spawn_local(load(b.to_vec())),
+            None => post(&FromWorker::LoadFailed {
+                message: "the load message carries no bytes".into(),
+            }),
+        }
+        return;
+    }
+    match serde_wasm_bindgen::from_value::<ToWorker>(data) {
+        Ok(ToWorker::Run { id, spec, state }) => {
+            wasm_bindgen_futures::spawn_local(drive(id, spec, *state));
+        }
+        Ok(ToWorker::Stop { id }) => {
+            if let Some(run) = HOST.with(|h| h.borrow().runs.get(&id).cloned()) {
+                run.cancel();
+            }
+        }
+        Err(e) => web_sys::console::error_1(&format!("worker: unknown message: {e}").into()),
+    }
+}
+
+async fn load(bytes: Vec<u8>) {
+    let t0 = crate::ui::now_ms();
+    match Engine::load(bytes, Choice::Cpu, "", &|_| {}).await {
+        Ok(engine) => {
+            let builder = ConstraintBuilder::new(engine.vocab().clone());
+            HOST.with(|h| {
+                let mut h = h.borrow_mut();
+                h.engine = Some(Rc::new(engine));
+                h.builder = Some(Rc::new(RefCell::new(builder)));
+            });
+            post(&FromWorker::Loaded {
+                ms: crate::ui::now_ms() - t0,
+            });
+        }
+        Err(message) => post(&FromWorker::LoadFailed { message }),
+    }
+}
+
+/// Drives run `id` to its end and posts its batches and outcome.
+async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
+    let run = Run::from_spec(spec);
+    HOST.with(|h| h.borrow_mut().runs.insert(id, run.clone()));
+    let outcome = match prepare(&run, &state) {
+        Ok((engine, constraint, lm)) => {
+            let mut lm = Posting {
+                inner: lm,
+                run: run.clone(),
+                reader: BatchReader::new(),
+                id,
+            };
+            let o = run.drive(&mut lm, &constraint, Some(engine.vocab())).await;
+            lm.flush();
+            o
+        }
+        Err(e) => Outcome::Failed(e),
+    };
+    HOST.with(|h| h.borrow_mut().runs.remove(&id));
+    post(&FromWorker::Done { id, outcome });
+}
+
+type Prepared = (Rc<Engine>, BuiltConstraint, BackendLm);
+
+/// The model (conditioned on the state's prompt, stopping with the run) and the grammar
+/// compiled over its vocabulary.
+fn prepare(run: &Run, state: &PlaygroundState) -> Result<Prepared, String> {
+    let (engine, builder) = HOST.with(|h| {
+        let h = h.borrow();
+        (h.engine.clone(), h.builder.clone())
+    });
+    let (Some(engine), Some(builder)) = (engine, builder) else {
+        return Err("the sampling worker has no model loaded".into());
+    };
+    let constraint = builder
+        .borrow_mut()
+        .build(state.grammar_kind, &state.grammar)
+        .map_err(|e| format!("The grammar does not compile: {e}"))?;
+    let prompt = engine.prompt_tokens(&state.prompt, state.chat)?;
+    let stop = {
+        let r = run.clone();
+        Rc::new(move || r.is_cancelled())
+    };
+    let lm = engine.lm(prompt, stop)?;
+    Ok((engine, constraint, lm))
+}
+
+/// The model, posting what the run recorded before every call (so the page sees each
+/// token as soon as the next forward pass starts).
+struct Posting {
+    inner: BackendLm,
+    run: Run,
+    reader: BatchReader,
+    id: u64,
+}
+
+impl Posting {
+    fn flush(&mut self) {
+        if let Some(batch) = self.reader.next(&self.run) {
+            post(&FromWorker::Batch {
+                id: self.id,
+                batch,
+                sent_at: shared_clock_ms(),
+            });
+        }
+    }
+}
+
+impl LanguageModel for Posting {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn eos(&self) -> TokenId {
+        self.inner.eos()
+    }
+
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        self.flush();
+        self.inner.logprobs(prefix).await
+    }
+
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        self.flush();
+        self.inner.logprobs_batch(prefixes).await
+    }
+
+    fn forward_tokens(&self) -> u64 {
+        self.inner.forward_tokens()
+    }
+}

@@ -1,0 +1,64 @@
+//! What the page and the sampling worker say to each other. Besides these, the page's first
+//! message is `{ module }` (the page's own `WebAssembly.Module`, read by `worker.js`) and
+//! the model arrives as `{ type: "load", bytes }` with the bytes' buffer transferred.
+
+use playground::runner::{Batch, Outcome, RunSpec};
+use playground::state::PlaygroundState;
+use serde::{Deserialize, Serialize};
+
+/// The `type` of the message that carries the model's bytes.
+pub const LOAD: &str = "load";
+
+/// From the page to the worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToWorker {
+    /// Drive the run `spec` on the loaded model, with the grammar and prompt of `state`.
+    Run {
+        /// The page's name for the run.
+        id: u64,
+        /// The sampler, its parameters, seed and budget.
+        spec: RunSpec,
+        /// The grammar (text and kind) and the prompt (and chat template toggle).
+        state: Box<PlaygroundState>,
+    },
+    /// Stop run `id` at its next model call.
+    Stop {
+        /// The run.
+        id: u64,
+    },
+}
+
+/// From the worker to the page.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromWorker {
+    /// The wasm module is running and listens.
+    Ready,
+    /// The model is loaded.
+    Loaded {
+        /// Milliseconds the worker took to parse it and build the tokenizer.
+        ms: f64,
+    },
+    /// The model could not be loaded (one line).
+    LoadFailed {
+        /// Why.
+        message: String,
+    },
+    /// What run `id` recorded since its last batch.
+    Batch {
+        /// The run.
+        id: u64,
+        /// Events, samples, counters.
+        batch: Batch,
+        /// [`super::shared_clock_ms`] when it was posted.
+        sent_at: f64,
+    },
+    /// Run `id` ended (its last batch came before).
+    Done {
+        /// The run.
+        id: u64,
+        /// How.
+        outcome: Outcome,
+    },
+}
