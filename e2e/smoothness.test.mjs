@@ -1,5 +1,5 @@
 // The model runs on the page's thread. Within each block of a CPU forward pass it pauses
-// (scheduler.yield) every 8 ms so the page keeps painting; `?pause=off` turns that off.
+// (a MessageChannel task) every 8 ms so the page keeps painting; `?pause=off` turns that off.
 // This runs the same seeded generation both ways, counts animation frames while it runs,
 // and prints frames per second and tokens per second side by side. Asserted: both runs
 // finish with the same tokens (pausing changes when work happens, never what is computed).

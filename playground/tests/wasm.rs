@@ -89,4 +89,11 @@ fn batches_survive_the_trip_to_and_from_a_worker() {
                 .unwrap();
         assert_eq!(o, outcome, "{m}");
     }
+    // The exact P^L the worker computes for the page.
+    let exact = ground_truth_ready(&mut build(ToyModel::Gsk).0, &c, ExactLimits::toy(8)).unwrap();
+    let back: sampler_core::exact::ExactDistribution =
+        serde_wasm_bindgen::from_value(serde_wasm_bindgen::to_value(&exact).unwrap()).unwrap();
+    assert_eq!(back.entries, exact.entries);
+    assert_eq!(back.log_z, exact.log_z);
+    assert_eq!(back.index_of(&exact.entries[1].tokens), Some(1));
 }

@@ -214,7 +214,8 @@ impl World {
     }
 
     /// Enumerates the exact P^L with the real model (one forward pass per prefix, within
-    /// `ExactLimits::real`) and keeps it for later runs of the same setup.
+    /// `ExactLimits::real`; in the sampling worker when it is ready) and keeps it for later
+    /// runs of the same setup.
     pub async fn exact_real(
         self,
         state: &PlaygroundState,
@@ -229,8 +230,13 @@ impl World {
         else {
             return Err("the toy models' exact P^L is computed with each run".into());
         };
-        let mut lm = engine.lm(prompt, stop)?;
-        let e = ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await?;
+        let e = match crate::worker::client::ready() {
+            Some(worker) => worker.exact(state, stop).await?,
+            None => {
+                let mut lm = engine.lm(prompt, stop)?;
+                ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await?
+            }
+        };
         REAL_EXACT.with(|c| *c.borrow_mut() = Some((real_exact_key(state), e.clone())));
         Ok(e)
     }

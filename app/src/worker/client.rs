@@ -9,6 +9,7 @@ use super::shared_clock_ms;
 use playground::runner::{Outcome, Run};
 use playground::state::PlaygroundState;
 use sampler_core::Event;
+use sampler_core::exact::ExactDistribution;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -75,11 +76,20 @@ struct Pending {
     done: js_sys::Function,
 }
 
+/// An exact enumeration under way: what resolves its future, and where its result goes.
+struct PendingExact {
+    done: js_sys::Function,
+    result: Rc<RefCell<Option<ExactResult>>>,
+}
+
+type ExactResult = Result<ExactDistribution, String>;
+
 /// The started worker.
 pub struct SamplingWorker {
     worker: web_sys::Worker,
     next_id: Cell<u64>,
     pending: RefCell<HashMap<u64, Pending>>,
+    exacts: RefCell<HashMap<u64, PendingExact>>,
     /// Resolves what `start` awaits (Ready, then Loaded) with the message.
     waiting: RefCell<Option<js_sys::Function>>,
     overhead: Cell<Overhead>,
@@ -164,6 +174,7 @@ async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
         worker,
         next_id: Cell::new(0),
         pending: RefCell::default(),
+        exacts: RefCell::default(),
         waiting: RefCell::default(),
         overhead: Cell::default(),
         dead: Cell::new(false),
@@ -179,9 +190,15 @@ async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
         .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let weak = Rc::downgrade(&w);
-    let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+    // A script that fails to load fires a plain `Event`; an uncaught error, an `ErrorEvent`.
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        let why = e
+            .dyn_ref::<web_sys::ErrorEvent>()
+            .and_then(|e| js_sys::Reflect::get(e, &"message".into()).ok())
+            .and_then(|m| m.as_string())
+            .unwrap_or_else(|| "its script (worker.js) could not be loaded".into());
         if let Some(w) = weak.upgrade() {
-            w.die(&format!("the sampling worker failed: {}", e.message()));
+            w.die(&format!("the sampling worker failed: {why}"));
         }
     });
     w.worker
@@ -211,6 +228,16 @@ async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
         }
         other => Err(format!("the worker answered {other:?} instead of Loaded")),
     }
+}
+
+/// Resolves after `ms` milliseconds (the page's `setTimeout`).
+async fn sleep_ms(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = JsFuture::from(p).await;
 }
 
 fn js_error(e: &JsValue) -> String {
@@ -280,6 +307,12 @@ impl SamplingWorker {
                 o.apply_ms += crate::ui::now_ms() - t0;
                 self.overhead.set(o);
             }
+            FromWorker::Exact { id, result } => {
+                if let Some(p) = self.exacts.borrow_mut().remove(&id) {
+                    *p.result.borrow_mut() = Some(result);
+                    let _ = p.done.call0(&JsValue::NULL);
+                }
+            }
             FromWorker::Done { id, outcome } => {
                 if let Some(p) = self.pending.borrow_mut().remove(&id) {
                     p.run.finish_remote(outcome);
@@ -303,13 +336,67 @@ impl SamplingWorker {
             p.run.finish_remote(Outcome::Failed(why.into()));
             let _ = p.done.call0(&JsValue::NULL);
         }
+        let exacts: Vec<_> = self.exacts.borrow_mut().drain().collect();
+        for (_, p) in exacts {
+            *p.result.borrow_mut() = Some(Err(why.into()));
+            let _ = p.done.call0(&JsValue::NULL);
+        }
+    }
+
+    fn next_id(&self) -> u64 {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        id
+    }
+
+    /// Enumerates the exact P^L of `state`'s language in the worker; `stop` is asked every
+    /// 100 ms and, once it says so, the worker is told to stop.
+    pub async fn exact(
+        self: &Rc<Self>,
+        state: &PlaygroundState,
+        stop: Rc<dyn Fn() -> bool>,
+    ) -> ExactResult {
+        let id = self.next_id();
+        let (p, done) = promise();
+        let result = Rc::new(RefCell::new(None));
+        self.exacts.borrow_mut().insert(
+            id,
+            PendingExact {
+                done,
+                result: result.clone(),
+            },
+        );
+        if let Err(e) = self.post(&ToWorker::Exact {
+            id,
+            state: Box::new(state.clone()),
+        }) {
+            self.exacts.borrow_mut().remove(&id);
+            return Err(e);
+        }
+        let weak = Rc::downgrade(self);
+        let watched = result.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            while watched.borrow().is_none() {
+                sleep_ms(100).await;
+                if watched.borrow().is_none() && stop() {
+                    if let Some(w) = weak.upgrade() {
+                        let _ = w.post(&ToWorker::Stop { id });
+                    }
+                    return;
+                }
+            }
+        });
+        let _ = JsFuture::from(p).await;
+        result
+            .borrow_mut()
+            .take()
+            .unwrap_or_else(|| Err("the worker gave no answer".into()))
     }
 
     /// Drives `run` in the worker with the grammar and prompt of `state`; resolves when the
     /// run has ended (its outcome is set). Stop on the run reaches the worker.
     pub async fn drive(self: &Rc<Self>, run: &Run, state: &PlaygroundState) {
-        let id = self.next_id.get() + 1;
-        self.next_id.set(id);
+        let id = self.next_id();
         let (p, done) = promise();
         self.pending.borrow_mut().insert(
             id,

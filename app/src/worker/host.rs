@@ -1,14 +1,16 @@
 //! The worker's side: `worker_main` (called by `worker.js` once the module is
-//! instantiated) listens for the page's messages, loads the model, and drives runs.
+//! instantiated) listens for the page's messages, loads the model, drives runs and
+//! enumerates exact distributions.
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use super::shared_clock_ms;
-use crate::engine::{BackendLm, Choice, Engine};
+use crate::engine::{BackendLm, Choice, Engine, StopCheck};
 use playground::constraint::{BuiltConstraint, ConstraintBuilder};
+use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
 use playground::state::PlaygroundState;
 use sampler_core::{LanguageModel, LmError, TokenId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
@@ -20,8 +22,8 @@ struct Host {
     engine: Option<Rc<Engine>>,
     /// The constraint builder over the model's vocabulary (keeps llguidance's token trie).
     builder: Option<Rc<RefCell<ConstraintBuilder>>>,
-    /// Runs being driven, by the page's id (for Stop).
-    runs: HashMap<u64, Run>,
+    /// How to stop each run or enumeration under way, by the page's id.
+    jobs: HashMap<u64, Rc<dyn Fn()>>,
 }
 
 thread_local! {
@@ -75,9 +77,12 @@ fn on_message(data: JsValue) {
         Ok(ToWorker::Run { id, spec, state }) => {
             wasm_bindgen_futures::spawn_local(drive(id, spec, *state));
         }
+        Ok(ToWorker::Exact { id, state }) => {
+            wasm_bindgen_futures::spawn_local(exact(id, *state));
+        }
         Ok(ToWorker::Stop { id }) => {
-            if let Some(run) = HOST.with(|h| h.borrow().runs.get(&id).cloned()) {
-                run.cancel();
+            if let Some(stop) = HOST.with(|h| h.borrow().jobs.get(&id).cloned()) {
+                stop();
             }
         }
         Err(e) => web_sys::console::error_1(&format!("worker: unknown message: {e}").into()),
@@ -105,8 +110,13 @@ async fn load(bytes: Vec<u8>) {
 /// Drives run `id` to its end and posts its batches and outcome.
 async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
     let run = Run::from_spec(spec);
-    HOST.with(|h| h.borrow_mut().runs.insert(id, run.clone()));
-    let outcome = match prepare(&run, &state) {
+    let r = run.clone();
+    HOST.with(|h| h.borrow_mut().jobs.insert(id, Rc::new(move || r.cancel())));
+    let stop: StopCheck = {
+        let r = run.clone();
+        Rc::new(move || r.is_cancelled())
+    };
+    let outcome = match prepare(&state, stop) {
         Ok((engine, constraint, lm)) => {
             let mut lm = Posting {
                 inner: lm,
@@ -120,15 +130,31 @@ async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
         }
         Err(e) => Outcome::Failed(e),
     };
-    HOST.with(|h| h.borrow_mut().runs.remove(&id));
+    HOST.with(|h| h.borrow_mut().jobs.remove(&id));
     post(&FromWorker::Done { id, outcome });
+}
+
+/// Enumerates the exact P^L of `state`'s language with the model and posts it.
+async fn exact(id: u64, state: PlaygroundState) {
+    let cancelled = Rc::new(Cell::new(false));
+    let c = cancelled.clone();
+    HOST.with(|h| h.borrow_mut().jobs.insert(id, Rc::new(move || c.set(true))));
+    let stop: StopCheck = Rc::new(move || cancelled.get());
+    let result = match prepare(&state, stop) {
+        Ok((_, constraint, mut lm)) => {
+            ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await
+        }
+        Err(e) => Err(e),
+    };
+    HOST.with(|h| h.borrow_mut().jobs.remove(&id));
+    post(&FromWorker::Exact { id, result });
 }
 
 type Prepared = (Rc<Engine>, BuiltConstraint, BackendLm);
 
-/// The model (conditioned on the state's prompt, stopping with the run) and the grammar
-/// compiled over its vocabulary.
-fn prepare(run: &Run, state: &PlaygroundState) -> Result<Prepared, String> {
+/// The model (conditioned on the state's prompt, failing once `stop` says so) and the
+/// grammar compiled over its vocabulary.
+fn prepare(state: &PlaygroundState, stop: StopCheck) -> Result<Prepared, String> {
     let (engine, builder) = HOST.with(|h| {
         let h = h.borrow();
         (h.engine.clone(), h.builder.clone())
@@ -141,10 +167,6 @@ fn prepare(run: &Run, state: &PlaygroundState) -> Result<Prepared, String> {
         .build(state.grammar_kind, &state.grammar)
         .map_err(|e| format!("The grammar does not compile: {e}"))?;
     let prompt = engine.prompt_tokens(&state.prompt, state.chat)?;
-    let stop = {
-        let r = run.clone();
-        Rc::new(move || r.is_cancelled())
-    };
     let lm = engine.lm(prompt, stop)?;
     Ok((engine, constraint, lm))
 }

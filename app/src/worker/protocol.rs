@@ -4,6 +4,7 @@
 
 use playground::runner::{Batch, Outcome, RunSpec};
 use playground::state::PlaygroundState;
+use sampler_core::exact::ExactDistribution;
 use serde::{Deserialize, Serialize};
 
 /// The `type` of the message that carries the model's bytes.
@@ -22,7 +23,15 @@ pub enum ToWorker {
         /// The grammar (text and kind) and the prompt (and chat template toggle).
         state: Box<PlaygroundState>,
     },
-    /// Stop run `id` at its next model call.
+    /// Enumerate the exact P^L of `state`'s language with the model (one forward pass per
+    /// prefix, within `ExactLimits::real`).
+    Exact {
+        /// The page's name for the job.
+        id: u64,
+        /// The grammar, prompt and max tokens.
+        state: Box<PlaygroundState>,
+    },
+    /// Stop run (or enumeration) `id` at its next model call.
     Stop {
         /// The run.
         id: u64,
@@ -53,6 +62,13 @@ pub enum FromWorker {
         batch: Batch,
         /// [`super::shared_clock_ms`] when it was posted.
         sent_at: f64,
+    },
+    /// The exact P^L of job `id`, or why there is none (one line).
+    Exact {
+        /// The job.
+        id: u64,
+        /// The distribution.
+        result: Result<ExactDistribution, String>,
     },
     /// Run `id` ended (its last batch came before).
     Done {

@@ -3,7 +3,7 @@
 use crate::samplers::trie::normalize;
 use crate::samplers::util::logsumexp;
 use crate::{Constraint, LanguageModel, LmError, TokenId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Bounds on an enumeration.
@@ -60,7 +60,7 @@ impl std::fmt::Display for EnumerateError {
 impl std::error::Error for EnumerateError {}
 
 /// One token sequence of the language.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// The tokens, EOS last.
     pub tokens: Vec<TokenId>,
@@ -70,8 +70,10 @@ pub struct Entry {
     pub p: f64,
 }
 
-/// P^L over every token sequence of a finite language, most probable first.
-#[derive(Clone, Debug)]
+/// P^L over every token sequence of a finite language, most probable first. It travels as
+/// its entries (the page's sampling worker sends it to the page).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "Vec<Entry>", into = "Vec<Entry>")]
 pub struct ExactDistribution {
     /// The sequences.
     pub entries: Vec<Entry>,
@@ -172,26 +174,44 @@ pub async fn enumerate<L: LanguageModel, C: Constraint>(
     if log_z == f64::NEG_INFINITY {
         return Err(EnumerateError::ZeroMass);
     }
-    let mut entries: Vec<Entry> = found
-        .into_iter()
-        .map(|(tokens, logp)| Entry {
-            p: (logp - log_z).exp(),
-            tokens,
-            logp,
-        })
-        .collect();
-    entries.sort_by(|a, b| b.p.total_cmp(&a.p).then_with(|| a.tokens.cmp(&b.tokens)));
-    let index = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.tokens.clone(), i))
-        .collect();
-    Ok(ExactDistribution {
-        entries,
-        log_z,
-        z: log_z.exp(),
-        index,
-    })
+    Ok(ExactDistribution::from(
+        found
+            .into_iter()
+            .map(|(tokens, logp)| Entry {
+                tokens,
+                logp,
+                p: 0.0,
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+impl From<Vec<Entry>> for ExactDistribution {
+    /// The distribution over `entries` by their `logp` (`p` recomputed, most probable first).
+    fn from(mut entries: Vec<Entry>) -> Self {
+        let log_z = logsumexp(entries.iter().map(|e| e.logp));
+        for e in &mut entries {
+            e.p = (e.logp - log_z).exp();
+        }
+        entries.sort_by(|a, b| b.p.total_cmp(&a.p).then_with(|| a.tokens.cmp(&b.tokens)));
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.tokens.clone(), i))
+            .collect();
+        ExactDistribution {
+            entries,
+            log_z,
+            z: log_z.exp(),
+            index,
+        }
+    }
+}
+
+impl From<ExactDistribution> for Vec<Entry> {
+    fn from(d: ExactDistribution) -> Self {
+        d.entries
+    }
 }
 
 #[cfg(test)]

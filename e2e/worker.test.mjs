@@ -1,0 +1,190 @@
+// The playground's real-model runs sample in a Web Worker that holds its own copy of the
+// model, so the page's thread only animates. This runs the same seeded SmolLM2 run in the
+// worker and, with `?worker=off`, on the page's thread (which pauses every 8 ms inside
+// forward passes), counts animation frames during each, and prints frames per second, the
+// run's time and the worker's message overhead side by side. Asserted: the same samples
+// both ways; Stop mid-run reaches the worker (its messages stop) and the next run works;
+// a worker that cannot start leaves the page sampling on its own thread.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
+
+const LOAD_MS = 300_000;
+const RUN_MS = 300_000;
+const PROMPT = 'Write one sentence about the sea.';
+// lcd under a regex that cannot end before 12 tokens: every run makes the same 12 calls.
+const GRAMMAR = '[a-z ]{12,40}';
+const TOKENS = 12;
+
+let b;
+let failed = false;
+const figures = {};
+
+before(async () => {
+  b = await launch({ webgpu: true });
+});
+
+after(async () => {
+  if (failed) {
+    await b.page.screenshot({ path: join(ARTIFACTS, 'worker-failure.png'), fullPage: true }).catch(() => {});
+    console.error(`--- page console ---\n${b.logs.join('\n')}`);
+  }
+  await b.close();
+  if (Object.keys(figures).length) {
+    console.log(`# figure: SmolLM2 playground run (CPU wasm), Web Worker vs page's thread: ${JSON.stringify(figures)}`);
+  }
+});
+
+/** Opens the page with `query`, waits for the model and for the worker to settle. */
+async function open(page, query, workerState) {
+  await page.goto('about:blank');
+  await page.goto(`${BASE_URL}${query}`);
+  await waitForPhase(page, ['ready'], LOAD_MS);
+  await unlessCrash(page, page.waitForFunction(
+    (want) => document.querySelector('#pg-worker')?.dataset.state === want,
+    workerState, { timeout: LOAD_MS, polling: 250 }));
+}
+
+async function setForm(page, { grammar = GRAMMAR, maxTokens = TOKENS, n = 1 } = {}) {
+  await page.selectOption('#pg-model', 'real');
+  await page.fill('#pg-grammar', grammar);
+  await page.selectOption('#pg-kind', 'regex');
+  await page.fill('#pg-prompt', PROMPT);
+  await page.setChecked('#pg-chat', true);
+  await page.selectOption('#pg-method', 'lcd');
+  await page.setChecked('#pg-compare-mode', false);
+  await page.fill('#pg-n', String(n));
+  await page.fill('#pg-max-tokens', String(maxTokens));
+  await page.fill('#pg-seed', '7');
+  await page.fill('#pg-speed', '10');
+}
+
+function worker(page) {
+  return page.evaluate(() => {
+    const w = document.querySelector('#pg-worker');
+    return { state: w.dataset.state, messages: Number(w.dataset.messages), tokens: Number(w.dataset.tokens),
+      latencyMs: Number(w.dataset.meanLatencyMs), applyMs: Number(w.dataset.meanApplyMs), text: w.textContent };
+  });
+}
+
+/** Runs the form's setup while counting animation frames in the page. */
+async function measured(page) {
+  await page.evaluate(() => {
+    window.__frames = { n: 0, t0: performance.now(), on: true };
+    const tick = () => {
+      if (!window.__frames.on) return;
+      window.__frames.n++;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  const runs = Number(await page.getAttribute('#pg-status', 'data-run'));
+  await page.click('#pg-run');
+  await unlessCrash(page, page.waitForFunction(
+    (n) => Number(document.querySelector('#pg-status').dataset.run) > n
+      && ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+    runs, { timeout: RUN_MS, polling: 250 }));
+  return page.evaluate(() => {
+    const f = window.__frames;
+    f.on = false;
+    const secs = (performance.now() - f.t0) / 1000;
+    const s = document.querySelector('#pg-status');
+    return {
+      state: s.dataset.state,
+      message: s.textContent,
+      firstTokenMs: Number(s.dataset.firstTokenMs),
+      outputs: [...document.querySelectorAll('#view-results .output-row')]
+        .filter((r) => Number(r.dataset.count) > 0).map((r) => `${r.dataset.text}×${r.dataset.count}`),
+      fps: Math.round((f.n / secs) * 10) / 10,
+      secs: Math.round(secs * 10) / 10,
+    };
+  });
+}
+
+describe('the playground samples the real model in a Web Worker', () => {
+  it('keeps the page at frame rate and draws what the page\'s thread draws', async () => {
+    try {
+      const { page } = b;
+      const runs = {};
+      for (const mode of ['worker', 'page thread']) {
+        const inWorker = mode === 'worker';
+        await open(page, `?backend=cpu${inWorker ? '' : '&worker=off'}`, inWorker ? 'ready' : 'off');
+        await setForm(page);
+        const before = await worker(page);
+        const r = await measured(page);
+        assert.equal(r.state, 'done', r.message);
+        const w = await worker(page);
+        if (inWorker) {
+          assert.ok(w.messages > before.messages, `the worker sent batches: ${w.text}`);
+          assert.ok(w.tokens - before.tokens >= TOKENS, `the batches carried the tokens: ${w.text}`);
+        } else {
+          assert.equal(w.messages, 0, w.text);
+        }
+        figures[mode] = {
+          fps: r.fps, seconds: r.secs, first_token_ms: r.firstTokenMs,
+          ...(inWorker ? { messages: w.messages - before.messages, mean_post_to_handler_ms: w.latencyMs, mean_page_ms_per_message: w.applyMs } : {}),
+        };
+        runs[mode] = r;
+        console.log(`${mode}: ${r.fps} frames/s, ${r.secs} s, ${JSON.stringify(r.outputs)}; ${w.text}`);
+        await page.screenshot({ path: join(ARTIFACTS, `worker-${inWorker ? 'on' : 'off'}.png`), fullPage: true });
+      }
+      assert.equal(runs.worker.outputs.length, 1);
+      assert.deepEqual(runs.worker.outputs, runs['page thread'].outputs);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  });
+
+  it('Stop reaches the worker, and the next run works', async () => {
+    try {
+      const { page } = b;
+      await open(page, '?backend=cpu', 'ready');
+      await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
+      const runs = Number(await page.getAttribute('#pg-status', 'data-run'));
+      await page.click('#pg-run');
+      await unlessCrash(page, page.waitForFunction(
+        (n) => Number(document.querySelector('#pg-status').dataset.run) > n
+          && Number(document.querySelector('#pg-status').dataset.items) > 3,
+        runs, { timeout: RUN_MS, polling: 100 }));
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state === 'stopped',
+        null, { timeout: 10_000 });
+      // The worker stops at its next model call: after that its messages stop.
+      await page.waitForTimeout(2000);
+      const settled = (await worker(page)).messages;
+      await page.waitForTimeout(3000);
+      assert.equal((await worker(page)).messages, settled, 'the worker kept sending after Stop');
+      await page.screenshot({ path: join(ARTIFACTS, 'worker-stopped.png'), fullPage: true });
+      await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, n: 1 });
+      const r = await measured(page);
+      assert.equal(r.state, 'done', r.message);
+      assert.equal(r.outputs.length, 1);
+      assert.match(r.outputs[0], /^(yes|no|maybe)×1$/);
+      assert.ok((await worker(page)).messages > settled);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  });
+
+  it('a worker that cannot start leaves the page sampling on its thread', async () => {
+    try {
+      const { page } = b;
+      await page.route('**/worker.js', (route) => route.fulfill({ status: 404, body: 'gone' }));
+      await open(page, '?backend=cpu', 'failed');
+      const w = await worker(page);
+      assert.match(w.text, /failed/);
+      await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4 });
+      const r = await measured(page);
+      assert.equal(r.state, 'done', r.message);
+      assert.match(r.outputs[0], /^(yes|no|maybe)×1$/);
+      await page.screenshot({ path: join(ARTIFACTS, 'worker-failed.png'), fullPage: true });
+      await page.unroute('**/worker.js');
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  });
+});
