@@ -546,11 +546,15 @@ describe('playground (SmolLM2)', () => {
       await page.fill('#pg-max-tokens', '6');
       const t0 = Date.now();
       await page.click('#pg-exact');
+      // Its progress: model calls so far, against the cap.
+      await page.waitForFunction(() => Number(document.querySelector('#pg-exact-progress')?.dataset.lmCalls) > 0,
+        null, { timeout: REAL_RUN_MS, polling: 100 });
       await unlessCrash(page, page.waitForFunction(
         () => ['done', 'error'].includes(document.querySelector('#pg-status').dataset.state),
         null, { timeout: REAL_RUN_MS, polling: 250 }));
       const e = await status(page);
       assert.equal(e.state, 'done', e.text);
+      assert.equal(await page.locator('#pg-exact-progress').count(), 0, 'the progress bar goes when it ends');
       console.log(`# figure: exact P^L with SmolLM2 in ${Date.now() - t0} ms: ${e.text}`);
       const exact = await page.$$eval('#view-results .output-row', (rs) => rs.map((r) => [r.dataset.text, Number(r.dataset.exact)]));
       const total = exact.reduce((a, [, p]) => a + p, 0);

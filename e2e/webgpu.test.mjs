@@ -147,6 +147,43 @@ describe('the page runs SmolLM2 on WebGPU', () => {
     });
   });
 
+  it('the playground samples the real model on WebGPU on the page\'s thread (no worker)', async () => {
+    await step(async () => {
+      const { page } = b;
+      const w = page.locator('#pg-worker');
+      assert.equal(await w.getAttribute('data-state'), 'off');
+      assert.match(await w.textContent(), /WebGPU/);
+      await page.selectOption('#pg-model', 'real');
+      await page.fill('#pg-grammar', YNM);
+      await page.selectOption('#pg-kind', 'regex');
+      await page.fill('#pg-prompt', YNM_PROMPT);
+      await page.setChecked('#pg-chat', true);
+      await page.selectOption('#pg-method', 'lcd');
+      await page.setChecked('#pg-compare-mode', false);
+      await page.fill('#pg-n', '1');
+      await page.fill('#pg-max-tokens', '4');
+      await page.fill('#pg-speed', '10');
+      const runs = Number(await page.getAttribute('#pg-status', 'data-run'));
+      const t0 = Date.now();
+      await page.click('#pg-run');
+      await unlessCrash(page, page.waitForFunction(
+        (n) => Number(document.querySelector('#pg-status').dataset.run) > n
+          && ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+        runs, { timeout: RUN_MS, polling: 250 }));
+      const s = await page.evaluate(() => ({
+        state: document.querySelector('#pg-status').dataset.state,
+        text: document.querySelector('#pg-status').textContent,
+        drawn: [...document.querySelectorAll('#view-results .output-row')]
+          .filter((r) => Number(r.dataset.count) > 0).map((r) => r.dataset.text),
+      }));
+      assert.equal(s.state, 'done', s.text);
+      assert.equal(s.drawn.length, 1);
+      assert.ok(fullMatch(YNM, s.drawn[0]), `playground lcd drew ${JSON.stringify(s.drawn[0])}`);
+      console.log(`playground lcd on WebGPU: ${JSON.stringify(s.drawn[0])} in ${Date.now() - t0} ms`);
+      await page.screenshot({ path: join(ARTIFACTS, 'webgpu-playground.png'), fullPage: true });
+    });
+  });
+
   it('a lost WebGPU device offers to reload the model, which then loads on a new device', async () => {
     await step(async () => {
       const { page } = b;

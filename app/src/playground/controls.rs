@@ -203,6 +203,15 @@ pub fn Controls(
                         "{} / {} · {} LM calls", s.shown, s.recorded, s.lm_calls))}</span>
                 </div>
             </Show>
+            {move || session.exact_progress.get().map(|(n, cap)| view! {
+                <div class="row">
+                    <label class="stat">"exact P^L: model calls "
+                        <progress id="pg-exact-progress" data-lm-calls=n.to_string()
+                            max=cap.to_string() value=n.to_string()></progress>
+                    </label>
+                    <span class="stat">{format!("{n} (at most {cap}; one per prefix) · Esc stops")}</span>
+                </div>
+            })}
             <div id="pg-status" data-state=move || session.status.get()
                 data-run=move || session.runs.get().to_string()
                 data-items=move || session.stats.get().shown.to_string()

@@ -6,7 +6,8 @@
 //! Hooks: `#pg-status[data-state]` (`idle`, `running`, `paused`, `done`, `stopped`,
 //! `error`; `data-run` counts runs, `data-items` counts events shown,
 //! `data-first-token-ms` the time from Run to the first token shown); `#pg-compile-info`
-//! the grammar's compile time (by `performance.now()`) and the constraint's size.
+//! the grammar's compile time (by `performance.now()`) and the constraint's size;
+//! `#pg-exact-progress[data-lm-calls]` the model calls of an exact enumeration under way.
 
 use super::editor::GrammarErr;
 use super::frames::every_frame;
@@ -66,6 +67,8 @@ pub struct Session {
     pub method: RwSignal<String>,
     /// How long the run's grammar took to compile, and the constraint's size.
     pub compile_info: RwSignal<Option<String>>,
+    /// An exact enumeration with the real model under way: model calls so far, and the cap.
+    pub exact_progress: RwSignal<Option<(u64, u64)>>,
     live: StoredValue<Option<Live>, LocalStorage>,
     generation: StoredValue<u64>,
     /// Stops a running exact enumeration.
@@ -86,6 +89,7 @@ impl Session {
             exact: RwSignal::new_local(None),
             method: RwSignal::new(String::new()),
             compile_info: RwSignal::new(None),
+            exact_progress: RwSignal::new(None),
             live: StoredValue::new_local(None),
             generation: StoredValue::new(0),
             exact_cancel: StoredValue::new_local(None),
@@ -250,6 +254,7 @@ impl Session {
 
     fn stop_quietly(&self) {
         self.generation.update_value(|g| *g += 1);
+        self.exact_progress.set(None);
         self.exact_cancel.update_value(|c| {
             if let Some(c) = c.take() {
                 c.set(true);
@@ -287,12 +292,22 @@ impl Session {
             .set("Enumerating the language with the model (one forward pass per prefix)…".into());
         let labels = world.labels();
         let this = *self;
+        let cap = playground::exact::ExactLimits::real(state.max_tokens).max_lm_calls;
+        self.exact_progress.set(Some((0, cap)));
         spawn_local(async move {
             let stop: std::rc::Rc<dyn Fn() -> bool> = {
                 let c = cancel.clone();
                 std::rc::Rc::new(move || c.get())
             };
-            let r = world.exact_real(&state, stop).await;
+            let progress: std::rc::Rc<dyn Fn(u64)> = std::rc::Rc::new(move |n| {
+                if this.generation.get_value() == generation {
+                    this.exact_progress.set(Some((n, cap)));
+                }
+            });
+            let r = world.exact_real(&state, stop, progress).await;
+            if this.generation.get_value() == generation {
+                this.exact_progress.set(None);
+            }
             if this.generation.get_value() != generation || cancel.get() {
                 return;
             }

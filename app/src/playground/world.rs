@@ -3,7 +3,7 @@
 
 use super::editor::GrammarErr;
 use super::yielding::Yielding;
-use crate::engine::Engine;
+use crate::engine::{Engine, OnCall};
 use playground::constraint::{BuiltConstraint, ConstraintBuilder};
 use playground::exact::{ExactLimits, ground_truth, ground_truth_ready};
 use playground::runner::Run;
@@ -215,11 +215,12 @@ impl World {
 
     /// Enumerates the exact P^L with the real model (one forward pass per prefix, within
     /// `ExactLimits::real`; in the sampling worker when it is ready) and keeps it for later
-    /// runs of the same setup.
+    /// runs of the same setup; `progress` hears the model calls so far.
     pub async fn exact_real(
         self,
         state: &PlaygroundState,
         stop: Rc<dyn Fn() -> bool>,
+        progress: Rc<dyn Fn(u64)>,
     ) -> Result<ExactDistribution, String> {
         let World::Real {
             engine,
@@ -231,9 +232,9 @@ impl World {
             return Err("the toy models' exact P^L is computed with each run".into());
         };
         let e = match crate::worker::client::ready() {
-            Some(worker) => worker.exact(state, stop).await?,
+            Some(worker) => worker.exact(state, stop, progress).await?,
             None => {
-                let mut lm = engine.lm(prompt, stop)?;
+                let mut lm = OnCall::new(engine.lm(prompt, stop)?, move |n| progress(n));
                 ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await?
             }
         };

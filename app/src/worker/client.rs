@@ -80,6 +80,7 @@ struct Pending {
 struct PendingExact {
     done: js_sys::Function,
     result: Rc<RefCell<Option<ExactResult>>>,
+    progress: Rc<dyn Fn(u64)>,
 }
 
 type ExactResult = Result<ExactDistribution, String>;
@@ -307,6 +308,12 @@ impl SamplingWorker {
                 o.apply_ms += crate::ui::now_ms() - t0;
                 self.overhead.set(o);
             }
+            FromWorker::ExactProgress { id, lm_calls } => {
+                let progress = self.exacts.borrow().get(&id).map(|p| p.progress.clone());
+                if let Some(progress) = progress {
+                    progress(lm_calls);
+                }
+            }
             FromWorker::Exact { id, result } => {
                 if let Some(p) = self.exacts.borrow_mut().remove(&id) {
                     *p.result.borrow_mut() = Some(result);
@@ -349,12 +356,14 @@ impl SamplingWorker {
         id
     }
 
-    /// Enumerates the exact P^L of `state`'s language in the worker; `stop` is asked every
-    /// 100 ms and, once it says so, the worker is told to stop.
+    /// Enumerates the exact P^L of `state`'s language in the worker; `progress` hears the
+    /// model calls so far, `stop` is asked every 100 ms and, once it says so, the worker is
+    /// told to stop.
     pub async fn exact(
         self: &Rc<Self>,
         state: &PlaygroundState,
         stop: Rc<dyn Fn() -> bool>,
+        progress: Rc<dyn Fn(u64)>,
     ) -> ExactResult {
         let id = self.next_id();
         let (p, done) = promise();
@@ -364,6 +373,7 @@ impl SamplingWorker {
             PendingExact {
                 done,
                 result: result.clone(),
+                progress,
             },
         );
         if let Err(e) = self.post(&ToWorker::Exact {

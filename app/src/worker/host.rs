@@ -4,7 +4,7 @@
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use super::shared_clock_ms;
-use crate::engine::{BackendLm, Choice, Engine, StopCheck};
+use crate::engine::{BackendLm, Choice, Engine, OnCall, StopCheck};
 use playground::constraint::{BuiltConstraint, ConstraintBuilder};
 use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
@@ -141,7 +141,10 @@ async fn exact(id: u64, state: PlaygroundState) {
     HOST.with(|h| h.borrow_mut().jobs.insert(id, Rc::new(move || c.set(true))));
     let stop: StopCheck = Rc::new(move || cancelled.get());
     let result = match prepare(&state, stop) {
-        Ok((_, constraint, mut lm)) => {
+        Ok((_, constraint, lm)) => {
+            let mut lm = OnCall::new(lm, move |lm_calls| {
+                post(&FromWorker::ExactProgress { id, lm_calls })
+            });
             ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await
         }
         Err(e) => Err(e),

@@ -63,6 +63,13 @@ pub enum FromWorker {
         /// [`super::shared_clock_ms`] when it was posted.
         sent_at: f64,
     },
+    /// Enumeration `id` has asked the model `lm_calls` times so far.
+    ExactProgress {
+        /// The job.
+        id: u64,
+        /// Model calls so far.
+        lm_calls: u64,
+    },
     /// The exact P^L of job `id`, or why there is none (one line).
     Exact {
         /// The job.
