@@ -121,3 +121,26 @@ export async function waitForPhase(page, phases, timeout) {
   }
   return p;
 }
+
+/** Starts counting animation frames in the page (`stopFrameCount` reads the rate). */
+export async function startFrameCount(page) {
+  await page.evaluate(() => {
+    window.__frames = { n: 0, t0: performance.now(), on: true };
+    const tick = () => {
+      if (!window.__frames.on) return;
+      window.__frames.n++;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+}
+
+/** Stops the count: frames per second (one decimal) and seconds since the start. */
+export async function stopFrameCount(page) {
+  return page.evaluate(() => {
+    const f = window.__frames;
+    f.on = false;
+    const secs = (performance.now() - f.t0) / 1000;
+    return { fps: Math.round((f.n / secs) * 10) / 10, secs: Math.round(secs * 10) / 10 };
+  });
+}

@@ -8,7 +8,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
+import {
+  ARTIFACTS, BASE_URL, launch, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
+} from './lib.mjs';
 
 const LOAD_MS = 300_000;
 const RUN_MS = 300_000;
@@ -70,36 +72,27 @@ function worker(page) {
 
 /** Runs the form's setup while counting animation frames in the page. */
 async function measured(page) {
-  await page.evaluate(() => {
-    window.__frames = { n: 0, t0: performance.now(), on: true };
-    const tick = () => {
-      if (!window.__frames.on) return;
-      window.__frames.n++;
-      requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-  });
+  await startFrameCount(page);
   const runs = Number(await page.getAttribute('#pg-status', 'data-run'));
   await page.click('#pg-run');
   await unlessCrash(page, page.waitForFunction(
     (n) => Number(document.querySelector('#pg-status').dataset.run) > n
       && ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
     runs, { timeout: RUN_MS, polling: 250 }));
-  return page.evaluate(() => {
-    const f = window.__frames;
-    f.on = false;
-    const secs = (performance.now() - f.t0) / 1000;
-    const s = document.querySelector('#pg-status');
-    return {
-      state: s.dataset.state,
-      message: s.textContent,
-      firstTokenMs: Number(s.dataset.firstTokenMs),
-      outputs: [...document.querySelectorAll('#view-results .output-row')]
-        .filter((r) => Number(r.dataset.count) > 0).map((r) => `${r.dataset.text}×${r.dataset.count}`),
-      fps: Math.round((f.n / secs) * 10) / 10,
-      secs: Math.round(secs * 10) / 10,
-    };
-  });
+  const frames = await stopFrameCount(page);
+  return {
+    ...frames,
+    ...await page.evaluate(() => {
+      const s = document.querySelector('#pg-status');
+      return {
+        state: s.dataset.state,
+        message: s.textContent,
+        firstTokenMs: Number(s.dataset.firstTokenMs),
+        outputs: [...document.querySelectorAll('#view-results .output-row')]
+          .filter((r) => Number(r.dataset.count) > 0).map((r) => `${r.dataset.text}×${r.dataset.count}`),
+      };
+    }),
+  };
 }
 
 describe('the playground samples the real model in a Web Worker', () => {

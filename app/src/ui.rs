@@ -9,7 +9,8 @@
 //! adapter and GPU buffer size), `#reload-cpu` (shown after a WebGPU failure),
 //! `#gpu-lost` with `#reload-model` (phase `gpu-lost`: the WebGPU device was lost).
 //! `?pause=off` keeps CPU forward passes from pausing for the page (for measurements);
-//! `?worker=off` keeps the playground's real-model runs on the page's thread.
+//! `?worker=off` keeps generations and the playground's real-model runs on the page's
+//! thread instead of the sampling worker.
 
 use crate::download::{self, Source};
 use crate::engine::{
@@ -113,36 +114,35 @@ pub fn now_ms() -> f64 {
     PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))
 }
 
-/// The model URL the page loads (`?model=URL`, else the default).
-pub fn model_url() -> String {
+/// The value of `?name=` in the page's address, if present.
+fn query_param(name: &str) -> Option<String> {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
         .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get("model"))
+        .and_then(|p| p.get(name))
+}
+
+/// The model URL the page loads (`?model=URL`, else the default).
+pub fn model_url() -> String {
+    query_param("model")
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
 }
 
 /// The backend asked for by `?backend=auto|webgpu|cpu` (default `auto`).
 fn backend_choice() -> Choice {
-    web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get("backend"))
+    query_param("backend")
         .and_then(|b| Choice::parse(&b))
         .unwrap_or(Choice::Auto)
 }
 
-/// Whether `?worker=off` asks the playground to sample on the page's thread.
+/// Whether `?worker=off` asks the page to sample on its own thread.
 fn worker_choice() -> bool {
-    web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get("worker"))
-        .is_none_or(|v| v != "off")
+    query_param("worker").is_none_or(|v| v != "off")
 }
 
-/// Gives the playground a sampling worker with its own copy of the model, when the model
+/// Gives the page a sampling worker with its own copy of the model (for the quick form and
+/// the playground's real-model runs), when the model
 /// runs on the CPU (on WebGPU the page's thread only waits for the GPU) and `?worker=off`
 /// is not set. Until it is ready, or if it fails, runs sample on the page's thread.
 async fn start_sampling_worker(engine: Rc<Engine>) {
@@ -150,7 +150,7 @@ async fn start_sampling_worker(engine: Rc<Engine>) {
     if engine.is_gpu() {
         client::stop("the model runs on WebGPU: the page's thread only waits for the GPU");
     } else if !worker_choice() {
-        client::stop("?worker=off: the playground samples on the page's thread");
+        client::stop("?worker=off: the page samples on its own thread");
     } else {
         client::start(engine.model_bytes()).await;
     }
@@ -159,11 +159,7 @@ async fn start_sampling_worker(engine: Rc<Engine>) {
 /// Whether `?pause=off` asks CPU forward passes not to pause for the page (see
 /// `engine::FramePause`).
 fn pausing_choice() -> bool {
-    web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get("pause"))
-        .is_none_or(|v| v != "off")
+    query_param("pause").is_none_or(|v| v != "off")
 }
 
 /// Reloads the page with `?backend=key` (other parameters kept).
@@ -466,7 +462,11 @@ pub fn App() -> impl IntoView {
         spawn_local(async move {
             let mut out = PageOutput { tokens, stats };
             let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
-            let r = engine.generate(&req, &mut out, stop_check).await;
+            // On the CPU path the sampling worker runs it when it is ready.
+            let r = match crate::worker::client::ready() {
+                Some(w) => w.generate(&req, Box::new(out), stop_check).await,
+                None => engine.generate(&req, &mut out, stop_check).await,
+            };
             match r {
                 Ok(f) => {
                     let stopped = STOP.load(Ordering::Relaxed);

@@ -20,7 +20,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 /// Which sampler to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Method {
     /// Unconstrained ancestral sampling.
     Lm,
@@ -46,7 +46,7 @@ impl Method {
 }
 
 /// One run's settings.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// The prompt text.
     pub prompt: String,
@@ -63,7 +63,7 @@ pub struct Request {
 }
 
 /// One generated token as the page shows it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TokenOut {
     /// Its text (lossy for tokens that split a UTF-8 character); empty for EOS.
     pub text: String,
@@ -84,7 +84,7 @@ pub trait Output {
 }
 
 /// How a run ended.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Finished {
     /// The generated text (EOS excluded), decoded as a whole.
     pub text: String,

@@ -6,6 +6,7 @@
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use super::shared_clock_ms;
+use crate::engine::{Finished, Output, Request};
 use playground::runner::{Outcome, Run};
 use playground::state::PlaygroundState;
 use sampler_core::Event;
@@ -85,12 +86,21 @@ struct PendingExact {
 
 type ExactResult = Result<ExactDistribution, String>;
 
+/// A quick-form generation under way: where its tokens go, what resolves its future, and
+/// where its result goes.
+struct PendingGenerate {
+    out: Box<dyn Output>,
+    done: js_sys::Function,
+    result: Rc<RefCell<Option<Result<Finished, String>>>>,
+}
+
 /// The started worker.
 pub struct SamplingWorker {
     worker: web_sys::Worker,
     next_id: Cell<u64>,
     pending: RefCell<HashMap<u64, Pending>>,
     exacts: RefCell<HashMap<u64, PendingExact>>,
+    generates: RefCell<HashMap<u64, PendingGenerate>>,
     /// Resolves what `start` awaits (Ready, then Loaded) with the message.
     waiting: RefCell<Option<js_sys::Function>>,
     overhead: Cell<Overhead>,
@@ -176,6 +186,7 @@ async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
         next_id: Cell::new(0),
         pending: RefCell::default(),
         exacts: RefCell::default(),
+        generates: RefCell::default(),
         waiting: RefCell::default(),
         overhead: Cell::default(),
         dead: Cell::new(false),
@@ -301,17 +312,24 @@ impl SamplingWorker {
                 if let Some(p) = self.pending.borrow().get(&id) {
                     p.run.apply_batch(batch);
                 }
-                let mut o = self.overhead.get();
-                o.messages += 1;
-                o.tokens += tokens;
-                o.latency_ms += (received - sent_at).max(0.0);
-                o.apply_ms += crate::ui::now_ms() - t0;
-                self.overhead.set(o);
+                self.count(tokens, received - sent_at, t0);
             }
             FromWorker::ExactProgress { id, lm_calls } => {
                 let progress = self.exacts.borrow().get(&id).map(|p| p.progress.clone());
                 if let Some(progress) = progress {
                     progress(lm_calls);
+                }
+            }
+            FromWorker::Token { id, token, sent_at } => {
+                if let Some(p) = self.generates.borrow_mut().get_mut(&id) {
+                    p.out.token(token);
+                }
+                self.count(1, received - sent_at, t0);
+            }
+            FromWorker::Generated { id, result } => {
+                if let Some(p) = self.generates.borrow_mut().remove(&id) {
+                    *p.result.borrow_mut() = Some(result);
+                    let _ = p.done.call0(&JsValue::NULL);
                 }
             }
             FromWorker::Exact { id, result } => {
@@ -327,6 +345,74 @@ impl SamplingWorker {
                 }
             }
         }
+    }
+
+    /// Adds one message carrying `tokens` tokens, `latency_ms` after it was posted, handled
+    /// since `t0` (`now_ms`), to the overhead figures.
+    fn count(&self, tokens: u64, latency_ms: f64, t0: f64) {
+        let mut o = self.overhead.get();
+        o.messages += 1;
+        o.tokens += tokens;
+        o.latency_ms += latency_ms.max(0.0);
+        o.apply_ms += crate::ui::now_ms() - t0;
+        self.overhead.set(o);
+    }
+
+    /// Asks `stop` every 50 ms until `finished` says job `id` is over; once `stop` says so,
+    /// tells the worker to stop the job.
+    fn watch_stop(
+        self: &Rc<Self>,
+        id: u64,
+        stop: Rc<dyn Fn() -> bool>,
+        finished: Rc<dyn Fn() -> bool>,
+    ) {
+        let weak = Rc::downgrade(self);
+        wasm_bindgen_futures::spawn_local(async move {
+            while !finished() {
+                sleep_ms(50).await;
+                if !finished() && stop() {
+                    if let Some(w) = weak.upgrade() {
+                        let _ = w.post(&ToWorker::Stop { id });
+                    }
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Runs the quick form's `request` in the worker, its tokens going to `out` as they
+    /// come; `stop` is asked every 50 ms.
+    pub async fn generate(
+        self: &Rc<Self>,
+        request: &Request,
+        out: Box<dyn Output>,
+        stop: Rc<dyn Fn() -> bool>,
+    ) -> Result<Finished, String> {
+        let id = self.next_id();
+        let (p, done) = promise();
+        let result = Rc::new(RefCell::new(None));
+        self.generates.borrow_mut().insert(
+            id,
+            PendingGenerate {
+                out,
+                done,
+                result: result.clone(),
+            },
+        );
+        if let Err(e) = self.post(&ToWorker::Generate {
+            id,
+            request: request.clone(),
+        }) {
+            self.generates.borrow_mut().remove(&id);
+            return Err(e);
+        }
+        let watched = result.clone();
+        self.watch_stop(id, stop, Rc::new(move || watched.borrow().is_some()));
+        let _ = JsFuture::from(p).await;
+        result
+            .borrow_mut()
+            .take()
+            .unwrap_or_else(|| Err("the worker gave no answer".into()))
     }
 
     /// Marks the worker dead: every run it drives ends with `why`, start-up fails.
@@ -348,6 +434,11 @@ impl SamplingWorker {
             *p.result.borrow_mut() = Some(Err(why.into()));
             let _ = p.done.call0(&JsValue::NULL);
         }
+        let generates: Vec<_> = self.generates.borrow_mut().drain().collect();
+        for (_, p) in generates {
+            *p.result.borrow_mut() = Some(Err(why.into()));
+            let _ = p.done.call0(&JsValue::NULL);
+        }
     }
 
     fn next_id(&self) -> u64 {
@@ -357,7 +448,7 @@ impl SamplingWorker {
     }
 
     /// Enumerates the exact P^L of `state`'s language in the worker; `progress` hears the
-    /// model calls so far, `stop` is asked every 100 ms and, once it says so, the worker is
+    /// model calls so far, `stop` is asked every 50 ms and, once it says so, the worker is
     /// told to stop.
     pub async fn exact(
         self: &Rc<Self>,
@@ -383,19 +474,8 @@ impl SamplingWorker {
             self.exacts.borrow_mut().remove(&id);
             return Err(e);
         }
-        let weak = Rc::downgrade(self);
         let watched = result.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            while watched.borrow().is_none() {
-                sleep_ms(100).await;
-                if watched.borrow().is_none() && stop() {
-                    if let Some(w) = weak.upgrade() {
-                        let _ = w.post(&ToWorker::Stop { id });
-                    }
-                    return;
-                }
-            }
-        });
+        self.watch_stop(id, stop, Rc::new(move || watched.borrow().is_some()));
         let _ = JsFuture::from(p).await;
         result
             .borrow_mut()

@@ -1,10 +1,10 @@
 //! The worker's side: `worker_main` (called by `worker.js` once the module is
-//! instantiated) listens for the page's messages, loads the model, drives runs and
-//! enumerates exact distributions.
+//! instantiated) listens for the page's messages, loads the model, drives runs,
+//! enumerates exact distributions and runs the quick form's generations.
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use super::shared_clock_ms;
-use crate::engine::{BackendLm, Choice, Engine, OnCall, StopCheck};
+use crate::engine::{BackendLm, Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
 use playground::constraint::{BuiltConstraint, ConstraintBuilder};
 use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
@@ -80,6 +80,9 @@ fn on_message(data: JsValue) {
         Ok(ToWorker::Exact { id, state }) => {
             wasm_bindgen_futures::spawn_local(exact(id, *state));
         }
+        Ok(ToWorker::Generate { id, request }) => {
+            wasm_bindgen_futures::spawn_local(generate(id, request));
+        }
         Ok(ToWorker::Stop { id }) => {
             if let Some(stop) = HOST.with(|h| h.borrow().jobs.get(&id).cloned()) {
                 stop();
@@ -134,12 +137,48 @@ async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
     post(&FromWorker::Done { id, outcome });
 }
 
-/// Enumerates the exact P^L of `state`'s language with the model and posts it.
-async fn exact(id: u64, state: PlaygroundState) {
+/// A stop flag registered under `id` (what Stop sets) and the check that reads it.
+fn stop_flag(id: u64) -> StopCheck {
     let cancelled = Rc::new(Cell::new(false));
     let c = cancelled.clone();
     HOST.with(|h| h.borrow_mut().jobs.insert(id, Rc::new(move || c.set(true))));
-    let stop: StopCheck = Rc::new(move || cancelled.get());
+    Rc::new(move || cancelled.get())
+}
+
+/// Runs the quick form's request, posting each token as it is drawn.
+async fn generate(id: u64, request: Request) {
+    let stop = stop_flag(id);
+    let engine = HOST.with(|h| h.borrow().engine.clone());
+    let result = match engine {
+        Some(engine) => {
+            engine
+                .generate(&request, &mut PostTokens { id }, stop)
+                .await
+        }
+        None => Err("the sampling worker has no model loaded".into()),
+    };
+    HOST.with(|h| h.borrow_mut().jobs.remove(&id));
+    post(&FromWorker::Generated { id, result });
+}
+
+/// Posts each token of generation `id`.
+struct PostTokens {
+    id: u64,
+}
+
+impl Output for PostTokens {
+    fn token(&mut self, token: TokenOut) {
+        post(&FromWorker::Token {
+            id: self.id,
+            token,
+            sent_at: shared_clock_ms(),
+        });
+    }
+}
+
+/// Enumerates the exact P^L of `state`'s language with the model and posts it.
+async fn exact(id: u64, state: PlaygroundState) {
+    let stop = stop_flag(id);
     let result = match prepare(&state, stop) {
         Ok((_, constraint, lm)) => {
             let mut lm = OnCall::new(lm, move |lm_calls| {

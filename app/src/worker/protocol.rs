@@ -2,6 +2,7 @@
 //! message is `{ module }` (the page's own `WebAssembly.Module`, read by `worker.js`) and
 //! the model arrives as `{ type: "load", bytes }` with the bytes' buffer transferred.
 
+use crate::engine::{Finished, Request, TokenOut};
 use playground::runner::{Batch, Outcome, RunSpec};
 use playground::state::PlaygroundState;
 use sampler_core::exact::ExactDistribution;
@@ -31,7 +32,14 @@ pub enum ToWorker {
         /// The grammar, prompt and max tokens.
         state: Box<PlaygroundState>,
     },
-    /// Stop run (or enumeration) `id` at its next model call.
+    /// Run the quick form's request (`lm` or `lcd`, tokens streamed back).
+    Generate {
+        /// The page's name for the job.
+        id: u64,
+        /// Prompt, regex, method, max tokens, seed.
+        request: Request,
+    },
+    /// Stop run, enumeration or generation `id` at its next model call.
     Stop {
         /// The run.
         id: u64,
@@ -76,6 +84,22 @@ pub enum FromWorker {
         id: u64,
         /// The distribution.
         result: Result<ExactDistribution, String>,
+    },
+    /// Generation `id` drew a token.
+    Token {
+        /// The job.
+        id: u64,
+        /// The token as the page shows it.
+        token: TokenOut,
+        /// [`super::shared_clock_ms`] when it was posted.
+        sent_at: f64,
+    },
+    /// Generation `id` ended: how, or why it failed (`engine::STOPPED` after Stop).
+    Generated {
+        /// The job.
+        id: u64,
+        /// The outcome.
+        result: Result<Finished, String>,
     },
     /// Run `id` ended (its last batch came before).
     Done {
