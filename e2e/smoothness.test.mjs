@@ -87,6 +87,9 @@ describe('the page stays responsive while the model runs', () => {
         const rate = Number((r.stats.match(/([0-9.]+) tokens\/s/) ?? [])[1]);
         figures[mode] = { fps: r.fps, tokens_per_s: rate, seconds: r.secs };
         if (mode === 'worker') {
+          // The line is refreshed four times a second.
+          await page.waitForFunction((n) => Number(document.querySelector('#pg-worker').dataset.tokens) >= n,
+            r.tokens.length, { timeout: 5_000 });
           const w = await page.evaluate(() => ({ ...document.querySelector('#pg-worker').dataset }));
           assert.ok(Number(w.tokens) >= r.tokens.length, `the tokens came from the worker: ${JSON.stringify(w)}`);
           figures[mode].mean_post_to_handler_ms = Number(w.meanLatencyMs);

@@ -15,7 +15,7 @@ import {
 const LOAD_MS = 300_000;
 const RUN_MS = 300_000;
 const PROMPT = 'Write one sentence about the sea.';
-// lcd under a regex that cannot end before 12 tokens: every run makes the same 12 calls.
+// lcd under a regex of 12 to 40 letters, at most 12 tokens.
 const GRAMMAR = '[a-z ]{12,40}';
 const TOKENS = 12;
 
@@ -107,10 +107,14 @@ describe('the playground samples the real model in a Web Worker', () => {
         const before = await worker(page);
         const r = await measured(page);
         assert.equal(r.state, 'done', r.message);
+        if (inWorker) {
+          // The line is refreshed four times a second.
+          await page.waitForFunction((n) => Number(document.querySelector('#pg-worker').dataset.tokens) > n,
+            before.tokens, { timeout: 5_000 });
+        }
         const w = await worker(page);
         if (inWorker) {
           assert.ok(w.messages > before.messages, `the worker sent batches: ${w.text}`);
-          assert.ok(w.tokens - before.tokens >= TOKENS, `the batches carried the tokens: ${w.text}`);
         } else {
           assert.equal(w.messages, 0, w.text);
         }
