@@ -1,10 +1,11 @@
 //! Strait's playground page: a leptos client-side-rendered app (built with trunk).
 //!
 //! The page checks for WebGPU, downloads the model with a progress bar (cached in Cache
-//! Storage), loads it (for now on `lm`'s CPU forward pass compiled to wasm; the backend is
-//! swappable, see `engine::backend`), and samples from it under a regex constraint with
-//! sampler-core's `lm` or `lcd`, streaming each token with its probability (and, under
-//! token masking, the mass Z the mask kept).
+//! Storage), loads it (on WebGPU, or on `lm`'s CPU forward pass compiled to wasm, see
+//! `engine::backend`), and samples from it under a regex constraint with sampler-core's
+//! `lm` or `lcd`, streaming each token with its probability (and, under token masking, the
+//! mass Z the mask kept); the playground below animates every sampler. On the CPU path the
+//! sampling runs in a Web Worker started from this same module (`worker`).
 //!
 //! # Key modules
 //! - [`ui`]: the page (controls, output, keyboard shortcuts).
