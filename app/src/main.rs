@@ -12,7 +12,8 @@
 //! - [`webgpu`]: is WebGPU usable here.
 //! - [`download`]: streamed, cached model download.
 //! - [`engine`]: the model and the samplers behind the page.
-//! - [`worker`]: the sampling worker the playground's real-model runs go to.
+//! - [`worker`]: the sampling worker (quick-form generations, playground runs and exact
+//!   enumerations on the CPU path).
 //! - [`playground`]: the playground (toy and real models, every sampler animated, compare
 //!   mode, permalinks), on the DOM-free `playground` crate.
 

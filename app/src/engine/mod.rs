@@ -305,7 +305,8 @@ impl EventSink for PageSink<'_> {
 
 /// Hands the page's thread back to the browser at the pause points of a CPU forward pass once
 /// [`FramePause::SLICE_MS`] have passed, so the page paints and sees input while a token
-/// is computed (the model runs on the page's thread, not in a worker).
+/// is computed (where the model runs on the page's thread; in the sampling worker pausing
+/// is off).
 pub struct FramePause {
     since: f64,
 }

@@ -46,26 +46,27 @@ impl WorkerState {
     }
 }
 
-/// What the page measured of the worker's messages (the cost of running off-thread).
+/// What the page measured of the worker's token-carrying messages (the cost of running
+/// off-thread): playground batches (one per model call) and quick-form tokens (one each).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Overhead {
-    /// Batches received.
+    /// Messages received (batches and tokens).
     pub messages: u64,
-    /// `Token` events they carried.
+    /// Tokens they carried.
     pub tokens: u64,
-    /// Sum over batches of the time from the worker's post to the page's handler.
+    /// Sum over messages of the time from the worker's post to the page's handler.
     pub latency_ms: f64,
-    /// Sum over batches of the page's time to decode and apply them.
+    /// Sum over messages of the page's time to decode and apply them.
     pub apply_ms: f64,
 }
 
 impl Overhead {
-    /// Mean milliseconds from post to handler per batch.
+    /// Mean milliseconds from post to handler per message.
     pub fn mean_latency_ms(&self) -> f64 {
         self.latency_ms / self.messages.max(1) as f64
     }
 
-    /// Mean milliseconds of the page's thread spent per batch (decode + apply).
+    /// Mean milliseconds of the page's thread spent per message (decode + apply).
     pub fn mean_apply_ms(&self) -> f64 {
         self.apply_ms / self.messages.max(1) as f64
     }
@@ -109,6 +110,8 @@ pub struct SamplingWorker {
 
 thread_local! {
     static WORKER: RefCell<Option<Rc<SamplingWorker>>> = const { RefCell::new(None) };
+    /// Counts starts and stops, so a start that was overtaken does not set the state.
+    static STARTS: Cell<u64> = const { Cell::new(0) };
     static STATE: RefCell<WorkerState> =
         RefCell::new(WorkerState::Off("the model is not loaded yet".into()));
 }
@@ -141,6 +144,7 @@ pub fn overhead() -> Overhead {
 
 /// Ends the worker (a new model is coming, or the page samples on WebGPU).
 pub fn stop(why: &str) {
+    STARTS.with(|n| n.set(n.get() + 1));
     if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
         w.die(why);
         w.worker.terminate();
@@ -160,9 +164,14 @@ fn promise() -> (js_sys::Promise, js_sys::Function) {
 /// the page's thread.
 pub async fn start(model_bytes: &[u8]) {
     stop("replaced");
+    let this_start = STARTS.with(|n| n.get());
     set_state(WorkerState::Loading);
     let t0 = crate::ui::now_ms();
     let result = start_inner(model_bytes).await;
+    if STARTS.with(|n| n.get()) != this_start {
+        // A new model (or `stop`) came while this one loaded: the state is theirs.
+        return;
+    }
     match result {
         Ok(()) => set_state(WorkerState::Ready {
             ms: crate::ui::now_ms() - t0,
@@ -281,7 +290,7 @@ impl SamplingWorker {
     }
 
     fn post(&self, msg: &ToWorker) -> Result<(), String> {
-        let v = serde_wasm_bindgen::to_value(msg).map_err(|e| e.to_string())?;
+        let v = super::to_js(msg)?;
         self.worker
             .post_message(&v)
             .map_err(|e| format!("cannot post to the worker: {}", js_error(&e)))
@@ -293,7 +302,15 @@ impl SamplingWorker {
         let msg: FromWorker = match serde_wasm_bindgen::from_value(data.clone()) {
             Ok(m) => m,
             Err(e) => {
-                web_sys::console::error_1(&format!("bad message from the worker: {e}").into());
+                // End the job it was about (if it says), rather than wait for it forever.
+                let why = format!("a message from the sampling worker could not be read: {e}");
+                web_sys::console::error_1(&why.clone().into());
+                let id = js_sys::Reflect::get(&data, &"id".into())
+                    .ok()
+                    .and_then(|v| serde_wasm_bindgen::from_value::<u64>(v).ok());
+                if let Some(id) = id {
+                    self.fail_job(id, &why);
+                }
                 return;
             }
         };
@@ -415,29 +432,42 @@ impl SamplingWorker {
             .unwrap_or_else(|| Err("the worker gave no answer".into()))
     }
 
-    /// Marks the worker dead: every run it drives ends with `why`, start-up fails.
+    /// Ends job `id` (a run, an enumeration or a generation) with `why`.
+    fn fail_job(&self, id: u64, why: &str) {
+        let run = self.pending.borrow_mut().remove(&id);
+        if let Some(p) = run {
+            p.run.finish_remote(Outcome::Failed(why.into()));
+            let _ = p.done.call0(&JsValue::NULL);
+        }
+        let exact = self.exacts.borrow_mut().remove(&id);
+        if let Some(p) = exact {
+            *p.result.borrow_mut() = Some(Err(why.into()));
+            let _ = p.done.call0(&JsValue::NULL);
+        }
+        let generate = self.generates.borrow_mut().remove(&id);
+        if let Some(p) = generate {
+            *p.result.borrow_mut() = Some(Err(why.into()));
+            let _ = p.done.call0(&JsValue::NULL);
+        }
+    }
+
+    /// Marks the worker dead and ends it: every job it had ends with `why`, start-up fails.
     fn die(&self, why: &str) {
         if self.dead.replace(true) {
             return;
         }
+        self.worker.terminate();
         set_state(WorkerState::Failed(why.into()));
         if let Some(resolve) = self.waiting.borrow_mut().take() {
             let _ = resolve.call1(&JsValue::NULL, &why.into());
         }
-        let pending: Vec<_> = self.pending.borrow_mut().drain().collect();
-        for (_, p) in pending {
-            p.run.finish_remote(Outcome::Failed(why.into()));
-            let _ = p.done.call0(&JsValue::NULL);
-        }
-        let exacts: Vec<_> = self.exacts.borrow_mut().drain().collect();
-        for (_, p) in exacts {
-            *p.result.borrow_mut() = Some(Err(why.into()));
-            let _ = p.done.call0(&JsValue::NULL);
-        }
-        let generates: Vec<_> = self.generates.borrow_mut().drain().collect();
-        for (_, p) in generates {
-            *p.result.borrow_mut() = Some(Err(why.into()));
-            let _ = p.done.call0(&JsValue::NULL);
+        let ids: Vec<u64> = (self.pending.borrow().keys())
+            .chain(self.exacts.borrow().keys())
+            .chain(self.generates.borrow().keys())
+            .copied()
+            .collect();
+        for id in ids {
+            self.fail_job(id, why);
         }
     }
 

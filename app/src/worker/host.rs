@@ -34,12 +34,31 @@ fn scope() -> web_sys::DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
+/// Posts `msg` to the page. A job's last message that cannot be sent is replaced by one
+/// that ends the job with the reason, so the page never waits for it forever.
 fn post(msg: &FromWorker) {
-    match serde_wasm_bindgen::to_value(msg) {
-        Ok(v) => {
-            let _ = scope().post_message(&v);
-        }
-        Err(e) => web_sys::console::error_1(&format!("worker: cannot send: {e}").into()),
+    let sent =
+        super::to_js(msg).and_then(|v| scope().post_message(&v).map_err(|e| format!("{e:?}")));
+    let Err(e) = sent else { return };
+    web_sys::console::error_1(&format!("worker: cannot send: {e}").into());
+    let why = format!("the sampling worker could not send its result: {e}");
+    let fallback = match msg {
+        FromWorker::Done { id, .. } => FromWorker::Done {
+            id: *id,
+            outcome: Outcome::Failed(why),
+        },
+        FromWorker::Generated { id, .. } => FromWorker::Generated {
+            id: *id,
+            result: Err(why),
+        },
+        FromWorker::Exact { id, .. } => FromWorker::Exact {
+            id: *id,
+            result: Err(why),
+        },
+        _ => return,
+    };
+    if let Ok(v) = super::to_js(&fallback) {
+        let _ = scope().post_message(&v);
     }
 }
 

@@ -50,6 +50,7 @@ pub struct BatchReader {
     live: LiveCounters,
     /// The last event sent is a `SampleFinished` that had no counters yet.
     awaiting_counters: bool,
+    truncated: bool,
 }
 
 impl BatchReader {
@@ -72,9 +73,9 @@ impl BatchReader {
             self.events
         };
         if from == s.events.len()
-            && !resend_last
             && self.samples == s.samples.len()
             && live == self.live
+            && s.truncated == self.truncated
         {
             return None;
         }
@@ -90,6 +91,7 @@ impl BatchReader {
             matches!(e.event, sampler_core::Event::SampleFinished { .. }) && e.counters.is_none()
         });
         self.live = live;
+        self.truncated = s.truncated;
         Some(batch)
     }
 }
@@ -198,6 +200,13 @@ mod tests {
         mirror.apply_batch(b);
         assert_eq!(mirror.events_from(0), run.events_from(0));
         assert_eq!(mirror.samples(), run.samples());
+        assert!(reader.next(&run).is_none());
+        // Events dropped past the cap, and nothing else: still news.
+        run.shared.borrow_mut().truncated = true;
+        let b = reader.next(&run).expect("truncation alone is sent");
+        assert!(b.is_empty() && b.truncated);
+        mirror.apply_batch(b);
+        assert!(mirror.truncated());
         assert!(reader.next(&run).is_none());
     }
 }
