@@ -1,6 +1,7 @@
 // Shared helpers of the end-to-end tests: launch Debian's Chromium headless through
 // playwright-core with the WebGPU-on-SwiftShader flags of DESIGN.md §5, each launch with a
 // fresh profile; screenshots on failure into e2e/artifacts/.
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -143,4 +144,29 @@ export async function stopFrameCount(page) {
     const secs = (performance.now() - f.t0) / 1000;
     return { fps: Math.round((f.n / secs) * 10) / 10, secs: Math.round(secs * 10) / 10 };
   });
+}
+
+/**
+ * One browser shared by the tests of a file: launched before them, closed after them. A
+ * test that fails sets `failed`: then `<name>-failure.png` is saved and the page's console
+ * printed. What the tests put in `figures` is printed after them as one
+ * `# figure: <label>: {...}` line.
+ */
+export function sharedBrowser(name, label) {
+  const shared = { b: null, failed: false, figures: {} };
+  before(async () => {
+    shared.b = await launch({ webgpu: true });
+  });
+  after(async () => {
+    const { b } = shared;
+    if (shared.failed) {
+      await b.page.screenshot({ path: join(ARTIFACTS, `${name}-failure.png`), fullPage: true }).catch(() => {});
+      console.error(`--- page console ---\n${b.logs.join('\n')}`);
+    }
+    await b.close();
+    if (Object.keys(shared.figures).length) {
+      console.log(`# figure: ${label}: ${JSON.stringify(shared.figures)}`);
+    }
+  });
+  return shared;
 }

@@ -6,11 +6,10 @@
 // second, tokens per second and the worker's per-token message cost side by side.
 // Asserted: the three give the same tokens (where the work happens never changes what is
 // computed).
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import {
-  ARTIFACTS, BASE_URL, launch, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
+  BASE_URL, sharedBrowser, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
 } from './lib.mjs';
 
 const LOAD_MS = 180_000;
@@ -18,24 +17,8 @@ const RUN_MS = 180_000;
 const PROMPT = 'Write one sentence about the sea.';
 const TOKENS = 8;
 
-let b;
-let failed = false;
-const figures = {};
-
-before(async () => {
-  b = await launch({ webgpu: true });
-});
-
-after(async () => {
-  if (failed) {
-    await b.page.screenshot({ path: join(ARTIFACTS, 'smoothness-failure.png'), fullPage: true }).catch(() => {});
-    console.error(`--- page console ---\n${b.logs.join('\n')}`);
-  }
-  await b.close();
-  if (Object.keys(figures).length) {
-    console.log(`# figure: CPU (wasm) generation in the worker vs on the page's thread, pausing or not: ${JSON.stringify(figures)}`);
-  }
-});
+const shared = sharedBrowser('smoothness', "CPU (wasm) generation in the worker vs on the page's thread, pausing or not");
+const { figures } = shared;
 
 /** Generates with `lm` while counting animation frames; returns tokens, fps, tokens/s. */
 async function measured(page) {
@@ -70,7 +53,7 @@ async function measured(page) {
 describe('the page stays responsive while the model runs', () => {
   it('in the sampling worker, or on the page\'s thread with pauses: frames keep coming, the same tokens', async () => {
     try {
-      const { page } = b;
+      const { page } = shared.b;
       const runs = {};
       const modes = [
         ['worker', '', 'ready'],
@@ -102,7 +85,7 @@ describe('the page stays responsive while the model runs', () => {
       assert.deepEqual(runs.worker.tokens, runs['pause on'].tokens);
       assert.ok(runs.worker.tokens.length >= 1 && runs.worker.tokens.length <= TOKENS);
     } catch (e) {
-      failed = true;
+      shared.failed = true;
       throw e;
     }
   });

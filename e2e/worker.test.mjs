@@ -5,11 +5,11 @@
 // run's time and the worker's message overhead side by side. Asserted: the same samples
 // both ways; Stop mid-run reaches the worker (its messages stop) and the next run works;
 // a worker that cannot start leaves the page sampling on its own thread.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
-  ARTIFACTS, BASE_URL, launch, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
+  ARTIFACTS, BASE_URL, sharedBrowser, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
 } from './lib.mjs';
 
 const LOAD_MS = 300_000;
@@ -19,24 +19,8 @@ const PROMPT = 'Write one sentence about the sea.';
 const GRAMMAR = '[a-z ]{12,40}';
 const TOKENS = 12;
 
-let b;
-let failed = false;
-const figures = {};
-
-before(async () => {
-  b = await launch({ webgpu: true });
-});
-
-after(async () => {
-  if (failed) {
-    await b.page.screenshot({ path: join(ARTIFACTS, 'worker-failure.png'), fullPage: true }).catch(() => {});
-    console.error(`--- page console ---\n${b.logs.join('\n')}`);
-  }
-  await b.close();
-  if (Object.keys(figures).length) {
-    console.log(`# figure: SmolLM2 playground run (CPU wasm), Web Worker vs page's thread: ${JSON.stringify(figures)}`);
-  }
-});
+const shared = sharedBrowser('worker', "SmolLM2 playground run (CPU wasm), Web Worker vs page's thread");
+const { figures } = shared;
 
 /** Opens the page with `query`, waits for the model and for the worker to settle. */
 async function open(page, query, workerState) {
@@ -98,7 +82,7 @@ async function measured(page) {
 describe('the playground samples the real model in a Web Worker', () => {
   it('keeps the page at frame rate and draws what the page\'s thread draws', async () => {
     try {
-      const { page } = b;
+      const { page } = shared.b;
       const runs = {};
       for (const mode of ['worker', 'page thread']) {
         const inWorker = mode === 'worker';
@@ -129,14 +113,14 @@ describe('the playground samples the real model in a Web Worker', () => {
       assert.equal(runs.worker.outputs.length, 1);
       assert.deepEqual(runs.worker.outputs, runs['page thread'].outputs);
     } catch (e) {
-      failed = true;
+      shared.failed = true;
       throw e;
     }
   });
 
   it('Stop reaches the worker, and the next run works', async () => {
     try {
-      const { page } = b;
+      const { page } = shared.b;
       await open(page, '?backend=cpu', 'ready');
       await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
       const runs = Number(await page.getAttribute('#pg-status', 'data-run'));
@@ -162,14 +146,14 @@ describe('the playground samples the real model in a Web Worker', () => {
       assert.match(r.outputs[0], /^(yes|no|maybe)×1$/);
       assert.ok((await worker(page)).messages > settled);
     } catch (e) {
-      failed = true;
+      shared.failed = true;
       throw e;
     }
   });
 
   it('a worker that cannot start leaves the page sampling on its thread', async () => {
     try {
-      const { page } = b;
+      const { page } = shared.b;
       await page.route('**/worker.js', (route) => route.fulfill({ status: 404, body: 'gone' }));
       await open(page, '?backend=cpu', 'failed');
       const w = await worker(page);
@@ -181,7 +165,7 @@ describe('the playground samples the real model in a Web Worker', () => {
       await page.screenshot({ path: join(ARTIFACTS, 'worker-failed.png'), fullPage: true });
       await page.unroute('**/worker.js');
     } catch (e) {
-      failed = true;
+      shared.failed = true;
       throw e;
     }
   });

@@ -78,21 +78,30 @@ struct Pending {
     done: js_sys::Function,
 }
 
-/// An exact enumeration under way: what resolves its future, and where its result goes.
+/// An exact enumeration under way: what waits for its result, and who hears its progress.
 struct PendingExact {
-    done: js_sys::Function,
-    result: Rc<RefCell<Option<ExactResult>>>,
+    waiter: Waiter<ExactDistribution>,
     progress: Rc<dyn Fn(u64)>,
 }
 
-type ExactResult = Result<ExactDistribution, String>;
-
-/// A quick-form generation under way: where its tokens go, what resolves its future, and
-/// where its result goes.
+/// A quick-form generation under way: where its tokens go, and what waits for its result.
 struct PendingGenerate {
+    waiter: Waiter<Finished>,
     out: Box<dyn Output>,
+}
+
+/// What a job's future waits for: the slot its result goes to, and what wakes it.
+struct Waiter<T> {
     done: js_sys::Function,
-    result: Rc<RefCell<Option<Result<Finished, String>>>>,
+    result: Rc<RefCell<Option<Result<T, String>>>>,
+}
+
+impl<T> Waiter<T> {
+    /// Hands the job its result and wakes its future.
+    fn finish(self, result: Result<T, String>) {
+        *self.result.borrow_mut() = Some(result);
+        let _ = self.done.call0(&JsValue::NULL);
+    }
 }
 
 /// The started worker.
@@ -344,15 +353,15 @@ impl SamplingWorker {
                 self.count(1, received - sent_at, t0);
             }
             FromWorker::Generated { id, result } => {
-                if let Some(p) = self.generates.borrow_mut().remove(&id) {
-                    *p.result.borrow_mut() = Some(result);
-                    let _ = p.done.call0(&JsValue::NULL);
+                let p = self.generates.borrow_mut().remove(&id);
+                if let Some(p) = p {
+                    p.waiter.finish(result);
                 }
             }
             FromWorker::Exact { id, result } => {
-                if let Some(p) = self.exacts.borrow_mut().remove(&id) {
-                    *p.result.borrow_mut() = Some(result);
-                    let _ = p.done.call0(&JsValue::NULL);
+                let p = self.exacts.borrow_mut().remove(&id);
+                if let Some(p) = p {
+                    p.waiter.finish(result);
                 }
             }
             FromWorker::Done { id, outcome } => {
@@ -406,25 +415,40 @@ impl SamplingWorker {
         stop: Rc<dyn Fn() -> bool>,
     ) -> Result<Finished, String> {
         let id = self.next_id();
-        let (p, done) = promise();
-        let result = Rc::new(RefCell::new(None));
-        self.generates.borrow_mut().insert(
-            id,
-            PendingGenerate {
-                out,
-                done,
-                result: result.clone(),
-            },
-        );
-        if let Err(e) = self.post(&ToWorker::Generate {
+        let msg = ToWorker::Generate {
             id,
             request: request.clone(),
-        }) {
-            self.generates.borrow_mut().remove(&id);
-            return Err(e);
+        };
+        self.await_job(id, &msg, stop, |waiter| {
+            self.generates
+                .borrow_mut()
+                .insert(id, PendingGenerate { waiter, out });
+        })
+        .await
+    }
+
+    /// Registers job `id`'s waiter (`register`), posts `msg`, watches `stop` every 50 ms and
+    /// waits for the job's result (a failed post is the result).
+    async fn await_job<T: 'static>(
+        self: &Rc<Self>,
+        id: u64,
+        msg: &ToWorker,
+        stop: Rc<dyn Fn() -> bool>,
+        register: impl FnOnce(Waiter<T>),
+    ) -> Result<T, String> {
+        let (p, done) = promise();
+        let result = Rc::new(RefCell::new(None));
+        register(Waiter {
+            done,
+            result: result.clone(),
+        });
+        match self.post(msg) {
+            Ok(()) => {
+                let watched = result.clone();
+                self.watch_stop(id, stop, Rc::new(move || watched.borrow().is_some()));
+            }
+            Err(e) => self.fail_job(id, &e),
         }
-        let watched = result.clone();
-        self.watch_stop(id, stop, Rc::new(move || watched.borrow().is_some()));
         let _ = JsFuture::from(p).await;
         result
             .borrow_mut()
@@ -441,13 +465,11 @@ impl SamplingWorker {
         }
         let exact = self.exacts.borrow_mut().remove(&id);
         if let Some(p) = exact {
-            *p.result.borrow_mut() = Some(Err(why.into()));
-            let _ = p.done.call0(&JsValue::NULL);
+            p.waiter.finish(Err(why.into()));
         }
         let generate = self.generates.borrow_mut().remove(&id);
         if let Some(p) = generate {
-            *p.result.borrow_mut() = Some(Err(why.into()));
-            let _ = p.done.call0(&JsValue::NULL);
+            p.waiter.finish(Err(why.into()));
         }
     }
 
@@ -485,32 +507,18 @@ impl SamplingWorker {
         state: &PlaygroundState,
         stop: Rc<dyn Fn() -> bool>,
         progress: Rc<dyn Fn(u64)>,
-    ) -> ExactResult {
+    ) -> Result<ExactDistribution, String> {
         let id = self.next_id();
-        let (p, done) = promise();
-        let result = Rc::new(RefCell::new(None));
-        self.exacts.borrow_mut().insert(
-            id,
-            PendingExact {
-                done,
-                result: result.clone(),
-                progress,
-            },
-        );
-        if let Err(e) = self.post(&ToWorker::Exact {
+        let msg = ToWorker::Exact {
             id,
             state: Box::new(state.clone()),
-        }) {
-            self.exacts.borrow_mut().remove(&id);
-            return Err(e);
-        }
-        let watched = result.clone();
-        self.watch_stop(id, stop, Rc::new(move || watched.borrow().is_some()));
-        let _ = JsFuture::from(p).await;
-        result
-            .borrow_mut()
-            .take()
-            .unwrap_or_else(|| Err("the worker gave no answer".into()))
+        };
+        self.await_job(id, &msg, stop, |waiter| {
+            self.exacts
+                .borrow_mut()
+                .insert(id, PendingExact { waiter, progress });
+        })
+        .await
     }
 
     /// Drives `run` in the worker with the grammar and prompt of `state`; resolves when the
@@ -531,9 +539,7 @@ impl SamplingWorker {
             state: Box::new(state.clone()),
         });
         if let Err(e) = sent {
-            self.pending.borrow_mut().remove(&id);
-            run.finish_remote(Outcome::Failed(e));
-            return;
+            return self.fail_job(id, &e);
         }
         let weak = Rc::downgrade(self);
         run.on_cancel(move || {

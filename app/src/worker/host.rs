@@ -9,7 +9,6 @@ use playground::constraint::{BuiltConstraint, ConstraintBuilder};
 use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
 use playground::state::PlaygroundState;
-use sampler_core::{LanguageModel, LmError, TokenId};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -140,14 +139,21 @@ async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
     };
     let outcome = match prepare(&state, stop) {
         Ok((engine, constraint, lm)) => {
-            let mut lm = Posting {
-                inner: lm,
-                run: run.clone(),
-                reader: BatchReader::new(),
-                id,
+            // Before every model call (so the page sees each token as the next forward
+            // pass starts) and at the end: what the run recorded since the last batch.
+            let flush = {
+                let (run, reader) = (run.clone(), RefCell::new(BatchReader::new()));
+                Rc::new(move || {
+                    if let Some(batch) = reader.borrow_mut().next(&run) {
+                        let sent_at = shared_clock_ms();
+                        post(&FromWorker::Batch { id, batch, sent_at });
+                    }
+                })
             };
+            let before_call = flush.clone();
+            let mut lm = OnCall::new(lm, move |_| before_call());
             let o = run.drive(&mut lm, &constraint, Some(engine.vocab())).await;
-            lm.flush();
+            flush();
             o
         }
         Err(e) => Outcome::Failed(e),
@@ -230,49 +236,4 @@ fn prepare(state: &PlaygroundState, stop: StopCheck) -> Result<Prepared, String>
     let prompt = engine.prompt_tokens(&state.prompt, state.chat)?;
     let lm = engine.lm(prompt, stop)?;
     Ok((engine, constraint, lm))
-}
-
-/// The model, posting what the run recorded before every call (so the page sees each
-/// token as soon as the next forward pass starts).
-struct Posting {
-    inner: BackendLm,
-    run: Run,
-    reader: BatchReader,
-    id: u64,
-}
-
-impl Posting {
-    fn flush(&mut self) {
-        if let Some(batch) = self.reader.next(&self.run) {
-            post(&FromWorker::Batch {
-                id: self.id,
-                batch,
-                sent_at: shared_clock_ms(),
-            });
-        }
-    }
-}
-
-impl LanguageModel for Posting {
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-
-    fn eos(&self) -> TokenId {
-        self.inner.eos()
-    }
-
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        self.flush();
-        self.inner.logprobs(prefix).await
-    }
-
-    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
-        self.flush();
-        self.inner.logprobs_batch(prefixes).await
-    }
-
-    fn forward_tokens(&self) -> u64 {
-        self.inner.forward_tokens()
-    }
 }
