@@ -8,13 +8,24 @@ mod commands;
 mod constraint_source;
 mod failure;
 mod model_source;
+mod stdout;
 
 use args::{Cli, Command};
 use clap::Parser;
+use clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() || e.kind() == DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit() // --help, --version, or `strait` alone: clap's usage text
+        }
+        Err(e) => {
+            eprintln!("strait: {} (see --help)", one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Sample(a) => commands::sample::run(&a),
         Command::Score(a) => commands::score::run(&a),
@@ -27,5 +38,31 @@ fn main() -> ExitCode {
             eprintln!("strait: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A clap error as one line: its paragraph before the usage text, without `error: `.
+fn one_line(rendered: &str) -> String {
+    let head: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let text = head.join(" ");
+    text.strip_prefix("error: ").unwrap_or(&text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_errors_fit_on_one_line_and_keep_what_is_missing() {
+        let e = Cli::try_parse_from(["strait", "sample", "--model", "toy:gsk"]).unwrap_err();
+        let line = one_line(&e.render().to_string());
+        assert!(!line.contains('\n') && !line.starts_with("error"), "{line}");
+        assert!(line.contains("--method"), "{line}");
+        let e = Cli::try_parse_from(["strait", "score", "--bogus"]).unwrap_err();
+        assert!(one_line(&e.render().to_string()).contains("'--bogus'"));
     }
 }

@@ -123,6 +123,35 @@ fn unknown_methods_and_toys_are_named() {
     );
     let e = error(&strait(&["score", "--model", "toy:nope", "--text", "1"]));
     assert!(e.contains("toy:gsk"), "{e}");
+    // Argument errors too are one line (clap's usage text is left to --help), exit code 2.
+    let out = strait(&["sample", "--model", "toy:gsk", "--regex", "0", "--n", "x"]);
+    let e = error(&out);
+    assert!(e.starts_with("strait: ") && e.contains("'x'"), "{e}");
+    assert_eq!(out.status.code(), Some(2));
+    let help = strait(&["sample", "--help"]);
+    assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("--method"));
+}
+
+/// A reader that goes away (`strait … | head -1`) ends the command quietly, not in a panic.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strait"))
+        .args(["enumerate", "--model", "toy:gsk", "--regex", GSK])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the strait binary runs");
+    // Close the pipe's only reading end before the child can write its first line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("strait ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && err.trim().is_empty(),
+        "{:?}: {err}",
+        out.status
+    );
 }
 
 const GSK: &str = "00000|1[01]{4}";
@@ -146,7 +175,18 @@ fn sample_lines_follow_the_contract() {
             "constraint_checks",
             "elapsed_ms",
         ] {
-            assert!(l.get(key).is_some(), "{key} missing in {l}");
+            // Present, and a number where one is due: NaN or ±∞ would be written as null.
+            let v = &l[key];
+            let typed = match key {
+                "text" => v.is_string(),
+                "tokens" => v.is_array(),
+                "valid" => v.is_boolean(),
+                "weight" => v.is_null(), // lcd has no weights; SMC's are checked below
+                "logp" => v.as_f64().is_some_and(f64::is_finite),
+                "elapsed_ms" => v.as_f64().is_some_and(|ms| ms >= 0.0),
+                _ => v.is_u64(),
+            };
+            assert!(l.get(key).is_some() && typed, "{key} is {v} in {l}");
         }
         let text = l["text"].as_str().unwrap();
         assert!(

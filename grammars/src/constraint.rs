@@ -256,4 +256,8 @@ impl Constraint for CfgConstraint {
     fn mask(&self, state: &CfgState) -> TokenSet {
         self.record(self.try_mask(state), TokenSet::empty(self.vocab_size))
     }
+    /// The inherent [`CfgConstraint::take_error`], as text.
+    fn take_error(&self) -> Option<String> {
+        CfgConstraint::take_error(self).map(|e| e.to_string())
+    }
 }

@@ -21,6 +21,20 @@ impl Location {
         let column = before[line_start..].chars().count() + 1;
         Location { line, column }
     }
+
+    /// The location reached from this one after the text `passed`.
+    pub fn advanced_over(self, passed: &str) -> Self {
+        match passed.rfind('\n') {
+            Some(i) => Location {
+                line: self.line + passed.matches('\n').count(),
+                column: passed[i + 1..].chars().count() + 1,
+            },
+            None => Location {
+                line: self.line,
+                column: self.column + passed.chars().count(),
+            },
+        }
+    }
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -117,6 +131,20 @@ mod tests {
             Location::of_offset(src, 99),
             Location { line: 3, column: 1 }
         );
+    }
+
+    #[test]
+    fn advancing_over_text_agrees_with_counting_from_the_start() {
+        let src = "ab\nc\u{e9}d\n\nxyz";
+        let offsets: Vec<usize> = (0..=src.len())
+            .filter(|&i| src.is_char_boundary(i))
+            .collect();
+        for &from in &offsets {
+            for &to in offsets.iter().filter(|&&to| to >= from) {
+                let stepped = Location::of_offset(src, from).advanced_over(&src[from..to]);
+                assert_eq!(stepped, Location::of_offset(src, to), "{from}..{to}");
+            }
+        }
     }
 
     #[test]

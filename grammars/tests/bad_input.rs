@@ -256,3 +256,118 @@ fn a_mask_over_its_work_limit_is_an_error_not_a_smaller_mask() {
     assert_eq!(e.kind, ErrorKind::TooLarge);
     assert!(e.message.contains("Too many items"), "{e}");
 }
+
+#[test]
+fn deeply_nested_gbnf_is_refused_at_its_location_not_a_stack_overflow() {
+    // 30 groups are fine; the 31st is refused where it opens. 60 000 of them (a 120 KB
+    // source) would overflow the stack of the recursive passes if parsing let them through.
+    let nested = |n: usize| format!("root ::= {}\"a\"{}\n", "(".repeat(n), ")".repeat(n));
+    assert!(
+        small_compiler()
+            .compile(&nested(30), Some(Format::Gbnf))
+            .is_ok()
+    );
+    let e = err(&nested(31), Format::Gbnf);
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::TooLarge, at(1, 40)),
+        "{e}"
+    );
+    assert!(e.message.contains("nested deeper than 30"), "{e}");
+    let e = err(&nested(60_000), Format::Gbnf);
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::TooLarge, at(1, 40)),
+        "{e}"
+    );
+
+    // Stacked postfix operators nest too: `"a"????…`, and inside groups they add up.
+    let e = err(
+        &format!("root ::= \"a\"{}\n", "?".repeat(60_000)),
+        Format::Gbnf,
+    );
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::TooLarge, at(1, 43)),
+        "{e}"
+    );
+    let inside = |n: usize| format!("root ::= {}\"a\"*{}\n", "(".repeat(n), ")".repeat(n));
+    assert!(
+        small_compiler()
+            .compile(&inside(29), Some(Format::Gbnf))
+            .is_ok()
+    );
+    let e = err(&inside(30), Format::Gbnf);
+    assert_eq!(
+        (e.kind, e.location),
+        (ErrorKind::TooLarge, at(1, 43)),
+        "{e}"
+    );
+    // Siblings do not add up: many groups side by side, each shallow, are fine.
+    let wide = format!("root ::= {}\n", "(\"a\")? ".repeat(2_000));
+    assert!(small_compiler().compile(&wide, Some(Format::Gbnf)).is_ok());
+}
+
+/// A mask over its work limit in the middle of a run (compiling passed) ends the run and
+/// the enumeration with llguidance's message, not with a dead end or a shorter list.
+#[test]
+fn a_mask_error_mid_run_ends_the_run_with_it() {
+    use sampler_core::exact::{EnumerateError, Limits as EnumLimits, enumerate};
+    use sampler_core::samplers::{Method, Params, run};
+    use sampler_core::toy::FnLm;
+    use sampler_core::{NullSink, SampleError, SeededRng, block_on};
+
+    let v = common::real_vocab();
+    let tight = Limits {
+        max_items_per_mask: 50,
+        ..Limits::default()
+    };
+    let c = Compiler::with_limits(v, tight).expect("compiler");
+    // The first mask (only `x…` tokens) fits in 50 items; the one after `x` does not.
+    let cfg = c
+        .compile(
+            "root ::= \"x\" [a-z]+ (\" \" [a-z]+)*\n",
+            Some(Format::Gbnf),
+        )
+        .expect("the first mask fits");
+    let x = (0..v.len() as u32)
+        .find(|&t| v.bytes(t) == b"x")
+        .expect("token x");
+    let (n, eos) = (v.len(), v.eos());
+    // A model that always says `x` first, then anything.
+    let mut lm = FnLm::new(n, eos, move |prefix: &[u32]| {
+        let mut p = vec![1.0 / n as f64; n];
+        if prefix.is_empty() {
+            p.iter_mut().for_each(|q| *q = 0.0);
+            p[x as usize] = 1.0;
+        }
+        p
+    });
+    // Token masking and SMC with masks need the full mask (lazy checks, as AWRS and CARS
+    // make, do not: they never meet the limit here).
+    for method in [Method::Lcd, Method::SmcGcd] {
+        let r = block_on(run(
+            method,
+            &Params::default(),
+            &mut lm,
+            &cfg,
+            &mut SeededRng::new(1),
+            &mut NullSink,
+            Some(v),
+            &mut |s| panic!("{method}: no sample expected, got {s:?}"),
+        ));
+        match r {
+            Err(SampleError::Constraint(m)) => assert!(m.contains("Too many items"), "{m}"),
+            other => panic!("{method}: {other:?}"),
+        }
+        assert!(cfg.take_error().is_none(), "the run took the error");
+    }
+    let limits = EnumLimits {
+        max_tokens: 8,
+        max_sequences: 100,
+    };
+    match block_on(enumerate(&mut lm, &cfg, limits)) {
+        Err(EnumerateError::Constraint(m)) => assert!(m.contains("Too many items"), "{m}"),
+        other => panic!("enumerate: {other:?}"),
+    }
+}

@@ -3,6 +3,10 @@
 use crate::error::LoadError;
 use minijinja::{Environment, Error, ErrorKind, context};
 
+/// Most template instructions one rendering may run: a model file's template is untrusted,
+/// and nested loops could otherwise run for hours. Real chat templates use a few hundred.
+pub const TEMPLATE_FUEL: u64 = 1_000_000;
+
 /// Renders `template` for one user message with `add_generation_prompt = true`, the way
 /// Hugging Face's `apply_chat_template` does (`trim_blocks`, `lstrip_blocks`,
 /// `raise_exception`).
@@ -15,6 +19,7 @@ pub fn render(
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
+    env.set_fuel(Some(TEMPLATE_FUEL));
     env.add_function("raise_exception", |msg: String| -> Result<String, Error> {
         Err(Error::new(ErrorKind::InvalidOperation, msg))
     });
@@ -45,5 +50,12 @@ mod tests {
         let e = render("{{ raise_exception('no system role') }}", "x", "", "").unwrap_err();
         assert!(e.to_string().contains("no system role"), "{e}");
         assert!(render("{% for %}", "x", "", "").is_err());
+    }
+
+    #[test]
+    fn a_runaway_template_stops_with_a_message() {
+        let t = "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}";
+        let e = render(t, "x", "", "").unwrap_err();
+        assert!(e.to_string().contains("fuel"), "{e}");
     }
 }

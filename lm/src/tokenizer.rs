@@ -134,7 +134,7 @@ impl Tokenizer {
                 None => Ok(None),
                 Some(_) => {
                     let v = g.get_u64(key)?;
-                    if v as usize >= n {
+                    if v >= n as u64 {
                         return Err(err(format!("{key} = {v} is outside the vocabulary of {n}")));
                     }
                     Ok(Some(v as TokenId))

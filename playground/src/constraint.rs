@@ -193,6 +193,13 @@ impl Constraint for BuiltConstraint {
             _ => None,
         }
     }
+
+    fn take_error(&self) -> Option<String> {
+        match self {
+            BuiltConstraint::Regex(c) => c.take_error(),
+            BuiltConstraint::Cfg(c) => Constraint::take_error(&**c),
+        }
+    }
 }
 
 /// Builds constraints for one vocabulary; keeps llguidance's compiler (its token trie) so

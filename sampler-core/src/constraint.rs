@@ -58,4 +58,10 @@ pub trait Constraint {
     fn tensor_state(&self, _state: &Self::State) -> Option<u32> {
         None
     }
+    /// An error met while answering since the last call (cleared by taking it): the answers
+    /// given since are unreliable (a refused token, an empty mask), so runs stop with it
+    /// rather than return samples biased by it. Constraints that cannot fail keep `None`.
+    fn take_error(&self) -> Option<String> {
+        None
+    }
 }

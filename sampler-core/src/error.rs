@@ -12,13 +12,21 @@ pub enum SampleError {
         /// The decoded text before the dead end.
         prefix: String,
     },
-    /// An exact sampler proved (or gave up after a bounded effort) that the constraint has
-    /// probability zero under the model.
+    /// An exact sampler proved that the constraint has probability zero under the model
+    /// within `max_tokens` (its trie's root mass reached 0).
     ZeroProbability,
+    /// An exact sampler found no valid sample in `generations` generations in a row
+    /// (`max_generations`): the probability may be zero, or only too small for the method.
+    GaveUp {
+        /// Generations tried since the last valid sample.
+        generations: u64,
+    },
     /// The caller's event sink asked the run to stop.
     Cancelled,
     /// The method cannot run with these arguments or this constraint.
     Unsupported(String),
+    /// The constraint failed while answering ([`crate::Constraint::take_error`]).
+    Constraint(String),
 }
 
 impl std::fmt::Display for SampleError {
@@ -26,11 +34,18 @@ impl std::fmt::Display for SampleError {
         match self {
             SampleError::Lm(e) => write!(f, "language model error: {e}"),
             SampleError::DeadEnd { prefix } => write!(f, "dead end after {prefix:?}"),
-            SampleError::ZeroProbability => {
-                f.write_str("the constraint has probability zero under the model")
-            }
+            SampleError::ZeroProbability => f.write_str(
+                "the constraint has probability zero under the model within --max-tokens tokens",
+            ),
+            SampleError::GaveUp { generations } => write!(
+                f,
+                "no valid sample in {generations} generations in a row: the constraint's \
+                 probability under the model is zero or too small for this method, or \
+                 --max-tokens is too small"
+            ),
             SampleError::Cancelled => f.write_str("stopped"),
             SampleError::Unsupported(m) => f.write_str(m),
+            SampleError::Constraint(m) => write!(f, "constraint error: {m}"),
         }
     }
 }

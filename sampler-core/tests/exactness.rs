@@ -508,7 +508,12 @@ fn empty_language_stops_with_zero_probability() {
             &mut SeededRng::new(0),
             &mut NullSink,
         );
-        assert_eq!(r, Err(SampleError::ZeroProbability), "{strategy:?}");
+        // Proved zero when the trie's root mass reached 0; otherwise given up after 50.
+        match r {
+            Err(SampleError::ZeroProbability) => assert!(t.root_is_dead(), "{strategy:?}"),
+            Err(SampleError::GaveUp { generations: 50 }) => assert!(!t.root_is_dead()),
+            other => panic!("{strategy:?}: {other:?}"),
+        }
         assert!(counters.generations <= 50);
         if matches!(strategy, Strategy::Cars | Strategy::Rsft) {
             // The first generation prunes every first token: p_ε = 0 at once.

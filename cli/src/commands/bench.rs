@@ -44,13 +44,13 @@ fn decode(args: &BenchArgs) -> Result<()> {
         "decode_tokens": args.tokens,
         "decode_tok_s": args.tokens as f64 / decode_s,
     });
-    println!("{ours}");
+    crate::stdout::line(ours);
     match gpu_decode(&model, &prompt, args.tokens) {
-        Ok(line) => println!("{line}"),
+        Ok(line) => crate::stdout::line(line),
         Err(e) => eprintln!("strait: GPU decode skipped: {e}"),
     }
     match llama_cpp(&args.model, &prompt, args.tokens) {
-        Ok(line) => println!("{line}"),
+        Ok(line) => crate::stdout::line(line),
         Err(e) => eprintln!("strait: llama.cpp comparison skipped: {e}"),
     }
     Ok(())

@@ -349,7 +349,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "masked_states": states.len(),
             "mean_allowed": mean_allowed,
         });
-        println!("{line}");
+        crate::stdout::line(line);
     }
     for (name, path) in example_files(&["lark", "gbnf", "json"]) {
         let t0 = Instant::now();
@@ -375,13 +375,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "masked_states": prefixes.len(),
             "mean_allowed": mean_allowed,
         });
-        println!("{line}");
+        crate::stdout::line(line);
     }
     let line = serde_json::json!({
         "engine": "strait-cpu",
         "forward_us": forward_us(&model)?,
     });
-    println!("{line}");
+    crate::stdout::line(line);
     Ok(())
 }
 

@@ -353,7 +353,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "Total time of this run: {:.0} s.",
         started.elapsed().as_secs_f64()
     );
-    println!("{report}");
+    crate::stdout::line(&report);
     if let Some(out) = &args.out {
         std::fs::write(out, &report).map_err(|e| Failure(format!("{}: {e}", out.display())))?;
         eprintln!("strait: wrote {}", out.display());

@@ -51,7 +51,7 @@ impl ConstraintUser for Job<'_> {
                 "logp": e.logp,
                 "p": e.p,
             });
-            println!("{line}");
+            crate::stdout::line(line);
         }
         Ok(())
     }

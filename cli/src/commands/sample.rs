@@ -63,7 +63,7 @@ impl EventSink for StdoutSink {
     fn emit(&mut self, event: Event) {
         if self.on {
             match serde_json::to_string(&event) {
-                Ok(line) => println!("{line}"),
+                Ok(line) => crate::stdout::line(line),
                 Err(e) => eprintln!("strait: cannot write event: {e}"),
             }
         }
@@ -86,7 +86,7 @@ impl ConstraintUser for Job<'_> {
         let mut sink = StdoutSink { on: events };
         with_lm(source, prompt, |lm| {
             let mut lm = LmRef(lm);
-            let mut print = |s: &Sample| println!("{}", sample_line(vocab, s, start));
+            let mut print = |s: &Sample| crate::stdout::line(sample_line(vocab, s, start));
             block_on(samplers::run(
                 method,
                 &params,

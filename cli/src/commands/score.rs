@@ -27,6 +27,6 @@ pub fn run(args: &ScoreArgs) -> Result<()> {
         "logp": per_token.iter().sum::<f64>(),
         "token_logps": per_token,
     });
-    println!("{line}");
+    crate::stdout::line(line);
     Ok(())
 }

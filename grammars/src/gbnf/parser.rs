@@ -3,15 +3,23 @@
 
 use super::ast::{Expr, Grammar, Rule};
 use crate::error::{ErrorKind, GrammarError, Location};
+use std::cell::Cell;
 
 /// Largest count allowed in `{m,n}` repetitions.
 pub const MAX_REPETITION: u32 = 10_000;
+
+/// Deepest nesting of groups and stacked `*`/`+`/`?`/`{m,n}` allowed: deeper trees would
+/// overflow the stack of the recursive passes (1 MB on wasm), and llguidance's Lark, which
+/// the grammar is translated to, stops at 30 anyway.
+pub const MAX_NESTING: usize = 30;
 
 /// Parses GBNF source into rules.
 pub fn parse(source: &str) -> Result<Grammar, GrammarError> {
     let mut p = Parser {
         src: source,
         pos: 0,
+        depth: 0,
+        last_loc: Cell::new((0, Location { line: 1, column: 1 })),
     };
     let mut rules = Vec::new();
     loop {
@@ -27,6 +35,10 @@ pub fn parse(source: &str) -> Result<Grammar, GrammarError> {
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
+    /// Groups and postfix operators enclosing the item being parsed.
+    depth: usize,
+    /// The last location computed, so that `loc` scans forward from it (linear parsing).
+    last_loc: Cell<(usize, Location)>,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -46,7 +58,26 @@ impl Parser<'_> {
         Some(c)
     }
     fn loc(&self) -> Location {
-        Location::of_offset(self.src, self.pos)
+        let (from, at) = self.last_loc.get();
+        let loc = if from <= self.pos {
+            at.advanced_over(&self.src[from..self.pos])
+        } else {
+            Location::of_offset(self.src, self.pos)
+        };
+        self.last_loc.set((self.pos, loc));
+        loc
+    }
+    /// Enters a group or a postfix operator at `location`, refusing past [`MAX_NESTING`].
+    fn nest(&mut self, location: Location) -> Result<(), GrammarError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(GrammarError::at(
+                ErrorKind::TooLarge,
+                location,
+                format!("groups and repetitions nested deeper than {MAX_NESTING}"),
+            ));
+        }
+        Ok(())
     }
     fn describe_here(&self) -> String {
         match self.peek() {
@@ -148,6 +179,7 @@ impl Parser<'_> {
                     self.class()?
                 }
                 Some('(') => {
+                    self.nest(location)?;
                     self.bump();
                     self.skip_space(true);
                     let inner = self.alternates(true)?;
@@ -155,6 +187,7 @@ impl Parser<'_> {
                         return Err(self.error("`)` to close the group"));
                     }
                     self.bump();
+                    self.depth -= 1;
                     inner
                 }
                 Some('.') => {
@@ -182,7 +215,9 @@ impl Parser<'_> {
                 }
                 _ => break,
             };
+            let outer = self.depth;
             let item = self.postfix(item)?;
+            self.depth = outer;
             items.push(item);
             self.skip_space(nested);
         }
@@ -193,8 +228,12 @@ impl Parser<'_> {
         })
     }
 
+    /// Applies the `*`, `+`, `?` and `{m,n}` that follow `item`; each one nests it a level.
     fn postfix(&mut self, mut item: Expr) -> Result<Expr, GrammarError> {
         loop {
+            if matches!(self.peek(), Some('*' | '+' | '?' | '{')) {
+                self.nest(self.loc())?;
+            }
             let (min, max) = match self.peek() {
                 Some('*') => {
                     self.bump();

@@ -90,4 +90,7 @@ impl<C: Constraint> Constraint for CountingConstraint<'_, C> {
         self.count(self.inner.vocab_size() as u64);
         self.inner.budget_mask(state, remaining)
     }
+    fn take_error(&self) -> Option<String> {
+        self.inner.take_error()
+    }
 }

@@ -34,6 +34,8 @@ pub enum EnumerateError {
     Empty,
     /// Every sequence of the language has probability zero under the model.
     ZeroMass,
+    /// The constraint failed while answering ([`crate::Constraint::take_error`]).
+    Constraint(String),
 }
 
 impl std::fmt::Display for EnumerateError {
@@ -53,6 +55,7 @@ impl std::fmt::Display for EnumerateError {
             EnumerateError::ZeroMass => {
                 f.write_str("the constraint has probability zero under the model")
             }
+            EnumerateError::Constraint(m) => write!(f, "constraint error: {m}"),
         }
     }
 }
@@ -166,6 +169,10 @@ pub async fn enumerate<L: LanguageModel, C: Constraint>(
                 }
             }
         }
+        // A failed mask or advance would silently drop sequences from the list.
+        if let Some(e) = constraint.take_error() {
+            return Err(EnumerateError::Constraint(e));
+        }
     }
     if found.is_empty() {
         return Err(EnumerateError::Empty);
@@ -226,6 +233,28 @@ mod tests {
             max_tokens,
             max_sequences: 1000,
         }
+    }
+
+    /// A constraint failing mid-enumeration ends it with the error instead of a list with
+    /// sequences missing.
+    #[test]
+    fn a_constraint_error_ends_the_enumeration_with_it() {
+        for fail_at in [1, 3, 10, 30] {
+            let c = crate::toy::Failing::new(gsk_constraint(), fail_at);
+            let r = block_on(enumerate(&mut gsk_lm(), &c, limits(64)));
+            assert_eq!(
+                r.unwrap_err(),
+                EnumerateError::Constraint(format!("failed at call {fail_at}"))
+            );
+        }
+        let c = crate::toy::Failing::new(gsk_constraint(), usize::MAX);
+        assert_eq!(
+            block_on(enumerate(&mut gsk_lm(), &c, limits(64)))
+                .unwrap()
+                .entries
+                .len(),
+            17
+        );
     }
 
     #[test]

@@ -39,6 +39,9 @@ impl Default for HmmConfig {
     }
 }
 
+/// Largest HMM (emission, transition and initial tables of f64s) the distillation builds.
+pub const MAX_HMM_BYTES: u64 = 1 << 30;
+
 impl HmmConfig {
     /// Rejects settings the distillation cannot run with.
     pub fn validate(&self) -> Result<(), SampleError> {
@@ -107,9 +110,19 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
             cfg.sequences, cfg.hidden_states
         ),
     );
+    let vocab = ctx.lm.vocab_size();
+    let (h, v) = (cfg.hidden_states as u128, vocab as u128);
+    let bytes = (h * v + h * h + h) * 8;
+    if bytes > MAX_HMM_BYTES as u128 {
+        return Err(SampleError::Unsupported(format!(
+            "an HMM with {h} hidden states over {v} tokens would need {:.1} GB, more than \
+             {:.1} GB; lower --hmm-states",
+            bytes as f64 / 1e9,
+            MAX_HMM_BYTES as f64 / 1e9
+        )));
+    }
     let data = sample_sequences(ctx, cfg.sequences, max_len).await?;
     let tokens: usize = data.iter().map(Vec::len).sum();
-    let vocab = ctx.lm.vocab_size();
     let mut hmm = Hmm::init_from_data(cfg.hidden_states, vocab, &data, 1e-2, &mut *ctx.rng);
     note(
         ctx,

@@ -58,6 +58,26 @@ pub struct GuidedToken {
     pub log_sat: f64,
 }
 
+/// Refuses a guide table over [`MAX_TABLE_ENTRIES`]; callers check it before distilling
+/// the HMM too, so that a table too large is refused before that work, not after.
+pub fn check_table_size(
+    max_remaining: usize,
+    automaton_states: usize,
+    hidden_states: usize,
+) -> Result<(), SampleError> {
+    let entries = max_remaining
+        .saturating_mul(automaton_states)
+        .saturating_mul(hidden_states);
+    if entries > MAX_TABLE_ENTRIES {
+        return Err(SampleError::Unsupported(format!(
+            "the P-GCD table would hold {entries} entries ({max_remaining} tokens × \
+             {automaton_states} automaton states × {hidden_states} hidden states), more than \
+             {MAX_TABLE_ENTRIES}; lower --max-tokens or the HMM's hidden states"
+        )));
+    }
+    Ok(())
+}
+
 impl Guide {
     /// Multiplies `hmm` with `tensor` for budgets up to `max_remaining` tokens; `floor`
     /// (in (0, 1]) is the least relative guide value an allowed token keeps.
@@ -81,14 +101,7 @@ impl Guide {
             return bad(format!("the guide floor must be in (0, 1], not {floor}"));
         }
         let (h, s_n) = (hmm.hidden, tensor.num_states);
-        let entries = max_remaining.saturating_mul(s_n).saturating_mul(h);
-        if entries > MAX_TABLE_ENTRIES {
-            return bad(format!(
-                "the P-GCD table would hold {entries} entries ({max_remaining} tokens × {s_n} \
-                 automaton states × {h} hidden states), more than {MAX_TABLE_ENTRIES}; lower \
-                 --max-tokens or the HMM's hidden states"
-            ));
-        }
+        check_table_size(max_remaining, s_n, h)?;
         let v_n = hmm.vocab;
         let mut emission_t = vec![0.0; v_n * h];
         for hs in 0..h {

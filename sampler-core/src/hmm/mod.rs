@@ -37,6 +37,6 @@ mod model;
 #[cfg(test)]
 mod tests;
 
-pub use distill::{HmmConfig, distill, sample_sequences};
-pub use guide::{Guide, GuidedToken, MAX_TABLE_ENTRIES, Proposal};
+pub use distill::{HmmConfig, MAX_HMM_BYTES, distill, sample_sequences};
+pub use guide::{Guide, GuidedToken, MAX_TABLE_ENTRIES, Proposal, check_table_size};
 pub use model::{EmStep, Hmm};

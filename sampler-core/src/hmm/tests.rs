@@ -501,3 +501,47 @@ fn p_gcd_smc_is_deterministic_given_the_seed() {
     assert_eq!(draw(8), draw(8));
     assert_ne!(draw(8), draw(9));
 }
+
+/// An HMM or a guide table too large is refused before any model call, with the flag to
+/// lower; not by an allocation failure, nor after a long distillation.
+#[test]
+fn oversized_hmms_and_guides_are_refused_before_distilling() {
+    let c = small_language();
+    let mut lm = RandomLm::new(4, 3, 2, 4);
+    // 4 tokens: 2^26 hidden states need (h·4 + h² + h)·8 bytes, far over the limit.
+    let cfg = HmmConfig {
+        hidden_states: 1 << 26,
+        ..HmmConfig::default()
+    };
+    let p = Params::default();
+    let e = with_ctx(&mut lm, &c, &mut SeededRng::new(0), &p, |ctx| {
+        let e = block_on(super::distill(ctx, &cfg)).unwrap_err();
+        assert_eq!(ctx.counters.lm_calls, 0);
+        e
+    });
+    assert!(e.to_string().contains("lower --hmm-states"), "{e}");
+    // Through `run`: the guide's table (max tokens × automaton states × hidden states) is
+    // checked first, before the distillation's model calls.
+    let p = Params {
+        max_tokens: 1 << 20,
+        hmm: HmmConfig {
+            hidden_states: 64,
+            ..HmmConfig::default()
+        },
+        ..Params::default()
+    };
+    let mut sink = VecSink::default();
+    let e = block_on(run(
+        Method::PGcdSmc,
+        &p,
+        &mut lm,
+        &c,
+        &mut SeededRng::new(0),
+        &mut sink,
+        None,
+        &mut |_| {},
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("P-GCD table"), "{e}");
+    assert!(sink.0.is_empty(), "no distillation began: {:?}", sink.0);
+}

@@ -97,7 +97,7 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     for _ in 0..ctx.params.n {
         let init = Some(ctx.constraint.initial());
         let g = generate(ctx, &[], init, masking, 0).await?;
-        ctx.finish(g.tokens, g.logp, g.valid, None, None);
+        ctx.finish(g.tokens, g.logp, g.valid, None, None)?;
     }
     Ok(())
 }

@@ -15,8 +15,8 @@ use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
 /// Draws `ctx.params.n` ASAp samples in order, refining the caller's `trie` of c̃ after
 /// each. A generation that reaches a prefix with no allowed mass (a dead end) updates c̃
-/// and is retried; after `max_generations` of those in a row, or once c̃(ε) = 0, the run
-/// stops with [`SampleError::ZeroProbability`].
+/// and is retried; once c̃(ε) = 0 the run stops with [`SampleError::ZeroProbability`], after
+/// `max_generations` of those in a row with [`SampleError::GaveUp`].
 pub async fn asap_sample<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     trie: &mut Trie,
@@ -26,8 +26,13 @@ pub async fn asap_sample<L: LanguageModel, C: Constraint>(
     let mut failures = 0u64;
     while produced < ctx.params.n {
         ctx.check_cancelled()?;
-        if trie.root_is_dead() || failures >= ctx.params.max_generations {
+        if trie.root_is_dead() {
             return Err(SampleError::ZeroProbability);
+        }
+        if failures >= ctx.params.max_generations {
+            return Err(SampleError::GaveUp {
+                generations: failures,
+            });
         }
         let (tokens, logp, path, complete) = generate(ctx, trie).await?;
         for &n in path.iter().rev() {
@@ -37,7 +42,7 @@ pub async fn asap_sample<L: LanguageModel, C: Constraint>(
             });
         }
         if complete {
-            ctx.finish(tokens, logp, true, None, None);
+            ctx.finish(tokens, logp, true, None, None)?;
             produced += 1;
             failures = 0;
         } else {

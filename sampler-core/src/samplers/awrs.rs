@@ -185,7 +185,7 @@ pub async fn run_lcd<L: LanguageModel, C: Constraint>(
                 SampleError::Unsupported("constraint refused an allowed token".into())
             })?;
         }
-        ctx.finish(tokens, logp, ended, None, None);
+        ctx.finish(tokens, logp, ended, None, None)?;
     }
     Ok(())
 }

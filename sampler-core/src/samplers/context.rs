@@ -37,9 +37,20 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         }
     }
 
-    /// Next-token log-probabilities after `prefix` (counted; checks for Stop first).
+    /// Fails with [`SampleError::Constraint`] when the constraint met an error since the
+    /// last check (its answers since then are unreliable).
+    pub fn check_constraint(&self) -> Result<(), SampleError> {
+        match self.constraint.take_error() {
+            Some(e) => Err(SampleError::Constraint(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Next-token log-probabilities after `prefix` (counted; checks for Stop and for a
+    /// constraint error first, so no decision is built on an unreliable answer).
     pub async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, SampleError> {
         self.check_cancelled()?;
+        self.check_constraint()?;
         self.counters.lm_calls += 1;
         let lp = self.lm.logprobs(prefix).await?;
         self.counters.forward_tokens = self.lm.forward_tokens();
@@ -52,6 +63,7 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         prefixes: &[&[TokenId]],
     ) -> Result<Vec<Vec<f64>>, SampleError> {
         self.check_cancelled()?;
+        self.check_constraint()?;
         self.counters.lm_calls += prefixes.len() as u64;
         let lp = self.lm.logprobs_batch(prefixes).await?;
         self.counters.forward_tokens = self.lm.forward_tokens();
@@ -102,10 +114,14 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         }
     }
 
-    /// A dead-end error naming the text generated so far.
+    /// A dead-end error naming the text generated so far, or the constraint's error when
+    /// that is why nothing was allowed.
     pub fn dead_end(&self, tokens: &[TokenId]) -> SampleError {
-        SampleError::DeadEnd {
-            prefix: self.describe(tokens),
+        match self.check_constraint() {
+            Err(e) => e,
+            Ok(()) => SampleError::DeadEnd {
+                prefix: self.describe(tokens),
+            },
         }
     }
 
@@ -136,7 +152,8 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         });
     }
 
-    /// Records a finished sample: emits `SampleFinished` and hands it to the output callback.
+    /// Records a finished sample: emits `SampleFinished` and hands it to the output callback;
+    /// fails instead when the constraint met an error, as the sample may rest on it.
     pub fn finish(
         &mut self,
         tokens: Vec<TokenId>,
@@ -144,7 +161,8 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         valid: bool,
         weight: Option<f64>,
         run: Option<usize>,
-    ) -> Sample {
+    ) -> Result<(), SampleError> {
+        self.check_constraint()?;
         let s = Sample {
             tokens,
             logp,
@@ -160,6 +178,6 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
             weight,
         });
         (self.out)(&s);
-        s
+        Ok(())
     }
 }

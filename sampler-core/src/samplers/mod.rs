@@ -42,7 +42,7 @@ pub mod util;
 pub use ancestral::{Generation, Masking, generate};
 pub use context::Ctx;
 pub use method::Method;
-pub use params::{Params, Resampling};
+pub use params::{MAX_PARTICLES, Params, Resampling};
 pub use sample::{Counters, Sample};
 
 use crate::{Constraint, EventSink, LanguageModel, RandomSource, SampleError, Vocabulary};
@@ -76,30 +76,44 @@ pub async fn run<L: LanguageModel, C: Constraint>(
         vocab,
         out,
     };
+    let result = dispatch(method, &mut ctx).await;
+    // A constraint that failed on the way explains any other ending (a pruned trie, a dead
+    // end) and voids a success.
+    ctx.check_constraint()?;
+    result?;
+    Ok(ctx.counters)
+}
+
+/// Runs `method`'s sampler in `ctx`.
+async fn dispatch<L: LanguageModel, C: Constraint>(
+    method: Method,
+    ctx: &mut Ctx<'_, L, C>,
+) -> Result<(), SampleError> {
+    let (constraint, params) = (ctx.constraint, ctx.params);
     match method {
-        Method::Lm => ancestral::run(&mut ctx, Masking::None).await?,
-        Method::Lcd => ancestral::run(&mut ctx, Masking::Viable).await?,
-        Method::GcdBudget => ancestral::run(&mut ctx, Masking::Budget).await?,
-        Method::Rs => rejection::run(&mut ctx, rejection::Strategy::Rs).await?,
-        Method::SampleVerify => rejection::run(&mut ctx, rejection::Strategy::SampleVerify).await?,
-        Method::Ars => rejection::run(&mut ctx, rejection::Strategy::Ars).await?,
-        Method::Rsft => rejection::run(&mut ctx, rejection::Strategy::Rsft).await?,
-        Method::Cars => rejection::run(&mut ctx, rejection::Strategy::Cars).await?,
-        Method::Asap => asap::run(&mut ctx).await?,
-        Method::AwrsLcd => awrs::run_lcd(&mut ctx).await?,
-        Method::McmcUniform => mcmc::run(&mut ctx, mcmc::Truncation::Uniform).await?,
-        Method::McmcPriority => mcmc::run(&mut ctx, mcmc::Truncation::Priority).await?,
-        Method::McmcRestart => mcmc::run(&mut ctx, mcmc::Truncation::Restart).await?,
-        Method::AwrsSmc => smc::run(&mut ctx, smc::TokenProposal::Awrs).await?,
-        Method::WrsSmc => smc::run(&mut ctx, smc::TokenProposal::Wrs).await?,
-        Method::TwistedSmc => smc::run(&mut ctx, smc::TokenProposal::Twisted).await?,
+        Method::Lm => ancestral::run(ctx, Masking::None).await?,
+        Method::Lcd => ancestral::run(ctx, Masking::Viable).await?,
+        Method::GcdBudget => ancestral::run(ctx, Masking::Budget).await?,
+        Method::Rs => rejection::run(ctx, rejection::Strategy::Rs).await?,
+        Method::SampleVerify => rejection::run(ctx, rejection::Strategy::SampleVerify).await?,
+        Method::Ars => rejection::run(ctx, rejection::Strategy::Ars).await?,
+        Method::Rsft => rejection::run(ctx, rejection::Strategy::Rsft).await?,
+        Method::Cars => rejection::run(ctx, rejection::Strategy::Cars).await?,
+        Method::Asap => asap::run(ctx).await?,
+        Method::AwrsLcd => awrs::run_lcd(ctx).await?,
+        Method::McmcUniform => mcmc::run(ctx, mcmc::Truncation::Uniform).await?,
+        Method::McmcPriority => mcmc::run(ctx, mcmc::Truncation::Priority).await?,
+        Method::McmcRestart => mcmc::run(ctx, mcmc::Truncation::Restart).await?,
+        Method::AwrsSmc => smc::run(ctx, smc::TokenProposal::Awrs).await?,
+        Method::WrsSmc => smc::run(ctx, smc::TokenProposal::Wrs).await?,
+        Method::TwistedSmc => smc::run(ctx, smc::TokenProposal::Twisted).await?,
         Method::SmcGcd => {
             let p = if constraint.is_regular() {
                 smc::TokenProposal::BudgetMask
             } else {
                 smc::TokenProposal::Mask
             };
-            smc::run(&mut ctx, p).await?
+            smc::run(ctx, p).await?
         }
         Method::PGcdSmc => {
             let tensor = constraint.tensorized().ok_or_else(|| {
@@ -109,7 +123,12 @@ pub async fn run<L: LanguageModel, C: Constraint>(
                         .into(),
                 )
             })?;
-            let hmm = crate::hmm::distill(&mut ctx, &params.hmm).await?;
+            crate::hmm::check_table_size(
+                params.max_tokens,
+                tensor.num_states,
+                params.hmm.hidden_states,
+            )?;
+            let hmm = crate::hmm::distill(ctx, &params.hmm).await?;
             let guide =
                 crate::hmm::Guide::new(hmm, tensor, params.max_tokens, params.hmm.guide_floor)?;
             ctx.sink.emit(crate::Event::Note {
@@ -122,10 +141,10 @@ pub async fn run<L: LanguageModel, C: Constraint>(
                     guide.bytes() as f64 / 1e6
                 ),
             });
-            smc::run(&mut ctx, smc::TokenProposal::PGcd(&guide)).await?
+            smc::run(ctx, smc::TokenProposal::PGcd(&guide)).await?
         }
     }
-    Ok(ctx.counters)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -201,6 +220,11 @@ mod tests {
             ..Params::default()
         };
         assert!(run_with(Method::Lcd, n0).contains("--n"));
+        let too_many = Params {
+            particles: MAX_PARTICLES + 1,
+            ..Params::default()
+        };
+        assert!(run_with(Method::AwrsSmc, too_many).contains("--particles must be at most"));
         assert!(run_with(Method::GcdBudget, Params::default()).contains("regular"));
     }
 
@@ -225,5 +249,45 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.to_string(), "dead end after \"00000\"");
+    }
+
+    /// A constraint that fails mid-run ends every sampler's run with its error, and no
+    /// sample is handed out after the failure (it could be biased by the failed answer).
+    #[test]
+    fn a_constraint_error_ends_the_run_with_it() {
+        use crate::toy::Failing;
+        let params = Params {
+            n: 4,
+            steps: 3,
+            particles: 3,
+            ..Params::default()
+        };
+        for method in Method::ALL.into_iter().filter(|m| !m.needs_regular()) {
+            for fail_at in [1, 2, 5, 13, 40, 100] {
+                let c = Failing::new(gsk_constraint(), fail_at);
+                let mut after_failure = 0;
+                let r = block_on(run(
+                    method,
+                    &params,
+                    &mut gsk_lm(),
+                    &c,
+                    &mut SeededRng::new(fail_at as u64),
+                    &mut NullSink,
+                    None,
+                    &mut |_| after_failure += usize::from(c.failed()),
+                ));
+                if c.failed() {
+                    match r {
+                        Err(SampleError::Constraint(m)) => {
+                            assert_eq!(m, format!("failed at call {fail_at}"), "{method}")
+                        }
+                        other => panic!("{method}, fail at {fail_at}: {other:?}"),
+                    }
+                    assert_eq!(after_failure, 0, "{method}, fail at {fail_at}");
+                } else {
+                    assert!(r.is_ok(), "{method}, fail at {fail_at}: {r:?}");
+                }
+            }
+        }
     }
 }

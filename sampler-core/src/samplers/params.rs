@@ -3,6 +3,9 @@
 use crate::SampleError;
 use crate::hmm::HmmConfig;
 
+/// Most SMC particles one run may have (each holds a sequence and a constraint state).
+pub const MAX_PARTICLES: usize = 100_000;
+
 /// How SMC resamples when the effective sample size falls below the threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Resampling {
@@ -64,6 +67,11 @@ impl Params {
         }
         if self.particles == 0 {
             return bad("--particles must be at least 1");
+        }
+        if self.particles > MAX_PARTICLES {
+            return Err(SampleError::Unsupported(format!(
+                "--particles must be at most {MAX_PARTICLES}"
+            )));
         }
         if self.max_tokens == 0 {
             return bad("--max-tokens must be at least 1");

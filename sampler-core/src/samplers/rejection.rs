@@ -57,8 +57,8 @@ struct Visit {
 
 /// Draws `ctx.params.n` accepted samples with `strategy`, growing (unless frozen) the
 /// caller's `trie`; the trie is frozen after `freeze_after` accepted samples when given
-/// (seed 002 App. E.3). Fails with [`SampleError::ZeroProbability`] once p_ε is 0 or after
-/// `max_generations` generations in a row without a valid sample.
+/// (seed 002 App. E.3). Fails with [`SampleError::ZeroProbability`] once p_ε is 0, and with
+/// [`SampleError::GaveUp`] after `max_generations` generations in a row without a valid one.
 pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     strategy: Strategy,
@@ -70,12 +70,17 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     let mut failures = 0u64;
     while accepted < ctx.params.n {
         ctx.check_cancelled()?;
-        if trie.root_is_dead() || failures >= ctx.params.max_generations {
+        if trie.root_is_dead() {
             return Err(SampleError::ZeroProbability);
+        }
+        if failures >= ctx.params.max_generations {
+            return Err(SampleError::GaveUp {
+                generations: failures,
+            });
         }
         match generate(ctx, strategy, trie).await? {
             Outcome::Accepted(tokens, logp) => {
-                ctx.finish(tokens, logp, true, None, None);
+                ctx.finish(tokens, logp, true, None, None)?;
                 accepted += 1;
                 failures = 0;
                 if freeze_after == Some(accepted) {
@@ -464,7 +469,7 @@ mod tests {
             &mut sink,
             None,
         );
-        assert_eq!(r, Err(SampleError::ZeroProbability));
+        assert_eq!(r, Err(SampleError::GaveUp { generations: 20 }));
         let reasons: Vec<_> = sink
             .0
             .iter()

@@ -10,11 +10,15 @@
 //! - [`RandomLm`]: a seeded random n-gram model over a tiny vocabulary.
 //! - [`FiniteLanguage`]: a constraint that is an explicit finite set of byte strings.
 
+#[cfg(test)]
+mod failing;
 mod finite;
 mod fn_lm;
 mod gsk;
 mod random_lm;
 
+#[cfg(test)]
+pub(crate) use failing::Failing;
 pub use finite::FiniteLanguage;
 pub use fn_lm::FnLm;
 pub use gsk::{gsk_constraint, gsk_lm, gsk_vocabulary};

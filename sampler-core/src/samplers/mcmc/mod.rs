@@ -130,7 +130,7 @@ pub async fn run<L: LanguageModel, C: Constraint>(
             step(ctx, kernel, &mut state, chain, k).await?;
         }
         let logp = state.total_logp();
-        ctx.finish(state.tokens, logp, state.valid, None, Some(chain));
+        ctx.finish(state.tokens, logp, state.valid, None, Some(chain))?;
     }
     Ok(())
 }

@@ -148,7 +148,7 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
     ctx.sink.emit(Event::Evidence { run, log_evidence });
     let weights = normalized(&log_w);
     for (p, &w) in ps.iter().zip(&weights) {
-        ctx.finish(p.tokens.clone(), p.logp, p.valid, Some(w), Some(run));
+        ctx.finish(p.tokens.clone(), p.logp, p.valid, Some(w), Some(run))?;
     }
     Ok(SmcResult {
         tokens: ps.into_iter().map(|p| p.tokens).collect(),
