@@ -96,7 +96,7 @@ impl Compiler {
                         format!("invalid JSON: {e}"),
                     )
                 })?;
-                check_keywords(&value)?;
+                check_keywords(&value, source)?;
                 TopLevelGrammar::from_json_schema(value)
             }
             Format::Regex => {

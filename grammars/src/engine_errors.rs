@@ -23,6 +23,12 @@ pub fn classify(message: &str, format: Format, source: &str) -> GrammarError {
     if format == Format::Lark {
         err.location = lark_location(message, source);
     }
+    if format == Format::JsonSchema
+        && let Some(list) = first.split_once("Unimplemented keys: ").map(|(_, l)| l)
+        && let Ok(keys) = serde_json::from_str::<Vec<String>>(list)
+    {
+        err.location = crate::json_keywords::keyword_location(source, &keys);
+    }
     err
 }
 

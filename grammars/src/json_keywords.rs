@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use crate::error::{ErrorKind, GrammarError};
+use crate::error::{ErrorKind, GrammarError, Location};
+use crate::json_locate;
 
 /// Every keyword of JSON Schema drafts 4 to 2020-12.
 const KNOWN: &[&str] = &[
@@ -100,44 +101,84 @@ const SCHEMA_ONE: &[&str] = &[
 /// Keywords whose value is a list of subschemas.
 const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 
-/// Checks every schema object in `schema` for keys no draft defines.
-pub fn check_keywords(schema: &Value) -> Result<(), GrammarError> {
-    walk(schema, "#")
-}
-
-fn walk(v: &Value, path: &str) -> Result<(), GrammarError> {
-    let Value::Object(map) = v else {
+/// Checks every schema object in `schema` (parsed from `source`) for keys no draft
+/// defines; the error names the key's JSON Pointer and its line and column in `source`.
+pub fn check_keywords(schema: &Value, source: &str) -> Result<(), GrammarError> {
+    let unknown = |k: &str| !KNOWN.contains(&k) && !k.starts_with("x-");
+    let Some(path) = first_keyword(schema, &unknown) else {
         return Ok(());
     };
+    let (key, parents) = path.split_last().expect("a keyword path is never empty");
+    let pointer: String = parents
+        .iter()
+        .map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1")))
+        .collect();
+    let message = format!(
+        "unknown JSON Schema keyword `{key}` at #{pointer} (not in any JSON Schema draft; \
+         extension keys must start with `x-`)"
+    );
+    let mut e = GrammarError::new(ErrorKind::Unsupported, message);
+    e.location = json_locate::locate(source, &path).map(|at| Location::of_offset(source, at));
+    Err(e)
+}
+
+/// Where in `source` (a JSON Schema) the first schema keyword among `keys` is, e.g. for
+/// llguidance's "Unimplemented keys" errors, which name keys but no place.
+pub fn keyword_location(source: &str, keys: &[String]) -> Option<Location> {
+    let schema: Value = serde_json::from_str(source).ok()?;
+    let path = first_keyword(&schema, &|k| keys.iter().any(|x| x == k))?;
+    json_locate::locate(source, &path).map(|at| Location::of_offset(source, at))
+}
+
+/// The path (keys and indices from the root) of the first keyword of a schema object
+/// for which `pick` holds, visiting subschemas only where the keywords hold them (so a
+/// property *named* like a keyword is not taken for one).
+fn first_keyword(schema: &Value, pick: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {
+    let mut path = Vec::new();
+    walk(schema, &mut path, pick).then_some(path)
+}
+
+/// Depth-first search for [`first_keyword`]; on success `path` holds the found key's path.
+fn walk(v: &Value, path: &mut Vec<String>, pick: &dyn Fn(&str) -> bool) -> bool {
+    let Value::Object(map) = v else {
+        return false;
+    };
     for (k, sub) in map {
-        if !KNOWN.contains(&k.as_str()) && !k.starts_with("x-") {
-            return Err(GrammarError::new(
-                ErrorKind::Unsupported,
-                format!(
-                    "unknown JSON Schema keyword `{k}` at {path} (not in any JSON Schema \
-                     draft; extension keys must start with `x-`)"
-                ),
-            ));
+        path.push(k.clone());
+        if pick(k) {
+            return true;
         }
-        let here = format!("{path}/{k}");
-        if SCHEMA_MAPS.contains(&k.as_str()) || k == "dependencies" {
-            if let Value::Object(m) = sub {
-                for (name, s) in m {
-                    walk(s, &format!("{here}/{name}"))?;
-                }
+        let found = if SCHEMA_MAPS.contains(&k.as_str()) || k == "dependencies" {
+            match sub {
+                Value::Object(m) => m.iter().any(|(name, s)| {
+                    path.push(name.clone());
+                    walk(s, path, pick) || {
+                        path.pop();
+                        false
+                    }
+                }),
+                _ => false,
             }
         } else if SCHEMA_ONE.contains(&k.as_str()) {
-            walk(sub, &here)?;
+            walk(sub, path, pick)
         } else if SCHEMA_LISTS.contains(&k.as_str()) || k == "items" {
             match sub {
-                Value::Array(xs) => {
-                    for (i, s) in xs.iter().enumerate() {
-                        walk(s, &format!("{here}/{i}"))?;
+                Value::Array(xs) => xs.iter().enumerate().any(|(i, s)| {
+                    path.push(i.to_string());
+                    walk(s, path, pick) || {
+                        path.pop();
+                        false
                     }
-                }
-                other => walk(other, &here)?,
+                }),
+                other => walk(other, path, pick),
             }
+        } else {
+            false
+        };
+        if found {
+            return true;
         }
+        path.pop();
     }
-    Ok(())
+    false
 }

@@ -36,6 +36,7 @@ pub mod error;
 pub mod format;
 pub mod gbnf;
 mod json_keywords;
+mod json_locate;
 pub mod limits;
 mod tok_env;
 

@@ -151,6 +151,13 @@ fn unsupported_json_schema_keywords_are_named() {
     );
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
     assert!(e.message.contains("uniqueItems"), "{e}");
+    assert_eq!(e.location, at(1, 49), "{e}");
+    // A property merely *named* like the keyword is not where the fault is.
+    let e = err(
+        "{\"properties\": {\"uniqueItems\": {}},\n \"uniqueItems\": true}",
+        Format::JsonSchema,
+    );
+    assert_eq!(e.location, at(2, 2), "{e}");
     // A key no draft defines (a typo) is named with its path, not ignored.
     let e = err(
         r#"{"type": "object", "properties": {"x": {"type": "integer", "minimun": 3}}}"#,
@@ -158,6 +165,12 @@ fn unsupported_json_schema_keywords_are_named() {
     );
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.message.contains("`minimun` at #/properties/x"), "{e}");
+    assert_eq!(e.location, at(1, 60), "{e}");
+    // Across lines, inside arrays, past strings holding brackets and a same-named key.
+    let src = "{\"anyOf\": [\n  {\"const\": \"]}\", \"minimun\": 1},\n  {\"type\": \"integer\",\n   \"minimun\": 3}]}";
+    let e = err(src, Format::JsonSchema);
+    assert!(e.message.contains("`minimun` at #/anyOf/0"), "{e}");
+    assert_eq!(e.location, at(2, 19), "{e}");
     // Unknown string formats are named too.
     let e = err(
         r#"{"type": "string", "format": "bogus"}"#,
