@@ -6,6 +6,14 @@ use crate::format::Format;
 /// Classifies an llguidance compile error for `source` in `format`.
 pub fn classify(message: &str, format: Format, source: &str) -> GrammarError {
     let first = message.lines().next().unwrap_or(message).trim();
+    // llguidance asserts (a caught panic) that a grammar has fewer than 2^16 symbols.
+    if first.contains("symbols.len() < u16::MAX") {
+        return GrammarError::new(
+            ErrorKind::TooLarge,
+            "the grammar needs more than 65 525 symbols, llguidance's limit; simplify it \
+             or split it",
+        );
+    }
     let kind = if first.contains("Unimplemented keys") || first.contains("not supported") {
         ErrorKind::Unsupported
     } else if first.contains("too big") || first.contains("too large") {

@@ -215,6 +215,12 @@ fn too_large_grammars_name_the_limit_and_the_size() {
     assert_eq!(e.kind, ErrorKind::TooLarge, "{e}");
     assert!(e.message.contains("limit for this grammar: 50"), "{e}");
 
+    // Under the source limit but over llguidance's 2^16 symbols: said so, not "panic: …".
+    let wide = format!("root ::= {}\n", ["(\"a\" | \"b\")"; 80_000].join(" "));
+    let e = err(&wide, Format::Gbnf);
+    assert_eq!(e.kind, ErrorKind::TooLarge, "{e}");
+    assert!(e.message.contains("65 525 symbols"), "{e}");
+
     let e = err("root ::= \"a\"{0,20000}\n", Format::Gbnf);
     assert_eq!((e.kind, e.location), (ErrorKind::TooLarge, at(1, 16)));
 }
