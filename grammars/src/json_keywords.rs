@@ -148,32 +148,21 @@ fn walk(v: &Value, path: &mut Vec<String>, pick: &dyn Fn(&str) -> bool) -> bool 
         if pick(k) {
             return true;
         }
-        let found = if SCHEMA_MAPS.contains(&k.as_str()) || k == "dependencies" {
-            match sub {
-                Value::Object(m) => m.iter().any(|(name, s)| {
-                    path.push(name.clone());
-                    walk(s, path, pick) || {
-                        path.pop();
-                        false
-                    }
-                }),
-                _ => false,
+        let found = match sub {
+            Value::Object(m) if SCHEMA_MAPS.contains(&k.as_str()) || k == "dependencies" => m
+                .iter()
+                .any(|(name, s)| walk_into(s, name.clone(), path, pick)),
+            Value::Array(xs) if SCHEMA_LISTS.contains(&k.as_str()) || k == "items" => xs
+                .iter()
+                .enumerate()
+                .any(|(i, s)| walk_into(s, i.to_string(), path, pick)),
+            _ if SCHEMA_ONE.contains(&k.as_str())
+                || SCHEMA_LISTS.contains(&k.as_str())
+                || k == "items" =>
+            {
+                walk(sub, path, pick)
             }
-        } else if SCHEMA_ONE.contains(&k.as_str()) {
-            walk(sub, path, pick)
-        } else if SCHEMA_LISTS.contains(&k.as_str()) || k == "items" {
-            match sub {
-                Value::Array(xs) => xs.iter().enumerate().any(|(i, s)| {
-                    path.push(i.to_string());
-                    walk(s, path, pick) || {
-                        path.pop();
-                        false
-                    }
-                }),
-                other => walk(other, path, pick),
-            }
-        } else {
-            false
+            _ => false,
         };
         if found {
             return true;
@@ -181,4 +170,19 @@ fn walk(v: &Value, path: &mut Vec<String>, pick: &dyn Fn(&str) -> bool) -> bool 
         path.pop();
     }
     false
+}
+
+/// [`walk`] into the member `segment` of the current value.
+fn walk_into(
+    v: &Value,
+    segment: String,
+    path: &mut Vec<String>,
+    pick: &dyn Fn(&str) -> bool,
+) -> bool {
+    path.push(segment);
+    let found = walk(v, path, pick);
+    if !found {
+        path.pop();
+    }
+    found
 }

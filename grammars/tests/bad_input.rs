@@ -278,53 +278,32 @@ fn a_mask_over_its_work_limit_is_an_error_not_a_smaller_mask() {
 
 #[test]
 fn deeply_nested_gbnf_is_refused_at_its_location_not_a_stack_overflow() {
+    let compiles = |src: &str| small_compiler().compile(src, Some(Format::Gbnf)).is_ok();
+    let refused_at = |src: &str, column: usize| {
+        let e = err(src, Format::Gbnf);
+        assert_eq!(
+            (e.kind, e.location),
+            (ErrorKind::TooLarge, at(1, column)),
+            "{e}"
+        );
+        assert!(e.message.contains("nested deeper than 30"), "{e}");
+    };
     // 30 groups are fine; the 31st is refused where it opens. 60 000 of them (a 120 KB
     // source) would overflow the stack of the recursive passes if parsing let them through.
     let nested = |n: usize| format!("root ::= {}\"a\"{}\n", "(".repeat(n), ")".repeat(n));
-    assert!(
-        small_compiler()
-            .compile(&nested(30), Some(Format::Gbnf))
-            .is_ok()
-    );
-    let e = err(&nested(31), Format::Gbnf);
-    assert_eq!(
-        (e.kind, e.location),
-        (ErrorKind::TooLarge, at(1, 40)),
-        "{e}"
-    );
-    assert!(e.message.contains("nested deeper than 30"), "{e}");
-    let e = err(&nested(60_000), Format::Gbnf);
-    assert_eq!(
-        (e.kind, e.location),
-        (ErrorKind::TooLarge, at(1, 40)),
-        "{e}"
-    );
-
+    assert!(compiles(&nested(30)));
+    refused_at(&nested(31), 40);
+    refused_at(&nested(60_000), 40);
     // Stacked postfix operators nest too: `"a"????…`, and inside groups they add up.
-    let e = err(
-        &format!("root ::= \"a\"{}\n", "?".repeat(60_000)),
-        Format::Gbnf,
-    );
-    assert_eq!(
-        (e.kind, e.location),
-        (ErrorKind::TooLarge, at(1, 43)),
-        "{e}"
-    );
+    refused_at(&format!("root ::= \"a\"{}\n", "?".repeat(60_000)), 43);
     let inside = |n: usize| format!("root ::= {}\"a\"*{}\n", "(".repeat(n), ")".repeat(n));
-    assert!(
-        small_compiler()
-            .compile(&inside(29), Some(Format::Gbnf))
-            .is_ok()
-    );
-    let e = err(&inside(30), Format::Gbnf);
-    assert_eq!(
-        (e.kind, e.location),
-        (ErrorKind::TooLarge, at(1, 43)),
-        "{e}"
-    );
+    assert!(compiles(&inside(29)));
+    refused_at(&inside(30), 43);
     // Siblings do not add up: many groups side by side, each shallow, are fine.
-    let wide = format!("root ::= {}\n", "(\"a\")? ".repeat(2_000));
-    assert!(small_compiler().compile(&wide, Some(Format::Gbnf)).is_ok());
+    assert!(compiles(&format!(
+        "root ::= {}\n",
+        "(\"a\")? ".repeat(2_000)
+    )));
 }
 
 /// A mask over its work limit in the middle of a run (compiling passed) ends the run and

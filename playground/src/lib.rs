@@ -42,6 +42,7 @@ pub mod exact;
 pub mod examples;
 pub mod export;
 pub mod lz;
+pub mod on_call;
 pub mod permalink;
 pub mod runner;
 pub mod state;

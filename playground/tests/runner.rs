@@ -4,35 +4,24 @@ use playground::constraint::build_constraint;
 use playground::detect::GrammarKind;
 use playground::examples::TOY_RANDOM;
 use playground::export::{events_jsonl, samples_jsonl};
-use playground::runner::{Outcome, Player, Run};
+use playground::on_call::OnCall;
+use playground::runner::{BatchReader, Outcome, Player, Run};
 use playground::state::{ModelChoice, PlaygroundState, ToyModel};
 use playground::toy::{GSK_REGEX, ToyLm, toy_vocabulary};
 use playground::views::{Labels, Views};
+use sampler_core::Event;
 use sampler_core::samplers::{Method, Params};
-use sampler_core::{Event, LanguageModel, LmError, TokenId};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
-/// A toy model that presses Stop on the run after `after` calls.
-struct StopAfter {
-    inner: ToyLm,
-    run: Run,
-    calls: u64,
-    after: u64,
-}
-
-impl LanguageModel for StopAfter {
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-    fn eos(&self) -> TokenId {
-        self.inner.eos()
-    }
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        self.calls += 1;
-        if self.calls == self.after {
-            self.run.cancel();
+/// A toy model that presses Stop on `run` at its `after`-th call.
+fn stop_after(run: &Run, after: u64) -> OnCall<ToyLm> {
+    let run = run.clone();
+    OnCall::new(ToyLm::new(ToyModel::Gsk), move |calls| {
+        if calls >= after {
+            run.cancel();
         }
-        self.inner.logprobs(prefix).await
-    }
+    })
 }
 
 fn gsk_params(n: usize) -> Params {
@@ -48,12 +37,7 @@ fn stop_mid_run_keeps_what_was_recorded() {
     let v = toy_vocabulary(ToyModel::Gsk);
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     let run = Run::new(Method::Cars, gsk_params(1000), 1);
-    let mut lm = StopAfter {
-        inner: ToyLm::new(ToyModel::Gsk),
-        run: run.clone(),
-        calls: 0,
-        after: 25,
-    };
+    let mut lm = stop_after(&run, 25);
     assert_eq!(run.drive_ready(&mut lm, &c, Some(&v)), Outcome::Cancelled);
     assert_eq!(run.outcome(), Some(Outcome::Cancelled));
     assert!(run.is_cancelled() && run.is_finished());
@@ -244,38 +228,6 @@ fn export_writes_one_line_per_sample_and_event() {
     );
 }
 
-/// A toy model that, before each call, sends what the run recorded so far to a mirror run
-/// (as the page's sampling worker does before each forward pass).
-struct Mirroring {
-    inner: ToyLm,
-    run: Run,
-    reader: playground::runner::BatchReader,
-    mirror: Run,
-    batches: usize,
-}
-
-impl Mirroring {
-    fn flush(&mut self) {
-        if let Some(b) = self.reader.next(&self.run) {
-            self.batches += 1;
-            self.mirror.apply_batch(b);
-        }
-    }
-}
-
-impl LanguageModel for Mirroring {
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-    fn eos(&self) -> TokenId {
-        self.inner.eos()
-    }
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        self.flush();
-        self.inner.logprobs(prefix).await
-    }
-}
-
 #[test]
 fn a_run_mirrored_batch_by_batch_equals_the_run() {
     let v = toy_vocabulary(ToyModel::Gsk);
@@ -291,19 +243,31 @@ fn a_run_mirrored_batch_by_batch_equals_the_run() {
         let run = Run::new(m, gsk_params(12), 7).with_max_events(500);
         let mirror = Run::from_spec(run.spec());
         assert_eq!(mirror.spec(), run.spec(), "{m}");
-        let mut lm = Mirroring {
-            inner: ToyLm::new(ToyModel::Gsk),
-            run: run.clone(),
-            reader: playground::runner::BatchReader::new(),
-            mirror: mirror.clone(),
-            batches: 0,
+        // Before each model call, what the run recorded so far goes to the mirror, as the
+        // page's sampling worker posts it before each forward pass.
+        let reader = Rc::new(RefCell::new(BatchReader::new()));
+        let batches = Rc::new(Cell::new(0));
+        let flush = {
+            let (run, mirror, reader, batches) =
+                (run.clone(), mirror.clone(), reader.clone(), batches.clone());
+            Rc::new(move || {
+                if let Some(b) = reader.borrow_mut().next(&run) {
+                    batches.set(batches.get() + 1);
+                    mirror.apply_batch(b);
+                }
+            })
         };
+        let before_call = flush.clone();
+        let mut lm = OnCall::new(ToyLm::new(ToyModel::Gsk), move |_| before_call());
         let o = run.drive_ready(&mut lm, &c, Some(&v));
         assert!(matches!(o, Outcome::Completed(_)), "{m}: {o:?}");
-        lm.flush();
-        assert!(lm.reader.next(&run).is_none(), "{m}: nothing left to send");
+        flush();
+        assert!(
+            reader.borrow_mut().next(&run).is_none(),
+            "{m}: nothing left to send"
+        );
         mirror.finish_remote(o.clone());
-        assert!(lm.batches > 2, "{m}: sent in {} batches", lm.batches);
+        assert!(batches.get() > 2, "{m}: sent in {} batches", batches.get());
         assert_eq!(mirror.events_from(0), run.events_from(0), "{m}");
         assert_eq!(mirror.samples(), run.samples(), "{m}");
         assert_eq!(mirror.live_counters(), run.live_counters(), "{m}");

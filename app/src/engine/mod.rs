@@ -8,10 +8,9 @@
 
 mod backend;
 mod gpu_masks;
-mod on_call;
 
 pub use backend::{BackendLm, Choice, StopCheck};
-pub use on_call::OnCall;
+pub use playground::on_call::OnCall;
 
 use backend::Backend;
 use sampler_core::samplers::{self, Params, Sample};

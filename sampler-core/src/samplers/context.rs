@@ -114,14 +114,11 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         }
     }
 
-    /// A dead-end error naming the text generated so far, or the constraint's error when
-    /// that is why nothing was allowed.
+    /// A dead-end error naming the text generated so far (`samplers::run` reports the
+    /// constraint's error instead when a failed answer caused it).
     pub fn dead_end(&self, tokens: &[TokenId]) -> SampleError {
-        match self.check_constraint() {
-            Err(e) => e,
-            Ok(()) => SampleError::DeadEnd {
-                prefix: self.describe(tokens),
-            },
+        SampleError::DeadEnd {
+            prefix: self.describe(tokens),
         }
     }
 

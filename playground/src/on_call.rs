@@ -1,4 +1,5 @@
-//! A model wrapper that reports every call (how the exact enumeration shows its progress).
+//! A model wrapper that reports every call: how the page shows an exact enumeration's
+//! progress and how the worker posts a run's batch before each model call.
 
 use sampler_core::{LanguageModel, LmError, TokenId};
 
