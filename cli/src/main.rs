@@ -26,12 +26,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match cli.command {
+    if let Some(n) = cli.threads
+        && let Err(e) = lm::forward::set_threads(n.into())
+    {
+        eprintln!("strait: {e}");
+        return ExitCode::FAILURE;
+    }
+    // The command runs on a worker of the forward pass's thread pool, so the model's
+    // matrix products split across threads without a hand-over per product.
+    let result = lm::forward::run_on_pool(move || match cli.command {
         Command::Sample(a) => commands::sample::run(&a),
         Command::Score(a) => commands::score::run(&a),
         Command::Enumerate(a) => commands::enumerate::run(&a),
         Command::Bench(a) => commands::bench::run(&a),
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

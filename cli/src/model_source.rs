@@ -41,7 +41,9 @@ impl Source {
                 args.model
             ));
         }
-        let model = Arc::new(Model::load(&args.model)?);
+        let mut model = Model::load(&args.model)?;
+        model.set_activations(args.activations);
+        let model = Arc::new(model);
         let gpu = open_gpu(&model, args)?;
         Ok(Source::Real { model, gpu })
     }

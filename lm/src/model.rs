@@ -61,6 +61,17 @@ impl Model {
         })
     }
 
+    /// How activations enter the CPU forward pass's quantized products
+    /// ([`crate::forward::Activations::F32`] unless set).
+    pub fn activations(&self) -> crate::forward::Activations {
+        self.weights.activations
+    }
+
+    /// Chooses how activations enter the CPU forward pass's quantized products.
+    pub fn set_activations(&mut self, a: crate::forward::Activations) {
+        self.weights.activations = a;
+    }
+
     /// The hyper-parameters.
     pub fn config(&self) -> &LlamaConfig {
         &self.config
@@ -113,6 +124,27 @@ impl Model {
             cache,
             tokens,
             logits_from,
+            pause,
+        )
+        .await
+    }
+
+    /// Runs several sequences in one pass, `tokens[i]` after the positions in `caches[i]`
+    /// (appending theirs), and returns the logits after the last token of each. The
+    /// matrix products take all sequences' tokens together. Each token list must be
+    /// non-empty.
+    pub async fn forward_batch_pausing(
+        &self,
+        caches: &mut [&mut KvCache],
+        tokens: &[&[TokenId]],
+        pause: &mut impl Pause,
+    ) -> Result<Vec<Vec<f32>>, LmError> {
+        forward::forward_batch(
+            &self.config,
+            &self.weights,
+            self.bytes(),
+            caches,
+            tokens,
             pause,
         )
         .await

@@ -5,27 +5,51 @@ use crate::model::Model;
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
 use std::sync::Arc;
 
+/// KV caches a [`PromptedModel`] keeps unless told otherwise ([`PromptedModel::with_slots`]).
+pub const DEFAULT_SLOTS: usize = 16;
+
 /// A [`Model`] holding a prompt, implementing [`LanguageModel`] on the CPU.
 ///
-/// One KV cache is kept and reused by longest common prefix: a call whose context shares
-/// a prefix with the previous one (the prompt always; MCMC truncations and CARS restarts
-/// more) runs only the tokens after it.
+/// It keeps several KV caches ("slots"), each the keys and values of one token sequence
+/// starting with the prompt. A call runs only the tokens after the longest prefix some
+/// slot already holds: a slot that the new sequence extends grows in place; a slot it
+/// branches from is left alone and its shared prefix is copied into a free (or the least
+/// recently used) slot. So SMC particles, CARS restarts and MCMC truncations each find
+/// their own history, and going back to an earlier branch costs nothing while its slot
+/// lives. [`LanguageModel::logprobs_batch`] runs the new tokens of every sequence in one
+/// pass whose matrix products take them together.
 pub struct PromptedModel {
     model: Arc<Model>,
     prompt: Vec<TokenId>,
-    cache: KvCache,
-    /// The tokens whose keys and values are in `cache`.
-    cached: Vec<TokenId>,
-    /// Logits after the last token of `cached`.
-    last_logits: Option<Vec<f32>>,
+    slots: Vec<Slot>,
+    max_slots: usize,
+    /// Logical clock for least-recently-used eviction.
+    clock: u64,
     forward_tokens: u64,
+}
+
+/// One KV cache and the sequence it holds.
+struct Slot {
+    cache: KvCache,
+    /// The tokens whose keys and values are in `cache` (prompt included).
+    tokens: Vec<TokenId>,
+    /// Logits after the last token of `tokens`.
+    logits: Option<Vec<f32>>,
+    /// When it was last used ([`PromptedModel::clock`]).
+    used: u64,
+}
+
+/// What a call needs of one slot: the tokens to run after what it keeps.
+struct Plan {
+    slot: usize,
+    new: Vec<TokenId>,
 }
 
 impl std::fmt::Debug for PromptedModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PromptedModel")
             .field("prompt_tokens", &self.prompt.len())
-            .field("cached", &self.cached.len())
+            .field("slots", &self.slots.len())
             .field("forward_tokens", &self.forward_tokens)
             .finish_non_exhaustive()
     }
@@ -46,15 +70,22 @@ impl PromptedModel {
                 "the prompt is empty: the model needs at least one token to condition on".into(),
             ));
         }
-        let cache = model.new_cache();
         Ok(PromptedModel {
             model,
             prompt,
-            cache,
-            cached: Vec::new(),
-            last_logits: None,
+            slots: Vec::new(),
+            max_slots: DEFAULT_SLOTS,
+            clock: 0,
             forward_tokens: 0,
         })
+    }
+
+    /// Keeps at most `n` KV caches (at least 1; 1 is a single cache reused by longest
+    /// common prefix).
+    pub fn with_slots(mut self, n: usize) -> Self {
+        self.max_slots = n.max(1);
+        self.slots.truncate(self.max_slots);
+        self
     }
 
     /// The model.
@@ -67,13 +98,21 @@ impl PromptedModel {
         &self.prompt
     }
 
-    /// Tokens whose keys and values are cached (prompt included).
+    /// Tokens cached in the most recently used slot (prompt included).
     pub fn cached_len(&self) -> usize {
-        self.cached.len()
+        self.slots
+            .iter()
+            .max_by_key(|s| s.used)
+            .map_or(0, |s| s.tokens.len())
+    }
+
+    /// Bytes of keys and values held in all slots.
+    pub fn cache_bytes(&self) -> usize {
+        self.slots.iter().map(|s| s.cache.bytes()).sum()
     }
 
     /// Next-token logits (not normalized) after `prompt ++ prefix`.
-    pub fn logits(&mut self, prefix: &[TokenId]) -> Result<&[f32], LmError> {
+    pub fn logits(&mut self, prefix: &[TokenId]) -> Result<Vec<f32>, LmError> {
         block_on(self.logits_pausing(prefix, &mut NoPause))
     }
 
@@ -84,7 +123,7 @@ impl PromptedModel {
         prefix: &[TokenId],
         pause: &mut impl Pause,
     ) -> Result<Vec<f64>, LmError> {
-        Ok(log_softmax(self.logits_pausing(prefix, pause).await?))
+        Ok(log_softmax(&self.logits_pausing(prefix, pause).await?))
     }
 
     /// [`PromptedModel::logits`], pausing as `pause` says.
@@ -92,48 +131,205 @@ impl PromptedModel {
         &mut self,
         prefix: &[TokenId],
         pause: &mut impl Pause,
-    ) -> Result<&[f32], LmError> {
-        let total = self.prompt.len() + prefix.len();
+    ) -> Result<Vec<f32>, LmError> {
+        Ok(self.run(&[prefix], pause).await?.remove(0))
+    }
+
+    /// Log-probabilities after each of `prefixes`, their new tokens run in one batched
+    /// pass (or one per [`PromptedModel::with_slots`] distinct sequences), pausing as
+    /// `pause` says.
+    pub async fn logprobs_batch_pausing(
+        &mut self,
+        prefixes: &[&[TokenId]],
+        pause: &mut impl Pause,
+    ) -> Result<Vec<Vec<f64>>, LmError> {
+        let logits = self.run(prefixes, pause).await?;
+        Ok(logits.iter().map(|l| log_softmax(l)).collect())
+    }
+
+    /// The logits after each `prompt ++ prefix`: a slot is brought to each sequence, the
+    /// new tokens of a group of sequences running in one pass.
+    async fn run(
+        &mut self,
+        prefixes: &[&[TokenId]],
+        pause: &mut impl Pause,
+    ) -> Result<Vec<Vec<f32>>, LmError> {
         let ctx = self.model.config().context_length;
-        if total > ctx {
-            return Err(LmError(format!(
-                "prompt of {} tokens and {} generated tokens exceed the context of {ctx}",
-                self.prompt.len(),
-                prefix.len()
-            )));
-        }
-        let full = || self.prompt.iter().chain(prefix);
-        let lcp = self
-            .cached
-            .iter()
-            .zip(full())
-            .take_while(|(a, b)| a == b)
-            .count();
-        if lcp == total && self.cached.len() == total && self.last_logits.is_some() {
-            return Ok(self.last_logits.as_deref().unwrap_or_default());
-        }
-        // Re-run at least the last token: its logits are needed.
-        let keep = lcp.min(total - 1);
-        let new: Vec<TokenId> = full().skip(keep).copied().collect();
-        self.cache.truncate(keep);
-        self.cached.truncate(keep);
-        self.last_logits = None;
-        let logits = self
-            .model
-            .forward_pausing(&mut self.cache, &new, new.len() - 1, pause)
-            .await;
-        let logits = match logits {
-            Ok(l) => l,
-            Err(e) => {
-                // The cache may hold part of the run; start over next time.
-                self.cache.truncate(0);
-                self.cached.clear();
-                return Err(e);
+        let mut results = vec![Vec::new(); prefixes.len()];
+        // The sequences of the current group: (index in `prefixes`, tokens, slot).
+        let mut group: Vec<(usize, Vec<TokenId>, usize)> = Vec::new();
+        let mut plans: Vec<Plan> = Vec::new();
+        for (idx, prefix) in prefixes.iter().enumerate() {
+            if self.prompt.len() + prefix.len() > ctx {
+                return Err(LmError(format!(
+                    "prompt of {} tokens and {} generated tokens exceed the context of {ctx}",
+                    self.prompt.len(),
+                    prefix.len()
+                )));
             }
+            let full: Vec<TokenId> = self.prompt.iter().chain(*prefix).copied().collect();
+            // A sequence met earlier in this group is computed once.
+            if let Some(slot) = group.iter().find(|g| g.1 == full).map(|g| g.2) {
+                group.push((idx, full, slot));
+                continue;
+            }
+            let mut taken: Vec<usize> = group.iter().map(|g| g.2).collect();
+            taken.sort_unstable();
+            taken.dedup();
+            if taken.len() >= self.max_slots {
+                self.flush(&mut plans, &mut group, &mut results, pause)
+                    .await?;
+                taken.clear();
+            }
+            let plan = self.plan(&full, &taken);
+            self.clock += 1;
+            self.slots[plan.slot].used = self.clock;
+            group.push((idx, full, plan.slot));
+            if !plan.new.is_empty() {
+                plans.push(plan);
+            }
+        }
+        self.flush(&mut plans, &mut group, &mut results, pause)
+            .await?;
+        Ok(results)
+    }
+
+    /// Runs the planned slots' new tokens in one pass and hands out the group's logits.
+    async fn flush(
+        &mut self,
+        plans: &mut Vec<Plan>,
+        group: &mut Vec<(usize, Vec<TokenId>, usize)>,
+        results: &mut [Vec<f32>],
+        pause: &mut impl Pause,
+    ) -> Result<(), LmError> {
+        if !plans.is_empty() {
+            // The planned slots' caches in slot order, with their new tokens.
+            plans.sort_by_key(|p| p.slot);
+            let tokens: Vec<&[TokenId]> = plans.iter().map(|p| p.new.as_slice()).collect();
+            let mut caches: Vec<&mut KvCache> = self
+                .slots
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| plans.iter().any(|p| p.slot == *i))
+                .map(|(_, s)| &mut s.cache)
+                .collect();
+            let result = self
+                .model
+                .forward_batch_pausing(&mut caches, &tokens, pause)
+                .await;
+            match result {
+                Ok(logits) => {
+                    for (p, l) in plans.iter().zip(logits) {
+                        let s = &mut self.slots[p.slot];
+                        s.tokens.extend_from_slice(&p.new);
+                        s.logits = Some(l);
+                        self.forward_tokens += p.new.len() as u64;
+                    }
+                }
+                Err(e) => {
+                    // A cache may hold part of the run; those slots start over next time.
+                    for p in plans.iter() {
+                        let s = &mut self.slots[p.slot];
+                        s.cache.truncate(0);
+                        s.tokens.clear();
+                        s.logits = None;
+                    }
+                    plans.clear();
+                    group.clear();
+                    return Err(e);
+                }
+            }
+        }
+        for (idx, _, slot) in group.drain(..) {
+            results[idx] = self.slots[slot].logits.clone().unwrap_or_default();
+        }
+        plans.clear();
+        Ok(())
+    }
+
+    /// Picks the slot for `full` (never one of `taken`) and prepares it: the slot keeps
+    /// (or receives a copy of) the longest cached prefix of `full`, and the plan's `new`
+    /// tokens are what remains to run (empty when the slot already holds `full`).
+    fn plan(&mut self, full: &[TokenId], taken: &[usize]) -> Plan {
+        let lcp = |s: &Slot| {
+            s.tokens
+                .iter()
+                .zip(full)
+                .take_while(|(a, b)| a == b)
+                .count()
         };
-        self.forward_tokens += new.len() as u64;
-        self.cached.extend_from_slice(&new);
-        Ok(self.last_logits.insert(logits))
+        // Any slot may lend its prefix (a slot of the current group still holds its kept
+        // prefix until the pass runs); only a free one may be extended or reused.
+        let best = self
+            .slots
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, s)| (lcp(s), !taken.contains(i), s.used))
+            .map(|(i, s)| (i, lcp(s)));
+        if let Some((i, n)) = best {
+            let s = &self.slots[i];
+            if !taken.contains(&i) && n == full.len() && s.tokens.len() == n && s.logits.is_some() {
+                return Plan {
+                    slot: i,
+                    new: Vec::new(),
+                };
+            }
+        }
+        // Keep at least the last token to run: its logits are wanted.
+        let (source, keep) = match best {
+            Some((i, n)) => (Some(i), n.min(full.len() - 1)),
+            None => (None, 0),
+        };
+        let extends =
+            source.is_some_and(|i| !taken.contains(&i) && self.slots[i].tokens.len() <= keep);
+        let slot = match source {
+            Some(i) if extends => i,
+            _ if self.slots.len() < self.max_slots => {
+                self.slots.push(Slot {
+                    cache: self.model.new_cache(),
+                    tokens: Vec::new(),
+                    logits: None,
+                    used: 0,
+                });
+                self.slots.len() - 1
+            }
+            // The least recently used slot not in the current group (`run` flushes a
+            // group before it takes every slot).
+            _ => self
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !taken.contains(i))
+                .min_by_key(|(_, s)| s.used)
+                .map_or(0, |(i, _)| i),
+        };
+        match source {
+            Some(src) if src != slot => {
+                let (a, b) = two_mut(&mut self.slots, slot, src);
+                a.cache.clone_prefix_from(&b.cache, keep);
+            }
+            _ => self.slots[slot].cache.truncate(keep),
+        }
+        let s = &mut self.slots[slot];
+        s.tokens.clear();
+        s.tokens.extend_from_slice(&full[..keep]);
+        s.logits = None;
+        Plan {
+            slot,
+            new: full[keep..].to_vec(),
+        }
+    }
+}
+
+/// Mutable access to two different elements.
+fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &T) {
+    debug_assert_ne!(a, b);
+    if a < b {
+        let (l, r) = v.split_at_mut(b);
+        (&mut l[a], &r[0])
+    } else {
+        let (l, r) = v.split_at_mut(a);
+        (&mut r[0], &l[b])
     }
 }
 
@@ -148,6 +344,10 @@ impl LanguageModel for PromptedModel {
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
         self.logprobs_pausing(prefix, &mut NoPause).await
+    }
+
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        self.logprobs_batch_pausing(prefixes, &mut NoPause).await
     }
 
     fn forward_tokens(&self) -> u64 {
@@ -256,6 +456,57 @@ mod tests {
             assert!(close(&got, &fresh(&m, &full)), "prefix {p:?}");
             assert!((got.iter().map(|v| v.exp()).sum::<f64>() - 1.0).abs() < 1e-9);
             assert_eq!(lm.forward_tokens(), expected_forward as u64, "after {p:?}");
+        }
+    }
+
+    #[test]
+    fn branches_keep_their_caches() {
+        let m = tiny();
+        let mut lm = PromptedModel::new(m.clone(), vec![2, 3])
+            .unwrap()
+            .with_slots(4);
+        let mut step = |p: &[TokenId], cost: u64| {
+            let before = lm.forward_tokens();
+            let got = block_on(lm.logprobs(p)).unwrap();
+            let full: Vec<TokenId> = [2, 3].iter().chain(p).copied().collect();
+            assert!(close(&got, &fresh(&m, &full)), "prefix {p:?}");
+            assert_eq!(lm.forward_tokens() - before, cost, "tokens run for {p:?}");
+        };
+        step(&[5, 6, 7], 5);
+        step(&[5, 2], 1); // branches after [2, 3, 5]: its prefix is copied, not re-run
+        step(&[5, 6, 7], 0); // the first branch is still cached
+        step(&[5, 6], 1); // a prefix of a branch: its last token runs again, in a copy
+        step(&[5, 6, 7, 4], 1);
+        step(&[5, 2, 6], 1);
+        assert!(lm.cache_bytes() > 0);
+    }
+
+    #[test]
+    fn batches_match_one_sequence_at_a_time_and_share_work() {
+        let m = tiny();
+        for slots in [1, 2, 3, 16] {
+            let mut lm = PromptedModel::new(m.clone(), vec![2, 3])
+                .unwrap()
+                .with_slots(slots);
+            let batches: [&[&[TokenId]]; 3] = [
+                &[&[5], &[5, 6], &[4, 4, 4], &[5]],
+                &[&[5, 6, 7], &[5, 2], &[4, 4, 4, 4], &[], &[5, 6, 7]],
+                &[&[7], &[6], &[5], &[4], &[3]],
+            ];
+            for b in batches {
+                let got = block_on(lm.logprobs_batch(b)).unwrap();
+                assert_eq!(got.len(), b.len());
+                for (p, g) in b.iter().zip(&got) {
+                    let full: Vec<TokenId> = [2, 3].iter().chain(*p).copied().collect();
+                    assert!(close(g, &fresh(&m, &full)), "slots {slots}, prefix {p:?}");
+                }
+            }
+            if slots == 16 {
+                // Batch 1: 3 + 4 + 5 (nothing cached yet; the duplicate [5] runs once);
+                // batch 2: one token each after its cached prefix, and the prompt's last
+                // token for [] (copied from a slot of the batch); batch 3: one token each.
+                assert_eq!(lm.forward_tokens(), 12 + 4 + 5);
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 use crate::args::BenchArgs;
 use crate::failure::{Result, fail};
 use lm::Model;
+use lm::forward::Activations;
 use std::time::Instant;
 
 /// Runs the benchmark `what` names.
@@ -17,43 +18,84 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
 }
 
-/// Prefill and decode tokens/s of our CPU forward pass, and of llama.cpp when its Python
-/// binding is importable (`STRAIT_LLAMA_PYTHON`, default `python3`).
+/// Prefill and decode tokens/s of our CPU forward pass (f32 and 8-bit activations, on
+/// the thread pool), of the wgpu forward pass when there is an adapter, and of llama.cpp
+/// at the same thread count when its Python binding is importable (`STRAIT_LLAMA_PYTHON`,
+/// default `python3`); then the ratios, ours over llama.cpp's.
 fn decode(args: &BenchArgs) -> Result<()> {
-    let model = Model::load(&args.model)?;
-    let tok = model.tokenizer();
-    let prompt = tok.encode(
+    let mut model = Model::load(&args.model)?;
+    let prompt = model.tokenizer().encode(
         "The history of constrained decoding begins with grammars that restrict what a \
          language model may write, token by token, so that every output parses.",
     )?;
-    let mut cache = model.new_cache();
-    let t0 = Instant::now();
-    let logits = model.forward(&mut cache, &prompt, prompt.len() - 1)?;
-    let prefill_s = t0.elapsed().as_secs_f64();
-    let mut next = argmax(&logits);
-    let t1 = Instant::now();
-    for _ in 0..args.tokens {
-        let l = model.forward(&mut cache, &[next], 0)?;
-        next = argmax(&l);
+    let threads = lm::forward::threads();
+    let kernels = lm::forward::Kernels::best().name;
+    let precisions = match args.activations {
+        Some(a) => vec![a],
+        None => vec![Activations::F32, Activations::Q8],
+    };
+    let mut ours = Vec::new();
+    for act in precisions {
+        model.set_activations(act);
+        let (prefill, decode) = cpu_speed(&model, &prompt, args.tokens)?;
+        crate::stdout::line(serde_json::json!({
+            "engine": "strait-cpu",
+            "activations": act.name(),
+            "kernels": kernels,
+            "threads": threads,
+            "prompt_tokens": prompt.len(),
+            "prefill_tok_s": prefill,
+            "decode_tokens": args.tokens,
+            "decode_tok_s": decode,
+        }));
+        ours.push((act, prefill, decode));
     }
-    let decode_s = t1.elapsed().as_secs_f64();
-    let ours = serde_json::json!({
-        "engine": "strait-cpu",
-        "prompt_tokens": prompt.len(),
-        "prefill_tok_s": prompt.len() as f64 / prefill_s,
-        "decode_tokens": args.tokens,
-        "decode_tok_s": args.tokens as f64 / decode_s,
-    });
-    crate::stdout::line(ours);
     match gpu_decode(&model, &prompt, args.tokens) {
         Ok(line) => crate::stdout::line(line),
         Err(e) => eprintln!("strait: GPU decode skipped: {e}"),
     }
-    match llama_cpp(&args.model, &prompt, args.tokens) {
-        Ok(line) => crate::stdout::line(line),
-        Err(e) => eprintln!("strait: llama.cpp comparison skipped: {e}"),
+    match llama_cpp(&args.model, &prompt, args.tokens, threads) {
+        Ok(line) => {
+            let theirs: serde_json::Value = serde_json::from_str(&line)
+                .map_err(|e| crate::failure::Failure(format!("llama.cpp's line: {e}")))?;
+            crate::stdout::line(&theirs);
+            let (p, d) = (
+                theirs["prefill_tok_s"].as_f64(),
+                theirs["decode_tok_s"].as_f64(),
+            );
+            for (act, prefill, decode) in ours {
+                crate::stdout::line(serde_json::json!({
+                    "ratio": format!("strait-cpu ({}) / llama.cpp", act.name()),
+                    "threads": threads,
+                    "prefill": p.map(|p| prefill / p),
+                    "decode": d.map(|d| decode / d),
+                }));
+            }
+        }
+        Err(e) => eprintln!(
+            "strait: llama.cpp comparison skipped: {e} (`cargo xtask bench decode` installs it)"
+        ),
     }
     Ok(())
+}
+
+/// Prefill and greedy-decode tokens/s of the CPU forward pass: the best of three runs
+/// each, so a moment of noise on a shared machine does not decide the figure.
+fn cpu_speed(model: &Model, prompt: &[u32], tokens: usize) -> Result<(f64, f64)> {
+    let (mut prefill, mut decode) = (0f64, 0f64);
+    for _ in 0..3 {
+        let mut cache = model.new_cache();
+        let t0 = Instant::now();
+        let logits = model.forward(&mut cache, prompt, prompt.len() - 1)?;
+        prefill = prefill.max(prompt.len() as f64 / t0.elapsed().as_secs_f64());
+        let mut next = argmax(&logits);
+        let t1 = Instant::now();
+        for _ in 0..tokens {
+            next = argmax(&model.forward(&mut cache, &[next], 0)?);
+        }
+        decode = decode.max(tokens as f64 / t1.elapsed().as_secs_f64());
+    }
+    Ok((prefill, decode))
 }
 
 /// The same measurement on the wgpu forward pass (lavapipe where there is no GPU).
@@ -100,20 +142,23 @@ fn argmax(row: &[f32]) -> u32 {
     best as u32
 }
 
-/// The same measurement through llama-cpp-python, single-threaded like ours.
-fn llama_cpp(model: &str, prompt: &[u32], tokens: usize) -> Result<String> {
+/// The same measurement through llama-cpp-python on `threads` threads (best of three).
+fn llama_cpp(model: &str, prompt: &[u32], tokens: usize, threads: usize) -> Result<String> {
     let python = std::env::var("STRAIT_LLAMA_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = format!(
         r#"
 import json, time, llama_cpp
-m = llama_cpp.Llama(model_path={model:?}, n_ctx=512, n_threads=1, n_batch=512, verbose=False, logits_all=False)
+m = llama_cpp.Llama(model_path={model:?}, n_ctx=512, n_threads={threads}, n_threads_batch={threads}, n_batch=512, verbose=False, logits_all=False)
 p = {prompt:?}
-t0 = time.perf_counter(); m.eval(p); pre = time.perf_counter() - t0
-t1 = time.perf_counter()
-for _ in range({tokens}):
-    nxt = int(m.scores[m.n_tokens - 1].argmax()); m.eval([nxt])
-dec = time.perf_counter() - t1
-print(json.dumps({{"engine": "llama.cpp", "prompt_tokens": len(p), "prefill_tok_s": len(p)/pre, "decode_tokens": {tokens}, "decode_tok_s": {tokens}/dec}}))
+pre, dec = 0.0, 0.0
+for _ in range(3):
+    m.reset()
+    t0 = time.perf_counter(); m.eval(p); pre = max(pre, len(p) / (time.perf_counter() - t0))
+    t1 = time.perf_counter()
+    for _ in range({tokens}):
+        nxt = int(m.scores[m.n_tokens - 1].argmax()); m.eval([nxt])
+    dec = max(dec, {tokens} / (time.perf_counter() - t1))
+print(json.dumps({{"engine": "llama.cpp", "threads": {threads}, "prompt_tokens": len(p), "prefill_tok_s": pre, "decode_tokens": {tokens}, "decode_tok_s": dec}}))
 "#
     );
     let out = std::process::Command::new(&python)

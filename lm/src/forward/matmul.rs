@@ -1,15 +1,18 @@
-//! Matrix products straight on the quantized blocks, f32 activations, f32 accumulation.
+//! Matrix products straight on the quantized blocks.
 //!
 //! A weight matrix of `rows × cols` is stored row by row (ggml's `ne[0] = cols`); for a
 //! batch of `n` activation vectors `x` (`n × cols`) the product is `out` (`n × rows`),
-//! `out[t][r] = Σ_c W[r][c]·x[t][c]`. Each block is decoded once per row and used for every
-//! vector of the batch; no f32 copy of a matrix is made. Rows are split across threads
-//! where that pays.
+//! `out[t][r] = Σ_c W[r][c]·x[t][c]`. Each activation vector is prepared once (its block
+//! sums, or its 8-bit blocks), then every row is one call of a row kernel
+//! (`kernels/`) per vector, the row staying in the L1 cache across the batch. Rows are
+//! split into chunks that run on the thread pool (`parallel.rs`).
 
-use crate::gguf::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
+use super::kernels::{Activations, Kernels, Q8Block, block_sums, quantize_q8};
+use super::parallel;
+use crate::gguf::{BlockQ4_1, BlockQ8_0, dequantize_q4_1, dequantize_q8_0};
 
 /// Below this many multiply-adds a product runs on the calling thread alone.
-const PARALLEL_MIN_WORK: usize = 1 << 18;
+const PARALLEL_MIN_WORK: usize = 1 << 15;
 
 /// A weight matrix as the forward pass reads it.
 #[derive(Debug, Clone, Copy)]
@@ -22,16 +25,18 @@ pub(crate) enum WeightData<'a> {
     F32(&'a [f32]),
 }
 
-/// How many threads the products use: the machine's parallelism, at most 8; 1 where
-/// threads cannot be spawned (wasm32).
-pub(crate) fn thread_count() -> usize {
-    if cfg!(target_arch = "wasm32") {
-        return 1;
-    }
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+/// One activation vector, prepared for the row kernels.
+enum Prepared<'a> {
+    /// f32 values and their block sums (Q4_1's minimum multiplies them).
+    F32(&'a [f32], Vec<f32>),
+    /// 8-bit blocks.
+    Q8(Vec<Q8Block>),
+    /// f32 values for an f32 matrix.
+    Plain(&'a [f32]),
 }
 
-/// `out (n × rows) = x (n × cols) · Wᵀ`.
+/// `out (n × rows) = x (n × cols) · Wᵀ`, with the activations in precision `act`
+/// (f32 matrices always multiply f32 activations).
 pub(crate) fn matmul(
     w: WeightData<'_>,
     rows: usize,
@@ -39,197 +44,133 @@ pub(crate) fn matmul(
     x: &[f32],
     n: usize,
     out: &mut [f32],
+    act: Activations,
+) {
+    matmul_with(Kernels::best(), w, rows, cols, x, n, out, act)
+}
+
+/// [`matmul`] with a given kernel set (tests compare sets).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul_with(
+    k: &Kernels,
+    w: WeightData<'_>,
+    rows: usize,
+    cols: usize,
+    x: &[f32],
+    n: usize,
+    out: &mut [f32],
+    act: Activations,
 ) {
     debug_assert_eq!(x.len(), n * cols);
     debug_assert_eq!(out.len(), n * rows);
-    let threads = if rows * cols * n >= PARALLEL_MIN_WORK {
-        thread_count().min(rows)
-    } else {
-        1
+    let prepared: Vec<Prepared<'_>> = x
+        .chunks_exact(cols)
+        .map(|xt| match (w, act) {
+            (WeightData::F32(_), _) => Prepared::Plain(xt),
+            (_, Activations::F32) => {
+                let mut s = Vec::new();
+                block_sums(xt, &mut s);
+                Prepared::F32(xt, s)
+            }
+            (_, Activations::Q8) => {
+                let mut q = Vec::new();
+                quantize_q8(xt, &mut q);
+                Prepared::Q8(q)
+            }
+        })
+        .collect();
+    let row_dot = |r: usize, p: &Prepared<'_>| -> f32 {
+        match (w, p) {
+            (WeightData::Q4_1(d), Prepared::F32(xt, s)) => {
+                (k.q4_1_f32)(row(d, r, cols, BlockQ4_1::BYTES), xt, s)
+            }
+            (WeightData::Q4_1(d), Prepared::Q8(q)) => {
+                (k.q4_1_q8)(row(d, r, cols, BlockQ4_1::BYTES), q)
+            }
+            (WeightData::Q8_0(d), Prepared::F32(xt, _)) => {
+                (k.q8_0_f32)(row(d, r, cols, BlockQ8_0::BYTES), xt)
+            }
+            (WeightData::Q8_0(d), Prepared::Q8(q)) => {
+                (k.q8_0_q8)(row(d, r, cols, BlockQ8_0::BYTES), q)
+            }
+            (WeightData::F32(d), Prepared::Plain(xt)) => (k.f32_dot)(&d[r * cols..][..cols], xt),
+            _ => unreachable!("activations are prepared for the matrix's type"),
+        }
     };
-    if threads <= 1 {
-        let mut part = vec![0f32; rows * n];
-        rows_product(w, 0..rows, cols, x, n, &mut part);
-        scatter(&part, 0, rows, n, out);
+    let work = rows * cols * n;
+    let chunk_rows = if work < PARALLEL_MIN_WORK {
+        rows
+    } else {
+        // Several chunks per thread, so a slow thread does not hold the others up.
+        rows.div_ceil(4 * parallel::threads()).max(8)
+    };
+    if n == 1 {
+        parallel::for_each_chunk(out, chunk_rows, |i, part| {
+            for (j, o) in part.iter_mut().enumerate() {
+                *o = row_dot(i * chunk_rows + j, &prepared[0]);
+            }
+        });
         return;
     }
-    let chunk = rows.div_ceil(threads);
-    let parts: Vec<(usize, Vec<f32>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..threads)
-            .map(|i| {
-                let r0 = (i * chunk).min(rows);
-                let r1 = ((i + 1) * chunk).min(rows);
-                s.spawn(move || {
-                    let mut part = vec![0f32; (r1 - r0) * n];
-                    rows_product(w, r0..r1, cols, x, n, &mut part);
-                    (r0, part)
-                })
-            })
-            .collect();
-        let mut part = vec![0f32; chunk.min(rows) * n];
-        rows_product(w, 0..chunk.min(rows), cols, x, n, &mut part);
-        let mut parts = vec![(0, part)];
-        // A panic in a worker is a bug in this module; re-raise it as such.
-        parts.extend(
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
-        );
-        parts
+    // Row-major (rows × n) so chunks of rows are contiguous, then transposed into `out`.
+    let mut part = vec![0f32; rows * n];
+    let dense_rows = act == Activations::F32 && n >= DENSE_ROWS_MIN_BATCH;
+    parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
+        let mut wrow = vec![0f32; if dense_rows { cols } else { 0 }];
+        for (j, o) in part.chunks_exact_mut(n).enumerate() {
+            let r = i * chunk_rows + j;
+            if dense_rows && dequantize_row(w, r, cols, &mut wrow) {
+                for (v, xt) in o.iter_mut().zip(x.chunks_exact(cols)) {
+                    *v = (k.f32_dot)(&wrow, xt);
+                }
+                continue;
+            }
+            for (v, p) in o.iter_mut().zip(&prepared) {
+                *v = row_dot(r, p);
+            }
+        }
     });
-    for (r0, part) in parts {
-        scatter(&part, r0, rows, n, out);
-    }
-}
-
-/// Copies a row-major `(r1 - r0) × n` part into columns `r0..` of `out (n × rows)`.
-fn scatter(part: &[f32], r0: usize, rows: usize, n: usize, out: &mut [f32]) {
-    for (i, row) in part.chunks_exact(n).enumerate() {
-        for (t, &v) in row.iter().enumerate() {
-            out[t * rows + r0 + i] = v;
+    for (r, vals) in part.chunks_exact(n).enumerate() {
+        for (t, &v) in vals.iter().enumerate() {
+            out[t * rows + r] = v;
         }
     }
 }
 
-/// Rows `rows` of the product, row-major into `part` (`rows.len() × n`): the portable
-/// code, compiled a second time with AVX2 and FMA enabled and picked at run time on
-/// x86-64 processors that have them (same arithmetic, wider registers).
-fn rows_product(
-    w: WeightData<'_>,
-    rows: std::ops::Range<usize>,
-    cols: usize,
-    x: &[f32],
-    n: usize,
-    part: &mut [f32],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the processor supports the features the function is compiled for.
-        unsafe { rows_product_avx2(w, rows, cols, x, n, part) };
-        return;
-    }
-    rows_product_portable(w, rows, cols, x, n, part)
-}
+/// From this many vectors on, a product with f32 activations decodes each row to floats
+/// once and takes plain dot products with every vector (prefill), instead of decoding
+/// the row's blocks once per vector.
+const DENSE_ROWS_MIN_BATCH: usize = 4;
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn rows_product_avx2(
-    w: WeightData<'_>,
-    rows: std::ops::Range<usize>,
-    cols: usize,
-    x: &[f32],
-    n: usize,
-    part: &mut [f32],
-) {
-    rows_product_portable(w, rows, cols, x, n, part)
-}
-
-/// Each block is dequantized once (`d·q + m`, exactly the weights ggml's reference
-/// dequantizer gives) and multiplied into eight running lanes per vector, a shape the
-/// compiler turns into SIMD code at `opt-level` 2 and above.
-#[inline(always)]
-fn rows_product_portable(
-    w: WeightData<'_>,
-    rows: std::ops::Range<usize>,
-    cols: usize,
-    x: &[f32],
-    n: usize,
-    part: &mut [f32],
-) {
-    let mut lanes = vec![[0f32; 8]; n];
+/// Decodes row `r` of a block-quantized matrix into `out`; false for an f32 matrix
+/// (nothing to decode).
+fn dequantize_row(w: WeightData<'_>, r: usize, cols: usize, out: &mut [f32]) -> bool {
     match w {
-        WeightData::Q4_1(data) => {
-            let row_bytes = cols / QK4_1 * BlockQ4_1::BYTES;
-            for (r, out) in rows.zip(part.chunks_exact_mut(n)) {
-                lanes.fill([0.0; 8]);
-                let (blocks, _) =
-                    data[r * row_bytes..(r + 1) * row_bytes].as_chunks::<{ BlockQ4_1::BYTES }>();
-                for (b, raw) in blocks.iter().enumerate() {
-                    let wb = BlockQ4_1::read(raw).dequantize();
-                    accumulate(&mut lanes, &wb, x, cols, b * QK4_1);
-                }
-                for (o, l) in out.iter_mut().zip(&lanes) {
-                    *o = sum8(l);
-                }
-            }
-        }
-        WeightData::Q8_0(data) => {
-            let row_bytes = cols / QK8_0 * BlockQ8_0::BYTES;
-            for (r, out) in rows.zip(part.chunks_exact_mut(n)) {
-                lanes.fill([0.0; 8]);
-                let (blocks, _) =
-                    data[r * row_bytes..(r + 1) * row_bytes].as_chunks::<{ BlockQ8_0::BYTES }>();
-                for (b, raw) in blocks.iter().enumerate() {
-                    let wb = BlockQ8_0::read(raw).dequantize();
-                    accumulate(&mut lanes, &wb, x, cols, b * QK8_0);
-                }
-                for (o, l) in out.iter_mut().zip(&lanes) {
-                    *o = sum8(l);
-                }
-            }
-        }
-        WeightData::F32(data) => {
-            for (r, out) in rows.zip(part.chunks_exact_mut(n)) {
-                let wr = &data[r * cols..(r + 1) * cols];
-                for (t, o) in out.iter_mut().enumerate() {
-                    *o = dot(wr, &x[t * cols..(t + 1) * cols]);
-                }
-            }
-        }
+        WeightData::Q4_1(d) => dequantize_q4_1(row(d, r, cols, BlockQ4_1::BYTES), out),
+        WeightData::Q8_0(d) => dequantize_q8_0(row(d, r, cols, BlockQ8_0::BYTES), out),
+        WeightData::F32(_) => return false,
     }
+    true
 }
 
-/// Adds `wb · x[t][at..at + 32]` into the lanes of every vector `t`.
-#[inline(always)]
-fn accumulate(lanes: &mut [[f32; 8]], wb: &[f32; 32], x: &[f32], cols: usize, at: usize) {
-    for (t, acc) in lanes.iter_mut().enumerate() {
-        let (xb, _) = x[t * cols + at..][..32].as_chunks::<8>();
-        let (wc, _) = wb.as_chunks::<8>();
-        for (wv, xv) in wc.iter().zip(xb) {
-            for j in 0..8 {
-                acc[j] += wv[j] * xv[j];
-            }
-        }
-    }
+/// Row `r` of a block-quantized matrix of `cols` columns, `block` bytes per 32 weights.
+#[inline]
+fn row(data: &[u8], r: usize, cols: usize, block: usize) -> &[u8] {
+    debug_assert!(block == BlockQ4_1::BYTES || block == BlockQ8_0::BYTES);
+    let bytes = cols / 32 * block;
+    &data[r * bytes..(r + 1) * bytes]
 }
 
-#[inline(always)]
-fn sum8(l: &[f32; 8]) -> f32 {
-    ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]))
-}
-
-/// Dot product of two equal-length float slices.
+/// Dot product of two equal-length float slices (attention scores).
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, ra) = a.as_chunks::<8>();
-    let (cb, rb) = b.as_chunks::<8>();
-    for (x, y) in ca.iter().zip(cb) {
-        for j in 0..8 {
-            acc[j] += x[j] * y[j];
-        }
-    }
-    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    acc.iter().sum::<f32>() + tail
-}
-
-/// Scalar reference: `W · x` for a Q4_1 matrix of `rows × cols` (`cols` a multiple of 32).
-pub fn matvec_q4_1(blocks: &[u8], rows: usize, cols: usize, x: &[f32]) -> Vec<f32> {
-    let mut out = vec![0f32; rows];
-    matmul(WeightData::Q4_1(blocks), rows, cols, x, 1, &mut out);
-    out
-}
-
-/// Scalar reference: `W · x` for a Q8_0 matrix of `rows × cols` (`cols` a multiple of 32).
-pub fn matvec_q8_0(blocks: &[u8], rows: usize, cols: usize, x: &[f32]) -> Vec<f32> {
-    let mut out = vec![0f32; rows];
-    matmul(WeightData::Q8_0(blocks), rows, cols, x, 1, &mut out);
-    out
+    (Kernels::best().f32_dot)(a, b)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gguf::{GgmlType, dequantize_q4_1, dequantize_q8_0};
+    use crate::forward::kernels::SCALAR;
+    use crate::gguf::GgmlType;
 
     fn lcg(seed: &mut u64) -> u64 {
         *seed = seed
@@ -254,6 +195,9 @@ mod tests {
         v
     }
 
+    /// Every row and vector of a product against the dequantized matrix in f64, for each
+    /// kernel set and precision; 8-bit activations are held to the bound their rounding
+    /// allows (half a step of each block's scale times the row's magnitudes).
     fn check(ty: GgmlType, rows: usize, cols: usize, n: usize) {
         let mut seed = (rows * 31 + cols * 7 + n) as u64;
         let block = ty.block_bytes();
@@ -270,18 +214,40 @@ mod tests {
             GgmlType::Q4_1 => WeightData::Q4_1(&data),
             _ => WeightData::Q8_0(&data),
         };
-        let mut out = vec![0f32; n * rows];
-        matmul(w, rows, cols, &x, n, &mut out);
-        for t in 0..n {
-            for r in 0..rows {
-                let terms = (0..cols).map(|c| dense[r * cols + c] as f64 * x[t * cols + c] as f64);
-                let (want, scale) = terms.fold((0.0, 0.0), |(s, a), v| (s + v, a + v.abs()));
-                let got = out[t * rows + r] as f64;
-                // f32 accumulation: error bounded by a few ulps of the sum of magnitudes.
-                assert!(
-                    (got - want).abs() <= 1e-5 * scale + 1e-6,
-                    "{ty:?} r{r} t{t}: {got} vs {want}"
-                );
+        for k in [&SCALAR, Kernels::best()] {
+            for act in [Activations::F32, Activations::Q8] {
+                let mut out = vec![0f32; n * rows];
+                matmul_with(k, w, rows, cols, &x, n, &mut out, act);
+                for t in 0..n {
+                    let xt = &x[t * cols..(t + 1) * cols];
+                    let amax: Vec<f32> = xt
+                        .chunks(32)
+                        .map(|b| b.iter().fold(0f32, |a, v| a.max(v.abs())))
+                        .collect();
+                    for r in 0..rows {
+                        let wr = &dense[r * cols..(r + 1) * cols];
+                        let (want, scale) = wr
+                            .iter()
+                            .zip(xt)
+                            .map(|(&a, &b)| a as f64 * b as f64)
+                            .fold((0.0, 0.0), |(s, a), v| (s + v, a + v.abs()));
+                        let rounding: f64 = wr
+                            .iter()
+                            .enumerate()
+                            .map(|(c, &a)| a.abs() as f64 * amax[c / 32] as f64 / 254.0)
+                            .sum();
+                        let bound = match act {
+                            Activations::F32 => 1e-5 * scale + 1e-6,
+                            Activations::Q8 => rounding * 1.001 + 1e-5 * scale + 1e-6,
+                        };
+                        let got = out[t * rows + r] as f64;
+                        assert!(
+                            (got - want).abs() <= bound,
+                            "{} {act:?} {ty:?} r{r} t{t}: {got} vs {want}",
+                            k.name
+                        );
+                    }
+                }
             }
         }
     }
@@ -291,7 +257,9 @@ mod tests {
         for ty in [GgmlType::Q4_1, GgmlType::Q8_0] {
             check(ty, 3, 64, 1);
             check(ty, 17, 96, 3);
+            check(ty, 9, 64, 5); // rows decoded once for the batch
             // Large enough to be split across threads.
+            check(ty, 600, 512, 1);
             check(ty, 600, 512, 2);
         }
     }
@@ -300,7 +268,15 @@ mod tests {
     fn f32_product() {
         let w: Vec<f32> = (0..6).map(|i| i as f32).collect(); // 2 × 3
         let mut out = vec![0f32; 2];
-        matmul(WeightData::F32(&w), 2, 3, &[1.0, 1.0, 2.0], 1, &mut out);
+        matmul(
+            WeightData::F32(&w),
+            2,
+            3,
+            &[1.0, 1.0, 2.0],
+            1,
+            &mut out,
+            Activations::Q8,
+        );
         assert_eq!(out, vec![0.0 + 1.0 + 4.0, 3.0 + 4.0 + 10.0]);
     }
 }

@@ -6,13 +6,16 @@
 //! `logits = Wout·(RMSNorm(x)·output_norm)`, with `Wout = token_embd` when the file has no
 //! `output.weight` (tied embeddings). This is the reference the GPU path is checked against.
 
+pub mod kernels;
 mod matmul;
 mod ops;
+mod parallel;
 mod pause;
 mod weights;
 
-pub use matmul::{matvec_q4_1, matvec_q8_0};
+pub use kernels::{Activations, Kernels};
 pub(crate) use ops::log_softmax;
+pub use parallel::{run as run_on_pool, set_threads, threads};
 pub use pause::{NoPause, Pause};
 pub(crate) use weights::Weights;
 
@@ -53,6 +56,28 @@ impl KvCache {
         self.len == 0
     }
 
+    /// Makes this cache hold the first `n` positions of `other` (at most its length),
+    /// copying keys and values: a branch point shared without running its tokens again.
+    pub fn clone_prefix_from(&mut self, other: &KvCache, n: usize) {
+        let n = n.min(other.len);
+        let len = n * self.kv_dim;
+        for (mine, theirs) in self
+            .k
+            .iter_mut()
+            .zip(&other.k)
+            .chain(self.v.iter_mut().zip(&other.v))
+        {
+            mine.clear();
+            mine.extend_from_slice(&theirs[..len]);
+        }
+        self.len = n;
+    }
+
+    /// Bytes of keys and values held.
+    pub fn bytes(&self) -> usize {
+        self.k.iter().chain(&self.v).map(|l| l.len() * 4).sum()
+    }
+
     /// Keeps the first `n` positions (no-op if it holds fewer).
     pub fn truncate(&mut self, n: usize) {
         if n < self.len {
@@ -76,6 +101,78 @@ pub(crate) async fn forward(
     logits_from: usize,
     pause: &mut impl Pause,
 ) -> Result<Vec<f32>, LmError> {
+    check(c, cache, tokens)?;
+    let mut logits = Vec::with_capacity(tokens.len().saturating_sub(logits_from) * c.vocab_size);
+    for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
+        let start = i * CHUNK;
+        let from = logits_from.saturating_sub(start).min(chunk.len());
+        let mut segs = [Segment {
+            cache: &mut *cache,
+            tokens: chunk,
+            logits_from: from,
+        }];
+        forward_chunk(c, w, bytes, &mut segs, &mut logits, pause).await;
+    }
+    Ok(logits)
+}
+
+/// Runs several sequences at once, each `tokens[i]` after the positions in `caches[i]`
+/// (appending theirs), and returns the logits after the last token of each: one pass
+/// whose matrix products take every sequence's tokens together, attention per sequence.
+/// Every token list must be non-empty.
+pub(crate) async fn forward_batch(
+    c: &LlamaConfig,
+    w: &Weights,
+    bytes: &[u8],
+    caches: &mut [&mut KvCache],
+    tokens: &[&[TokenId]],
+    pause: &mut impl Pause,
+) -> Result<Vec<Vec<f32>>, LmError> {
+    for (cache, t) in caches.iter().zip(tokens) {
+        check(c, cache, t)?;
+        if t.is_empty() {
+            return Err(LmError(
+                "a sequence of the batch has no token to run".into(),
+            ));
+        }
+    }
+    let mut out = vec![Vec::new(); tokens.len()];
+    // Rounds of up to CHUNK tokens of each unfinished sequence.
+    let rounds = tokens
+        .iter()
+        .map(|t| t.len().div_ceil(CHUNK))
+        .max()
+        .unwrap_or(0);
+    for round in 0..rounds {
+        let start = round * CHUNK;
+        let mut idx = Vec::new();
+        let mut segs = Vec::new();
+        for (i, (cache, t)) in caches.iter_mut().zip(tokens).enumerate() {
+            if start < t.len() {
+                let chunk = &t[start..(start + CHUNK).min(t.len())];
+                let last = start + chunk.len() == t.len();
+                idx.push((i, last));
+                segs.push(Segment {
+                    cache: &mut **cache,
+                    tokens: chunk,
+                    logits_from: if last { chunk.len() - 1 } else { chunk.len() },
+                });
+            }
+        }
+        let mut logits = Vec::new();
+        forward_chunk(c, w, bytes, &mut segs, &mut logits, pause).await;
+        let mut rows = logits.chunks_exact(c.vocab_size);
+        for (i, last) in idx {
+            if last {
+                out[i] = rows.next().map(<[f32]>::to_vec).unwrap_or_default();
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The context and vocabulary checks of a run of `tokens` after `cache`.
+fn check(c: &LlamaConfig, cache: &KvCache, tokens: &[TokenId]) -> Result<(), LmError> {
     let total = cache.len + tokens.len();
     if total > c.context_length {
         return Err(LmError(format!(
@@ -89,36 +186,44 @@ pub(crate) async fn forward(
             c.vocab_size
         )));
     }
-    let mut logits = Vec::with_capacity(tokens.len().saturating_sub(logits_from) * c.vocab_size);
-    for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
-        let start = i * CHUNK;
-        let from = logits_from.saturating_sub(start).min(chunk.len());
-        forward_chunk(c, w, bytes, cache, chunk, from, &mut logits, pause).await;
-    }
-    Ok(logits)
+    Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One sequence's share of a pass: its cache, the tokens run after it, and from which
+/// of them logits are wanted.
+struct Segment<'a> {
+    cache: &'a mut KvCache,
+    tokens: &'a [TokenId],
+    logits_from: usize,
+}
+
+/// One pass of the blocks over every segment's tokens (rows stacked segment after
+/// segment), appending the logits of each segment's rows from its `logits_from` on.
 async fn forward_chunk(
     c: &LlamaConfig,
     w: &Weights,
     bytes: &[u8],
-    cache: &mut KvCache,
-    tokens: &[TokenId],
-    logits_from: usize,
+    segs: &mut [Segment<'_>],
     logits: &mut Vec<f32>,
     pause: &mut impl Pause,
 ) {
-    let (n, d, kv_dim, hd) = (tokens.len(), c.d_model, c.kv_dim(), c.head_dim);
+    let (d, kv_dim, hd) = (c.d_model, c.kv_dim(), c.head_dim);
     let q_dim = c.n_heads * hd;
-    let n_past = cache.len;
+    let act = w.activations;
+    let n: usize = segs.iter().map(|s| s.tokens.len()).sum();
+    // Row ranges of the segments and the position of every row.
+    let mut ranges = Vec::with_capacity(segs.len());
+    let mut angles = Vec::with_capacity(n);
     let mut x = vec![0f32; n * d];
-    for (t, &tok) in tokens.iter().enumerate() {
-        w.embedding_row(bytes, tok as usize, &mut x[t * d..(t + 1) * d]);
+    let mut row = 0;
+    for s in segs.iter() {
+        ranges.push(row..row + s.tokens.len());
+        for (t, &tok) in s.tokens.iter().enumerate() {
+            w.embedding_row(bytes, tok as usize, &mut x[row * d..(row + 1) * d]);
+            angles.push(ops::rope_angles(s.cache.len + t, c.n_rot, c.rope_base));
+            row += 1;
+        }
     }
-    let angles: Vec<Vec<(f32, f32)>> = (0..n)
-        .map(|t| ops::rope_angles(n_past + t, c.n_rot, c.rope_base))
-        .collect();
     let mut h = vec![0f32; n * d];
     let mut q = vec![0f32; n * q_dim];
     let mut k = vec![0f32; n * kv_dim];
@@ -129,38 +234,55 @@ async fn forward_chunk(
     let mut up = vec![0f32; n * c.d_ff];
     for (l, layer) in w.layers.iter().enumerate() {
         ops::rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
-        matmul(layer.wq.data(bytes), q_dim, d, &h, n, &mut q);
-        matmul(layer.wk.data(bytes), kv_dim, d, &h, n, &mut k);
-        matmul(layer.wv.data(bytes), kv_dim, d, &h, n, &mut v);
-        for t in 0..n {
-            ops::rope(&mut q[t * q_dim..(t + 1) * q_dim], hd, &angles[t]);
-            ops::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], hd, &angles[t]);
+        matmul(layer.wq.data(bytes), q_dim, d, &h, n, &mut q, act);
+        matmul(layer.wk.data(bytes), kv_dim, d, &h, n, &mut k, act);
+        matmul(layer.wv.data(bytes), kv_dim, d, &h, n, &mut v, act);
+        for (t, a) in angles.iter().enumerate() {
+            ops::rope(&mut q[t * q_dim..(t + 1) * q_dim], hd, a);
+            ops::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], hd, a);
         }
-        cache.k[l].truncate(n_past * kv_dim);
-        cache.v[l].truncate(n_past * kv_dim);
-        cache.k[l].extend_from_slice(&k);
-        cache.v[l].extend_from_slice(&v);
-        attention(c, &q, &cache.k[l], &cache.v[l], n_past, n, &mut attn);
-        matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o);
+        for (s, r) in segs.iter_mut().zip(&ranges) {
+            let n_past = s.cache.len;
+            let (ck, cv) = (&mut s.cache.k[l], &mut s.cache.v[l]);
+            ck.truncate(n_past * kv_dim);
+            cv.truncate(n_past * kv_dim);
+            ck.extend_from_slice(&k[r.start * kv_dim..r.end * kv_dim]);
+            cv.extend_from_slice(&v[r.start * kv_dim..r.end * kv_dim]);
+            attention(
+                c,
+                &q[r.start * q_dim..r.end * q_dim],
+                ck,
+                cv,
+                n_past,
+                r.len(),
+                &mut attn[r.start * q_dim..r.end * q_dim],
+            );
+        }
+        matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o, act);
         add(&mut x, &o);
         maybe_pause(pause).await;
 
         ops::rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
-        matmul(layer.gate.data(bytes), c.d_ff, d, &h, n, &mut gate);
-        matmul(layer.up.data(bytes), c.d_ff, d, &h, n, &mut up);
+        matmul(layer.gate.data(bytes), c.d_ff, d, &h, n, &mut gate, act);
+        matmul(layer.up.data(bytes), c.d_ff, d, &h, n, &mut up, act);
         maybe_pause(pause).await;
         ops::swiglu(&mut gate, &up);
-        matmul(layer.down.data(bytes), d, c.d_ff, &gate, n, &mut o);
+        matmul(layer.down.data(bytes), d, c.d_ff, &gate, n, &mut o, act);
         add(&mut x, &o);
         maybe_pause(pause).await;
     }
-    cache.len = n_past + n;
-    let m = n - logits_from;
+    // The rows that want logits, in segment order.
+    let mut hx = Vec::new();
+    for (s, r) in segs.iter_mut().zip(&ranges) {
+        s.cache.len += s.tokens.len();
+        hx.extend_from_slice(&x[(r.start + s.logits_from) * d..r.end * d]);
+    }
+    let m = hx.len() / d;
     if m == 0 {
         return;
     }
     let mut hn = vec![0f32; m * d];
-    ops::rms_norm(&x[logits_from * d..], &w.output_norm, c.rms_eps, &mut hn);
+    ops::rms_norm(&hx, &w.output_norm, c.rms_eps, &mut hn);
     let start = logits.len();
     logits.resize(start + m * c.vocab_size, 0.0);
     matmul(
@@ -170,6 +292,7 @@ async fn forward_chunk(
         &hn,
         m,
         &mut logits[start..],
+        act,
     );
 }
 

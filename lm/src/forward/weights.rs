@@ -104,6 +104,8 @@ pub(crate) struct Weights {
     pub(crate) layers: Vec<Layer>,
     pub(crate) output_norm: Vec<f32>,
     pub(crate) output: Matrix,
+    /// How activations enter the quantized products.
+    pub(crate) activations: super::Activations,
 }
 
 impl Weights {
@@ -138,6 +140,7 @@ impl Weights {
             layers,
             output_norm: vector(g, bytes, "output_norm.weight", d)?,
             output: Matrix::new(g, bytes, output_name, c.vocab_size, d)?,
+            activations: super::Activations::default(),
         })
     }
 

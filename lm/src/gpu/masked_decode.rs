@@ -223,7 +223,7 @@ pub fn masked_decode_reference(
     let mut prefix = Vec::new();
     let mut out = Vec::new();
     for t in 0..max_tokens {
-        let logits = model.logits(&prefix)?.to_vec();
+        let logits = model.logits(&prefix)?;
         let remaining = remaining_for(mask, automaton, max_tokens - t);
         let words = automaton.mask_from_edge_flags(&automaton.edge_flags(&alpha, remaining));
         let Some(draw) = masked_sample_reference(&logits, &words, uniform_f32(rng)) else {

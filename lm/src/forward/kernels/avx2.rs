@@ -1,0 +1,189 @@
+//! x86-64 kernels with AVX2, FMA and F16C, chosen at run time by [`super::best`].
+//!
+//! Same sums as `scalar.rs`, eight lanes at a time: f32 activations multiply weights
+//! widened to f32; 8-bit activations use `maddubs` (u8 × i8 pairs to i16) and `madd`
+//! (i16 pairs to i32), the integer path of the fast engines.
+
+use super::q8::Q8Block;
+use crate::gguf::{BlockQ4_1, BlockQ8_0};
+use std::arch::x86_64::*;
+
+/// Half-precision bits to f32 by F16C (exact, as `f16_to_f32`).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn half(lo: u8, hi: u8) -> f32 {
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(
+        u16::from_le_bytes([lo, hi]) as i32,
+    )))
+}
+
+/// Sum of the eight lanes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn hsum(v: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    _mm_cvtss_f32(s)
+}
+
+/// Eight unsigned bytes (the low half of `v`) as f32.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn u8x8_f32(v: __m128i) -> __m256 {
+    _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v))
+}
+
+/// Eight signed bytes (the low half of `v`) as f32.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn i8x8_f32(v: __m128i) -> __m256 {
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v))
+}
+
+/// Eight floats from `x[at..at + 8]` (bounds checked).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn load8(x: &[f32], at: usize) -> __m256 {
+    let c: &[f32; 8] = x[at..at + 8].try_into().expect("8 floats");
+    // SAFETY: `c` is 8 readable floats; loadu has no alignment requirement.
+    unsafe { _mm256_loadu_ps(c.as_ptr()) }
+}
+
+/// 16 bytes from `b[at..at + 16]` (bounds checked).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn load16(b: &[u8], at: usize) -> __m128i {
+    let c: &[u8; 16] = b[at..at + 16].try_into().expect("16 bytes");
+    // SAFETY: `c` is 16 readable bytes; loadu has no alignment requirement.
+    unsafe { _mm_loadu_si128(c.as_ptr().cast()) }
+}
+
+/// 32 bytes from `b[at..at + 32]` (bounds checked).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn load32(b: &[u8], at: usize) -> __m256i {
+    let c: &[u8; 32] = b[at..at + 32].try_into().expect("32 bytes");
+    // SAFETY: `c` is 32 readable bytes; loadu has no alignment requirement.
+    unsafe { _mm256_loadu_si256(c.as_ptr().cast()) }
+}
+
+/// The 32 codes of a Q8 activation block.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn codes(y: &Q8Block) -> __m256i {
+    // SAFETY: `qs` is 32 readable bytes.
+    unsafe { _mm256_loadu_si256(y.qs.as_ptr().cast()) }
+}
+
+/// [`super::scalar::q4_1_f32`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let low = _mm_set1_epi8(0x0F);
+    let mut acc = _mm256_setzero_ps();
+    let mut mins = 0f32;
+    for (b, (raw, &s)) in blocks.iter().zip(xsum).enumerate() {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let qs = load16(raw, 4);
+        let lo = _mm_and_si128(qs, low); // weights 0..16
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low); // weights 16..32
+        let at = b * 32;
+        let s0 = _mm256_fmadd_ps(
+            u8x8_f32(_mm_srli_si128::<8>(lo)),
+            load8(x, at + 8),
+            _mm256_mul_ps(u8x8_f32(lo), load8(x, at)),
+        );
+        let s1 = _mm256_fmadd_ps(
+            u8x8_f32(_mm_srli_si128::<8>(hi)),
+            load8(x, at + 24),
+            _mm256_mul_ps(u8x8_f32(hi), load8(x, at + 16)),
+        );
+        acc = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc);
+        mins += half(raw[2], raw[3]) * s;
+    }
+    hsum(acc) + mins
+}
+
+/// [`super::scalar::q8_0_f32`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let mut acc = _mm256_setzero_ps();
+    for (b, raw) in blocks.iter().enumerate() {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+        let at = b * 32;
+        let s0 = _mm256_fmadd_ps(
+            i8x8_f32(_mm_srli_si128::<8>(q0)),
+            load8(x, at + 8),
+            _mm256_mul_ps(i8x8_f32(q0), load8(x, at)),
+        );
+        let s1 = _mm256_fmadd_ps(
+            i8x8_f32(_mm_srli_si128::<8>(q1)),
+            load8(x, at + 24),
+            _mm256_mul_ps(i8x8_f32(q1), load8(x, at + 16)),
+        );
+        acc = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc);
+    }
+    hsum(acc)
+}
+
+/// [`super::scalar::q4_1_q8`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let low = _mm_set1_epi8(0x0F);
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = _mm256_setzero_ps();
+    let mut mins = 0f32;
+    for (raw, y) in blocks.iter().zip(xq) {
+        let qs = load16(raw, 4);
+        let lo = _mm_and_si128(qs, low);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
+        let w = _mm256_set_m128i(hi, lo); // weights 0..32 in order, 0..=15 each
+        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, codes(y)), ones);
+        let scale = _mm256_set1_ps(half(raw[0], raw[1]) * y.d);
+        acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc);
+        mins += half(raw[2], raw[3]) * y.s;
+    }
+    hsum(acc) + mins
+}
+
+/// [`super::scalar::q8_0_q8`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = _mm256_setzero_ps();
+    for (raw, y) in blocks.iter().zip(xq) {
+        let w = load32(raw, 2);
+        // maddubs takes one unsigned operand: |w| against y with w's sign moved onto it.
+        // |−128| wraps to 128 as u8, still right; y is never −128.
+        let aw = _mm256_sign_epi8(w, w);
+        let sy = _mm256_sign_epi8(codes(y), w);
+        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), ones);
+        let scale = _mm256_set1_ps(half(raw[0], raw[1]) * y.d);
+        acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc);
+    }
+    hsum(acc)
+}
+
+/// [`super::scalar::f32_dot`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (mut s0, mut s1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    let mut i = 0;
+    while i + 16 <= n {
+        s0 = _mm256_fmadd_ps(load8(a, i), load8(b, i), s0);
+        s1 = _mm256_fmadd_ps(load8(a, i + 8), load8(b, i + 8), s1);
+        i += 16;
+    }
+    if i + 8 <= n {
+        s0 = _mm256_fmadd_ps(load8(a, i), load8(b, i), s0);
+        i += 8;
+    }
+    let tail: f32 = a[i..n].iter().zip(&b[i..n]).map(|(x, y)| x * y).sum();
+    hsum(_mm256_add_ps(s0, s1)) + tail
+}

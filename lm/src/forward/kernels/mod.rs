@@ -1,0 +1,178 @@
+//! Dot products of one quantized weight row with one activation vector: the inner loop
+//! of every matrix product of the forward pass.
+//!
+//! Each kernel has a scalar reference (`scalar.rs`) and SIMD versions: AVX2 + FMA + F16C
+//! on x86-64, detected at run time (`avx2.rs`), and `simd128` on wasm32 when the build
+//! enables it (`simd128.rs`). [`Kernels::best`] picks once per process; a test compares
+//! every version with the reference on random blocks.
+//!
+//! Activations come in two precisions ([`Activations`]): f32, so the product is the
+//! dequantized weights times `x` up to f32 rounding (the default: it matches a float64
+//! forward pass to 1e-4 nats), or 8 bits per block of 32 with integer dot products, the
+//! arithmetic of llama.cpp: faster, and as far from exact as llama.cpp is.
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+mod q8;
+pub mod scalar;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+#[cfg(test)]
+mod tests;
+
+pub use q8::{Q8Block, block_sums, quantize_q8};
+
+/// How activations enter the matrix products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Activations {
+    /// f32 activations against the dequantized weights (exact up to f32 rounding).
+    #[default]
+    F32,
+    /// Activations quantized to 8 bits per block of 32, integer dot products (llama.cpp's).
+    Q8,
+}
+
+impl Activations {
+    /// The name used on the command line and in benchmark output (`f32`, `q8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Activations::F32 => "f32",
+            Activations::Q8 => "q8",
+        }
+    }
+
+    /// Parses [`Activations::name`].
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "f32" => Some(Activations::F32),
+            "q8" => Some(Activations::Q8),
+            _ => None,
+        }
+    }
+}
+
+/// One set of row kernels (see `scalar.rs` for what each computes).
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    /// Which instruction set: `scalar`, `avx2` or `simd128`.
+    pub name: &'static str,
+    /// Q4_1 row · f32 vector, with the vector's block sums.
+    pub q4_1_f32: fn(&[u8], &[f32], &[f32]) -> f32,
+    /// Q8_0 row · f32 vector.
+    pub q8_0_f32: fn(&[u8], &[f32]) -> f32,
+    /// Q4_1 row · 8-bit vector.
+    pub q4_1_q8: fn(&[u8], &[Q8Block]) -> f32,
+    /// Q8_0 row · 8-bit vector.
+    pub q8_0_q8: fn(&[u8], &[Q8Block]) -> f32,
+    /// f32 · f32.
+    pub f32_dot: fn(&[f32], &[f32]) -> f32,
+}
+
+impl std::fmt::Debug for Kernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernels").field("name", &self.name).finish()
+    }
+}
+
+/// The scalar references.
+pub const SCALAR: Kernels = Kernels {
+    name: "scalar",
+    q4_1_f32: scalar::q4_1_f32,
+    q8_0_f32: scalar::q8_0_f32,
+    q4_1_q8: scalar::q4_1_q8,
+    q8_0_q8: scalar::q8_0_q8,
+    f32_dot: scalar::f32_dot,
+};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2_table {
+    //! Safe entry points to `avx2.rs`; only [`super::Kernels::best`] hands them out,
+    //! after checking that the processor has the features.
+    use super::{Kernels, Q8Block, avx2};
+
+    // SAFETY (each function): reachable only through `AVX2`, which `Kernels::best` returns
+    // only when `is_x86_feature_detected!` found avx2, fma and f16c.
+    fn q4_1_f32(r: &[u8], x: &[f32], s: &[f32]) -> f32 {
+        unsafe { avx2::q4_1_f32(r, x, s) }
+    }
+    fn q8_0_f32(r: &[u8], x: &[f32]) -> f32 {
+        unsafe { avx2::q8_0_f32(r, x) }
+    }
+    fn q4_1_q8(r: &[u8], y: &[Q8Block]) -> f32 {
+        unsafe { avx2::q4_1_q8(r, y) }
+    }
+    fn q8_0_q8(r: &[u8], y: &[Q8Block]) -> f32 {
+        unsafe { avx2::q8_0_q8(r, y) }
+    }
+    fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
+        unsafe { avx2::f32_dot(a, b) }
+    }
+
+    pub(super) const AVX2: Kernels = Kernels {
+        name: "avx2",
+        q4_1_f32,
+        q8_0_f32,
+        q4_1_q8,
+        q8_0_q8,
+        f32_dot,
+    };
+
+    pub(super) fn supported() -> bool {
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("f16c")
+    }
+}
+
+/// The wasm `simd128` kernels (compiled in only when the build enables the feature).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub const SIMD128: Kernels = Kernels {
+    name: "simd128",
+    q4_1_f32: simd128::q4_1_f32,
+    q8_0_f32: simd128::q8_0_f32,
+    q4_1_q8: simd128::q4_1_q8,
+    q8_0_q8: simd128::q8_0_q8,
+    f32_dot: simd128::f32_dot,
+};
+
+/// The fastest kernels for this processor.
+fn detect() -> Kernels {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx2_table::supported() {
+            avx2_table::AVX2
+        } else {
+            SCALAR
+        }
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        SIMD128
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        SCALAR
+    }
+}
+
+impl Kernels {
+    /// The fastest kernels this processor runs (checked once).
+    pub fn best() -> &'static Kernels {
+        static BEST: std::sync::OnceLock<Kernels> = std::sync::OnceLock::new();
+        BEST.get_or_init(detect)
+    }
+
+    /// Every set this processor can run, the scalar references first (for tests and
+    /// benchmarks).
+    pub fn available() -> Vec<&'static Kernels> {
+        let mut v: Vec<&'static Kernels> = vec![&SCALAR];
+        let best = Kernels::best();
+        if best.name != SCALAR.name {
+            v.push(best);
+        }
+        v
+    }
+}

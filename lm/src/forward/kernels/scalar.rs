@@ -1,0 +1,77 @@
+//! The scalar references: plain loops, one block at a time, in the block's own order.
+//! Every SIMD kernel is tested against these (`kernels/tests.rs`).
+
+use super::q8::Q8Block;
+use crate::gguf::{BlockQ4_1, BlockQ8_0, f16_to_f32};
+
+/// `Σ_c W[c]·x[c]` for one Q4_1 row: per block `d·Σ q_j x_j + m·Σ x_j`, with the block
+/// sums `Σ x_j` given in `xsum` (computed once per activation vector).
+pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let mut total = 0f32;
+    for ((raw, xb), &s) in blocks.iter().zip(x.chunks_exact(32)).zip(xsum) {
+        let d = f16_to_f32(u16::from_le_bytes([raw[0], raw[1]]));
+        let m = f16_to_f32(u16::from_le_bytes([raw[2], raw[3]]));
+        let mut acc = 0f32;
+        for j in 0..16 {
+            acc += (raw[4 + j] & 0x0F) as f32 * xb[j] + (raw[4 + j] >> 4) as f32 * xb[j + 16];
+        }
+        total += d * acc + m * s;
+    }
+    total
+}
+
+/// `Σ_c W[c]·x[c]` for one Q8_0 row: per block `d·Σ q_j x_j`.
+pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let mut total = 0f32;
+    for (raw, xb) in blocks.iter().zip(x.chunks_exact(32)) {
+        let d = f16_to_f32(u16::from_le_bytes([raw[0], raw[1]]));
+        let acc: f32 = raw[2..]
+            .iter()
+            .zip(xb)
+            .map(|(&q, &v)| q as i8 as f32 * v)
+            .sum();
+        total += d * acc;
+    }
+    total
+}
+
+/// One Q4_1 row against 8-bit activations: per block `d_w·d_x·Σ q_w q_x + m_w·s_x`
+/// (integer inner sum, as llama.cpp's `vec_dot_q4_1_q8_1`).
+pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let mut total = 0f32;
+    for (raw, y) in blocks.iter().zip(xq) {
+        let d = f16_to_f32(u16::from_le_bytes([raw[0], raw[1]]));
+        let m = f16_to_f32(u16::from_le_bytes([raw[2], raw[3]]));
+        let mut isum = 0i32;
+        for j in 0..16 {
+            isum += (raw[4 + j] & 0x0F) as i32 * y.qs[j] as i32
+                + (raw[4 + j] >> 4) as i32 * y.qs[j + 16] as i32;
+        }
+        total += d * y.d * isum as f32 + m * y.s;
+    }
+    total
+}
+
+/// One Q8_0 row against 8-bit activations: per block `d_w·d_x·Σ q_w q_x`.
+pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let mut total = 0f32;
+    for (raw, y) in blocks.iter().zip(xq) {
+        let d = f16_to_f32(u16::from_le_bytes([raw[0], raw[1]]));
+        let isum: i32 = raw[2..]
+            .iter()
+            .zip(&y.qs)
+            .map(|(&q, &v)| q as i8 as i32 * v as i32)
+            .sum();
+        total += d * y.d * isum as f32;
+    }
+    total
+}
+
+/// Dot product of two equal-length float slices.
+pub fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}

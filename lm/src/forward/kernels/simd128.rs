@@ -1,0 +1,192 @@
+//! wasm32 kernels with `simd128` (every current browser), compiled in when the build
+//! enables the feature (`.cargo/config.toml` does for the page).
+//!
+//! Same sums as `scalar.rs`, four lanes at a time: f32 activations multiply weights
+//! widened to f32; 8-bit activations widen both sides to i16 and use `i32x4.dot_i16x8`.
+
+use super::q8::Q8Block;
+use crate::gguf::{BlockQ4_1, BlockQ8_0, f16_to_f32};
+use std::arch::wasm32::*;
+
+#[inline]
+fn half(lo: u8, hi: u8) -> f32 {
+    f16_to_f32(u16::from_le_bytes([lo, hi]))
+}
+
+#[inline]
+fn hsum(v: v128) -> f32 {
+    f32x4_extract_lane::<0>(v)
+        + f32x4_extract_lane::<1>(v)
+        + f32x4_extract_lane::<2>(v)
+        + f32x4_extract_lane::<3>(v)
+}
+
+/// Four floats from `x[at..at + 4]` (bounds checked).
+#[inline]
+fn load4(x: &[f32], at: usize) -> v128 {
+    let c: &[f32; 4] = x[at..at + 4].try_into().expect("4 floats");
+    // SAFETY: `c` is 16 readable bytes; v128_load has no alignment requirement.
+    unsafe { v128_load(c.as_ptr().cast()) }
+}
+
+/// 16 bytes from `b[at..at + 16]` (bounds checked).
+#[inline]
+fn load16(b: &[u8], at: usize) -> v128 {
+    let c: &[u8; 16] = b[at..at + 16].try_into().expect("16 bytes");
+    // SAFETY: `c` is 16 readable bytes.
+    unsafe { v128_load(c.as_ptr().cast()) }
+}
+
+/// `Σ w·x` over 16 weights given as i16 lanes (`w_lo`: weights 0..8, `w_hi`: 8..16)
+/// and `x[at..at + 16]`, added to `acc`.
+#[inline]
+fn fma16(acc: v128, w_lo: v128, w_hi: v128, x: &[f32], at: usize) -> v128 {
+    let f = |w: v128, low: bool| {
+        f32x4_convert_i32x4(if low {
+            i32x4_extend_low_i16x8(w)
+        } else {
+            i32x4_extend_high_i16x8(w)
+        })
+    };
+    let a = f32x4_add(
+        f32x4_mul(f(w_lo, true), load4(x, at)),
+        f32x4_mul(f(w_lo, false), load4(x, at + 4)),
+    );
+    let b = f32x4_add(
+        f32x4_mul(f(w_hi, true), load4(x, at + 8)),
+        f32x4_mul(f(w_hi, false), load4(x, at + 12)),
+    );
+    f32x4_add(acc, f32x4_add(a, b))
+}
+
+/// [`super::scalar::q4_1_f32`].
+pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let low = u8x16_splat(0x0F);
+    let mut acc = f32x4_splat(0.0);
+    let mut mins = 0f32;
+    for (b, (raw, &s)) in blocks.iter().zip(xsum).enumerate() {
+        let qs = load16(raw, 4);
+        let lo = v128_and(qs, low);
+        let hi = u8x16_shr(qs, 4);
+        let at = b * 32;
+        let mut blk = f32x4_splat(0.0);
+        blk = fma16(
+            blk,
+            u16x8_extend_low_u8x16(lo),
+            u16x8_extend_high_u8x16(lo),
+            x,
+            at,
+        );
+        blk = fma16(
+            blk,
+            u16x8_extend_low_u8x16(hi),
+            u16x8_extend_high_u8x16(hi),
+            x,
+            at + 16,
+        );
+        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(half(raw[0], raw[1])), blk));
+        mins += half(raw[2], raw[3]) * s;
+    }
+    hsum(acc) + mins
+}
+
+/// [`super::scalar::q8_0_f32`].
+pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let mut acc = f32x4_splat(0.0);
+    for (b, raw) in blocks.iter().enumerate() {
+        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+        let at = b * 32;
+        let mut blk = f32x4_splat(0.0);
+        blk = fma16(
+            blk,
+            i16x8_extend_low_i8x16(q0),
+            i16x8_extend_high_i8x16(q0),
+            x,
+            at,
+        );
+        blk = fma16(
+            blk,
+            i16x8_extend_low_i8x16(q1),
+            i16x8_extend_high_i8x16(q1),
+            x,
+            at + 16,
+        );
+        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(half(raw[0], raw[1])), blk));
+    }
+    hsum(acc)
+}
+
+/// `Σ w·y` over 16 byte pairs, widened to i16 (`w` already widened halves).
+#[inline]
+fn idot16(w_lo: v128, w_hi: v128, y: v128) -> v128 {
+    i32x4_add(
+        i32x4_dot_i16x8(w_lo, i16x8_extend_low_i8x16(y)),
+        i32x4_dot_i16x8(w_hi, i16x8_extend_high_i8x16(y)),
+    )
+}
+
+/// The 32 codes of a Q8 activation block, as two vectors.
+#[inline]
+fn codes(y: &Q8Block) -> (v128, v128) {
+    // SAFETY: `qs` is 32 readable bytes.
+    unsafe {
+        (
+            v128_load(y.qs.as_ptr().cast()),
+            v128_load(y.qs.as_ptr().add(16).cast()),
+        )
+    }
+}
+
+/// [`super::scalar::q4_1_q8`].
+pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let low = u8x16_splat(0x0F);
+    let mut acc = f32x4_splat(0.0);
+    let mut mins = 0f32;
+    for (raw, y) in blocks.iter().zip(xq) {
+        let qs = load16(raw, 4);
+        let lo = v128_and(qs, low);
+        let hi = u8x16_shr(qs, 4);
+        let (y0, y1) = codes(y);
+        let p = i32x4_add(
+            idot16(u16x8_extend_low_u8x16(lo), u16x8_extend_high_u8x16(lo), y0),
+            idot16(u16x8_extend_low_u8x16(hi), u16x8_extend_high_u8x16(hi), y1),
+        );
+        let scale = f32x4_splat(half(raw[0], raw[1]) * y.d);
+        acc = f32x4_add(acc, f32x4_mul(scale, f32x4_convert_i32x4(p)));
+        mins += half(raw[2], raw[3]) * y.s;
+    }
+    hsum(acc) + mins
+}
+
+/// [`super::scalar::q8_0_q8`].
+pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let mut acc = f32x4_splat(0.0);
+    for (raw, y) in blocks.iter().zip(xq) {
+        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+        let (y0, y1) = codes(y);
+        let p = i32x4_add(
+            idot16(i16x8_extend_low_i8x16(q0), i16x8_extend_high_i8x16(q0), y0),
+            idot16(i16x8_extend_low_i8x16(q1), i16x8_extend_high_i8x16(q1), y1),
+        );
+        let scale = f32x4_splat(half(raw[0], raw[1]) * y.d);
+        acc = f32x4_add(acc, f32x4_mul(scale, f32x4_convert_i32x4(p)));
+    }
+    hsum(acc)
+}
+
+/// [`super::scalar::f32_dot`].
+pub fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let mut acc = f32x4_splat(0.0);
+    let mut i = 0;
+    while i + 4 <= n {
+        acc = f32x4_add(acc, f32x4_mul(load4(a, i), load4(b, i)));
+        i += 4;
+    }
+    let tail: f32 = a[i..n].iter().zip(&b[i..n]).map(|(x, y)| x * y).sum();
+    hsum(acc) + tail
+}

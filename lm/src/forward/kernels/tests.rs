@@ -1,0 +1,142 @@
+//! Every kernel set this processor runs against the scalar references, and the
+//! references against the dequantized weights in f64.
+
+use super::*;
+use crate::gguf::{dequantize_q4_1, dequantize_q8_0};
+
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+/// A small finite f16 scale with a random sign: exponent 10..14 (≈ 2^-5..2^-1).
+fn scale_bits(seed: &mut u64) -> [u8; 2] {
+    ((lcg(seed) as u16 & 0x83FF) | (((10 + lcg(seed) % 5) as u16) << 10)).to_le_bytes()
+}
+
+/// `n` random blocks of `block` bytes (20: Q4_1, 34: Q8_0); every byte value occurs,
+/// −128 included in Q8_0.
+fn blocks(n: usize, block: usize, seed: &mut u64) -> Vec<u8> {
+    let mut v: Vec<u8> = (0..n * block).map(|_| lcg(seed) as u8).collect();
+    for b in v.chunks_exact_mut(block) {
+        b[0..2].copy_from_slice(&scale_bits(seed));
+        if block == 20 {
+            b[2..4].copy_from_slice(&scale_bits(seed));
+        }
+    }
+    v
+}
+
+fn vector(n: usize, seed: &mut u64) -> Vec<f32> {
+    (0..n)
+        .map(|_| (lcg(seed) % 20001) as f32 / 5000.0 - 2.0)
+        .collect()
+}
+
+/// `(Σ w·x, Σ |w·x|)` in f64 over the dequantized row.
+fn exact(w: &[f32], x: &[f32]) -> (f64, f64) {
+    w.iter().zip(x).fold((0.0, 0.0), |(s, a), (&w, &x)| {
+        let p = w as f64 * x as f64;
+        (s + p, a + p.abs())
+    })
+}
+
+fn close(got: f32, want: f64, magnitude: f64, what: &str) {
+    // f32 sums of `cols` products: a few ulps of the sum of magnitudes.
+    assert!(
+        (got as f64 - want).abs() <= 2e-6 * magnitude + 1e-6,
+        "{what}: {got} vs {want} (Σ|·| = {magnitude})"
+    );
+}
+
+#[test]
+fn every_kernel_matches_the_references() {
+    let mut seed = 7;
+    for k in Kernels::available() {
+        for cols in [32, 64, 96, 576, 1536] {
+            for _ in 0..20 {
+                let x = vector(cols, &mut seed);
+                let mut sums = Vec::new();
+                block_sums(&x, &mut sums);
+                let mut xq = Vec::new();
+                quantize_q8(&x, &mut xq);
+                let xd: Vec<f32> = xq
+                    .iter()
+                    .flat_map(|b| b.qs.map(|q| q as f32 * b.d))
+                    .collect();
+
+                let r4 = blocks(cols / 32, 20, &mut seed);
+                let mut w4 = vec![0f32; cols];
+                dequantize_q4_1(&r4, &mut w4);
+                let r8 = blocks(cols / 32, 34, &mut seed);
+                let mut w8 = vec![0f32; cols];
+                dequantize_q8_0(&r8, &mut w8);
+
+                let n = k.name;
+                let (e, m) = exact(&w4, &x);
+                close(
+                    (k.q4_1_f32)(&r4, &x, &sums),
+                    e,
+                    m,
+                    &format!("{n} q4_1_f32 {cols}"),
+                );
+                let (e, m) = exact(&w8, &x);
+                close((k.q8_0_f32)(&r8, &x), e, m, &format!("{n} q8_0_f32 {cols}"));
+                // The 8-bit kernels against the exact product with the quantized x.
+                let (e, m) = exact(&w4, &xd);
+                close((k.q4_1_q8)(&r4, &xq), e, m, &format!("{n} q4_1_q8 {cols}"));
+                let (e, m) = exact(&w8, &xd);
+                close((k.q8_0_q8)(&r8, &xq), e, m, &format!("{n} q8_0_q8 {cols}"));
+                let (e, m) = exact(&w4, &x);
+                close((k.f32_dot)(&w4, &x), e, m, &format!("{n} f32_dot {cols}"));
+                // And a length that is not a multiple of 8 (attention heads may be any size).
+                let (e, m) = exact(&w4[..cols - 3], &x[..cols - 3]);
+                close(
+                    (k.f32_dot)(&w4[..cols - 3], &x[..cols - 3]),
+                    e,
+                    m,
+                    &format!("{n} f32_dot tail {cols}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn simd_kernels_are_present_where_the_processor_has_them() {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+    {
+        assert_eq!(Kernels::best().name, "avx2");
+    }
+    assert!(Kernels::available().len() <= 2);
+}
+
+#[test]
+fn q8_quantization_is_within_half_a_step() {
+    let mut seed = 3;
+    for _ in 0..50 {
+        let mut x = vector(96, &mut seed);
+        x[5] = 0.0;
+        x[32..64].fill(0.0); // an all-zero block: d = 0, codes 0
+        let mut q = Vec::new();
+        quantize_q8(&x, &mut q);
+        assert_eq!(q.len(), 3);
+        assert_eq!(q[1].d, 0.0);
+        for (b, xb) in q.iter().zip(x.chunks_exact(32)) {
+            let sum: i32 = b.qs.iter().map(|&c| c as i32).sum();
+            assert_eq!(b.s, b.d * sum as f32);
+            for (&c, &v) in b.qs.iter().zip(xb) {
+                assert!(c != -128);
+                assert!(
+                    (c as f32 * b.d - v).abs() <= b.d * 0.5 * (1.0 + 1e-5),
+                    "{c} {v}"
+                );
+            }
+        }
+    }
+}
