@@ -155,7 +155,7 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode`, `masks` or `samplers`.
+    /// What to measure: `decode`, `masks`, `samplers` or `smc`.
     pub what: String,
     /// The model file.
     #[arg(long, default_value = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")]

@@ -154,6 +154,11 @@ pub trait DynLm {
         &mut self,
         prefix: &[TokenId],
     ) -> std::result::Result<Vec<f64>, sampler_core::LmError>;
+    /// Batched [`DynLm::logprobs_now`] (SMC particles in one pass).
+    fn logprobs_batch_now(
+        &mut self,
+        prefixes: &[&[TokenId]],
+    ) -> std::result::Result<Vec<Vec<f64>>, sampler_core::LmError>;
     /// Tokens run through the network so far.
     fn forward_tokens_now(&self) -> u64;
     /// Vocabulary size.
@@ -168,6 +173,12 @@ impl<L: LanguageModel> DynLm for L {
         prefix: &[TokenId],
     ) -> std::result::Result<Vec<f64>, sampler_core::LmError> {
         sampler_core::block_on(self.logprobs(prefix))
+    }
+    fn logprobs_batch_now(
+        &mut self,
+        prefixes: &[&[TokenId]],
+    ) -> std::result::Result<Vec<Vec<f64>>, sampler_core::LmError> {
+        sampler_core::block_on(self.logprobs_batch(prefixes))
     }
     fn forward_tokens_now(&self) -> u64 {
         self.forward_tokens()
@@ -195,6 +206,12 @@ impl LanguageModel for LmRef<'_> {
         prefix: &[TokenId],
     ) -> std::result::Result<Vec<f64>, sampler_core::LmError> {
         self.0.logprobs_now(prefix)
+    }
+    async fn logprobs_batch(
+        &mut self,
+        prefixes: &[&[TokenId]],
+    ) -> std::result::Result<Vec<Vec<f64>>, sampler_core::LmError> {
+        self.0.logprobs_batch_now(prefixes)
     }
     fn forward_tokens(&self) -> u64 {
         self.0.forward_tokens_now()

@@ -286,6 +286,24 @@ impl LanguageModel for BackendLm {
         }
     }
 
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        if let Inner::Cpu(m) = &mut self.inner {
+            // SMC particles: one pass over every particle's new token.
+            yield_now().await;
+            if (self.stop)() {
+                return Err(LmError(super::STOPPED.into()));
+            }
+            return m
+                .logprobs_batch_pausing(prefixes, &mut FramePause::new())
+                .await;
+        }
+        let mut out = Vec::with_capacity(prefixes.len());
+        for p in prefixes {
+            out.push(self.logprobs(p).await?);
+        }
+        Ok(out)
+    }
+
     fn forward_tokens(&self) -> u64 {
         match &self.inner {
             Inner::Cpu(m) => m.forward_tokens(),

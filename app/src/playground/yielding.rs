@@ -50,6 +50,17 @@ impl<L: LanguageModel> LanguageModel for Yielding<L> {
         self.inner.logprobs(prefix).await
     }
 
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        if now_ms() - self.last > SLICE_MS {
+            yield_now().await;
+            self.last = now_ms();
+        }
+        if (self.stop)() {
+            return Err(LmError(STOPPED.into()));
+        }
+        self.inner.logprobs_batch(prefixes).await
+    }
+
     fn forward_tokens(&self) -> u64 {
         self.inner.forward_tokens()
     }

@@ -12,8 +12,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "decode" => decode(args),
         "masks" => super::bench_masks::run(args),
         "samplers" => super::bench_samplers::run(args),
+        "smc" => super::bench_smc::run(args).map(|table| eprintln!("{table}")),
         other => fail(format!(
-            "unknown benchmark {other:?}; expected `decode`, `masks` or `samplers`"
+            "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers` or `smc`"
         )),
     }
 }

@@ -425,7 +425,7 @@ fn exact_of<L: LanguageModel, C: Constraint>(
 }
 
 /// Run parameters with the given n, steps, particles and max tokens.
-fn params(n: usize, steps: usize, particles: usize, max_tokens: usize) -> Params {
+pub(super) fn params(n: usize, steps: usize, particles: usize, max_tokens: usize) -> Params {
     Params {
         n,
         steps,
@@ -437,16 +437,16 @@ fn params(n: usize, steps: usize, particles: usize, max_tokens: usize) -> Params
 }
 
 /// What one sampler run produced and cost.
-struct Outcome {
+pub(super) struct Outcome {
     /// Every output sample.
-    samples: Vec<Sample>,
+    pub(super) samples: Vec<Sample>,
     /// Costs of the run (up to its last sample when it failed); forward tokens exclude
     /// whatever the model had computed before the run.
-    counters: Counters,
+    pub(super) counters: Counters,
     /// Wall-clock seconds.
-    secs: f64,
+    pub(super) secs: f64,
     /// Why the run ended early, if it did.
-    error: Option<String>,
+    pub(super) error: Option<String>,
     /// log Ĝ of each SMC run, by run index.
     evidence: HashMap<usize, f64>,
 }
@@ -464,7 +464,7 @@ impl Outcome {
     }
 
     /// Valid outputs with non-zero weight.
-    fn valid(&self) -> usize {
+    pub(super) fn valid(&self) -> usize {
         self.samples
             .iter()
             .filter(|s| s.valid && s.weight.is_none_or(|w| w > 0.0))
@@ -501,7 +501,7 @@ impl EventSink for Deadline {
 }
 
 /// Runs `method` once with seed `seed`, stopping after `budget_s` seconds if given.
-fn run_one<L: LanguageModel, C: Constraint>(
+pub(super) fn run_one<L: LanguageModel, C: Constraint>(
     method: Method,
     p: &Params,
     lm: &mut L,

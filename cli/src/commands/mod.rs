@@ -3,6 +3,7 @@
 pub mod bench;
 mod bench_masks;
 mod bench_samplers;
+mod bench_smc;
 pub mod enumerate;
 pub mod sample;
 pub mod score;

@@ -9,7 +9,7 @@
 
 use super::kernels::{Activations, Kernels, Q8Block, block_sums, quantize_q8};
 use super::parallel;
-use crate::gguf::{BlockQ4_1, BlockQ8_0, dequantize_q4_1, dequantize_q8_0};
+use crate::gguf::{BlockQ4_1, BlockQ8_0};
 
 /// Below this many multiply-adds a product runs on the calling thread alone.
 const PARALLEL_MIN_WORK: usize = 1 << 15;
@@ -113,19 +113,23 @@ pub(crate) fn matmul_with(
         return;
     }
     // Row-major (rows × n) so chunks of rows are contiguous, then transposed into `out`.
+    // Vectors go four at a time through the four-vector kernels where there are some:
+    // each block is decoded once for the four, and each result is what the one-vector
+    // kernel gives (a sequence's logits do not depend on the batch it ran in).
     let mut part = vec![0f32; rows * n];
-    let dense_rows = act == Activations::F32 && n >= DENSE_ROWS_MIN_BATCH;
     parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
-        let mut wrow = vec![0f32; if dense_rows { cols } else { 0 }];
         for (j, o) in part.chunks_exact_mut(n).enumerate() {
             let r = i * chunk_rows + j;
-            if dense_rows && dequantize_row(w, r, cols, &mut wrow) {
-                for (v, xt) in o.iter_mut().zip(x.chunks_exact(cols)) {
-                    *v = (k.f32_dot)(&wrow, xt);
+            let mut t = 0;
+            while t + 4 <= n {
+                if let Some(four) = row_dot4(k, w, r, cols, &prepared[t..t + 4]) {
+                    o[t..t + 4].copy_from_slice(&four);
+                    t += 4;
+                } else {
+                    break;
                 }
-                continue;
             }
-            for (v, p) in o.iter_mut().zip(&prepared) {
+            for (v, p) in o[t..].iter_mut().zip(&prepared[t..]) {
                 *v = row_dot(r, p);
             }
         }
@@ -137,20 +141,25 @@ pub(crate) fn matmul_with(
     }
 }
 
-/// From this many vectors on, a product with f32 activations decodes each row to floats
-/// once and takes plain dot products with every vector (prefill), instead of decoding
-/// the row's blocks once per vector.
-const DENSE_ROWS_MIN_BATCH: usize = 4;
-
-/// Decodes row `r` of a block-quantized matrix into `out`; false for an f32 matrix
-/// (nothing to decode).
-fn dequantize_row(w: WeightData<'_>, r: usize, cols: usize, out: &mut [f32]) -> bool {
-    match w {
-        WeightData::Q4_1(d) => dequantize_q4_1(row(d, r, cols, BlockQ4_1::BYTES), out),
-        WeightData::Q8_0(d) => dequantize_q8_0(row(d, r, cols, BlockQ8_0::BYTES), out),
-        WeightData::F32(_) => return false,
+/// Row `r` against four prepared f32 vectors, where a four-vector kernel exists.
+fn row_dot4(
+    k: &Kernels,
+    w: WeightData<'_>,
+    r: usize,
+    cols: usize,
+    p: &[Prepared<'_>],
+) -> Option<[f32; 4]> {
+    let mut xs: [&[f32]; 4] = [&[]; 4];
+    let mut sums: [&[f32]; 4] = [&[]; 4];
+    for (v, p) in p.iter().enumerate() {
+        let Prepared::F32(x, s) = p else { return None };
+        (xs[v], sums[v]) = (x, s);
     }
-    true
+    match w {
+        WeightData::Q4_1(d) => Some((k.q4_1_f32_x4)(row(d, r, cols, BlockQ4_1::BYTES), xs, sums)),
+        WeightData::Q8_0(d) => Some((k.q8_0_f32_x4)(row(d, r, cols, BlockQ8_0::BYTES), xs)),
+        WeightData::F32(_) => None,
+    }
 }
 
 /// Row `r` of a block-quantized matrix of `cols` columns, `block` bytes per 32 weights.
@@ -170,7 +179,7 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 mod tests {
     use super::*;
     use crate::forward::kernels::SCALAR;
-    use crate::gguf::GgmlType;
+    use crate::gguf::{GgmlType, dequantize_q4_1, dequantize_q8_0};
 
     fn lcg(seed: &mut u64) -> u64 {
         *seed = seed
@@ -257,7 +266,7 @@ mod tests {
         for ty in [GgmlType::Q4_1, GgmlType::Q8_0] {
             check(ty, 3, 64, 1);
             check(ty, 17, 96, 3);
-            check(ty, 9, 64, 5); // rows decoded once for the batch
+            check(ty, 9, 64, 5); // four vectors at once, then one
             // Large enough to be split across threads.
             check(ty, 600, 512, 1);
             check(ty, 600, 512, 2);

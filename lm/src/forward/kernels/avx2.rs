@@ -105,6 +105,77 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
+/// [`super::scalar::q4_1_f32`] for four vectors at once: each block is decoded once and
+/// multiplied into all four, with the same arithmetic, in the same order, as
+/// [`q4_1_f32`] (so a vector's result does not depend on the batch it came in).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let nb = blocks.len();
+    for (x, s) in xs.iter().zip(&sums) {
+        assert!(
+            x.len() >= nb * 32 && s.len() >= nb,
+            "activations shorter than the row"
+        );
+    }
+    let low = _mm_set1_epi8(0x0F);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    let mut mins = [0f32; 4];
+    for (b, raw) in blocks.iter().enumerate() {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let m = half(raw[2], raw[3]);
+        let qs = load16(raw, 4);
+        let lo = _mm_and_si128(qs, low);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
+        let w = [
+            u8x8_f32(lo),
+            u8x8_f32(_mm_srli_si128::<8>(lo)),
+            u8x8_f32(hi),
+            u8x8_f32(_mm_srli_si128::<8>(hi)),
+        ];
+        for v in 0..4 {
+            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
+            let xp = unsafe { xs[v].as_ptr().add(b * 32) };
+            let ld = |i: usize| unsafe { _mm256_loadu_ps(xp.add(i)) };
+            let s0 = _mm256_fmadd_ps(w[1], ld(8), _mm256_mul_ps(w[0], ld(0)));
+            let s1 = _mm256_fmadd_ps(w[3], ld(24), _mm256_mul_ps(w[2], ld(16)));
+            acc[v] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[v]);
+            mins[v] += m * sums[v][b];
+        }
+    }
+    std::array::from_fn(|v| hsum(acc[v]) + mins[v])
+}
+
+/// [`super::scalar::q8_0_f32`] for four vectors at once, in [`q8_0_f32`]'s order.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let nb = blocks.len();
+    for x in &xs {
+        assert!(x.len() >= nb * 32, "activations shorter than the row");
+    }
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (b, raw) in blocks.iter().enumerate() {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+        let w = [
+            i8x8_f32(q0),
+            i8x8_f32(_mm_srli_si128::<8>(q0)),
+            i8x8_f32(q1),
+            i8x8_f32(_mm_srli_si128::<8>(q1)),
+        ];
+        for v in 0..4 {
+            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
+            let xp = unsafe { xs[v].as_ptr().add(b * 32) };
+            let ld = |i: usize| unsafe { _mm256_loadu_ps(xp.add(i)) };
+            let s0 = _mm256_fmadd_ps(w[1], ld(8), _mm256_mul_ps(w[0], ld(0)));
+            let s1 = _mm256_fmadd_ps(w[3], ld(24), _mm256_mul_ps(w[2], ld(16)));
+            acc[v] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[v]);
+        }
+    }
+    std::array::from_fn(|v| hsum(acc[v]))
+}
+
 /// [`super::scalar::q8_0_f32`].
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {

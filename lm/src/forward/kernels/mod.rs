@@ -60,6 +60,10 @@ pub struct Kernels {
     pub q4_1_f32: fn(&[u8], &[f32], &[f32]) -> f32,
     /// Q8_0 row · f32 vector.
     pub q8_0_f32: fn(&[u8], &[f32]) -> f32,
+    /// Q4_1 row · four f32 vectors (each result as `q4_1_f32` gives it).
+    pub q4_1_f32_x4: fn(&[u8], [&[f32]; 4], [&[f32]; 4]) -> [f32; 4],
+    /// Q8_0 row · four f32 vectors (each result as `q8_0_f32` gives it).
+    pub q8_0_f32_x4: fn(&[u8], [&[f32]; 4]) -> [f32; 4],
     /// Q4_1 row · 8-bit vector.
     pub q4_1_q8: fn(&[u8], &[Q8Block]) -> f32,
     /// Q8_0 row · 8-bit vector.
@@ -79,6 +83,8 @@ pub const SCALAR: Kernels = Kernels {
     name: "scalar",
     q4_1_f32: scalar::q4_1_f32,
     q8_0_f32: scalar::q8_0_f32,
+    q4_1_f32_x4: scalar::q4_1_f32_x4,
+    q8_0_f32_x4: scalar::q8_0_f32_x4,
     q4_1_q8: scalar::q4_1_q8,
     q8_0_q8: scalar::q8_0_q8,
     f32_dot: scalar::f32_dot,
@@ -98,6 +104,12 @@ mod avx2_table {
     fn q8_0_f32(r: &[u8], x: &[f32]) -> f32 {
         unsafe { avx2::q8_0_f32(r, x) }
     }
+    fn q4_1_f32_x4(r: &[u8], x: [&[f32]; 4], s: [&[f32]; 4]) -> [f32; 4] {
+        unsafe { avx2::q4_1_f32_x4(r, x, s) }
+    }
+    fn q8_0_f32_x4(r: &[u8], x: [&[f32]; 4]) -> [f32; 4] {
+        unsafe { avx2::q8_0_f32_x4(r, x) }
+    }
     fn q4_1_q8(r: &[u8], y: &[Q8Block]) -> f32 {
         unsafe { avx2::q4_1_q8(r, y) }
     }
@@ -112,6 +124,8 @@ mod avx2_table {
         name: "avx2",
         q4_1_f32,
         q8_0_f32,
+        q4_1_f32_x4,
+        q8_0_f32_x4,
         q4_1_q8,
         q8_0_q8,
         f32_dot,
@@ -130,6 +144,8 @@ pub const SIMD128: Kernels = Kernels {
     name: "simd128",
     q4_1_f32: simd128::q4_1_f32,
     q8_0_f32: simd128::q8_0_f32,
+    q4_1_f32_x4: |r, x, s| std::array::from_fn(|v| simd128::q4_1_f32(r, x[v], s[v])),
+    q8_0_f32_x4: |r, x| std::array::from_fn(|v| simd128::q8_0_f32(r, x[v])),
     q4_1_q8: simd128::q4_1_q8,
     q8_0_q8: simd128::q8_0_q8,
     f32_dot: simd128::f32_dot,

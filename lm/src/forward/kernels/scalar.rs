@@ -37,6 +37,16 @@ pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
     total
 }
 
+/// [`q4_1_f32`] for four vectors.
+pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
+    std::array::from_fn(|v| q4_1_f32(row, xs[v], sums[v]))
+}
+
+/// [`q8_0_f32`] for four vectors.
+pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
+    std::array::from_fn(|v| q8_0_f32(row, xs[v]))
+}
+
 /// One Q4_1 row against 8-bit activations: per block `d_w·d_x·Σ q_w q_x + m_w·s_x`
 /// (integer inner sum, as llama.cpp's `vec_dot_q4_1_q8_1`).
 pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {

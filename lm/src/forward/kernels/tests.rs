@@ -84,6 +84,28 @@ fn every_kernel_matches_the_references() {
                 );
                 let (e, m) = exact(&w8, &x);
                 close((k.q8_0_f32)(&r8, &x), e, m, &format!("{n} q8_0_f32 {cols}"));
+                // Four vectors at once: each exactly what the one-vector kernel gives.
+                let xs: Vec<Vec<f32>> = (0..4).map(|_| vector(cols, &mut seed)).collect();
+                let ss: Vec<Vec<f32>> = xs
+                    .iter()
+                    .map(|x| {
+                        let mut s = Vec::new();
+                        block_sums(x, &mut s);
+                        s
+                    })
+                    .collect();
+                let xr: [&[f32]; 4] = std::array::from_fn(|v| xs[v].as_slice());
+                let sr: [&[f32]; 4] = std::array::from_fn(|v| ss[v].as_slice());
+                let four = (k.q4_1_f32_x4)(&r4, xr, sr);
+                let four8 = (k.q8_0_f32_x4)(&r8, xr);
+                for v in 0..4 {
+                    assert_eq!(
+                        four[v],
+                        (k.q4_1_f32)(&r4, xr[v], sr[v]),
+                        "{n} q4_1 x4 {cols}"
+                    );
+                    assert_eq!(four8[v], (k.q8_0_f32)(&r8, xr[v]), "{n} q8_0 x4 {cols}");
+                }
                 // The 8-bit kernels against the exact product with the quantized x.
                 let (e, m) = exact(&w4, &xd);
                 close((k.q4_1_q8)(&r4, &xq), e, m, &format!("{n} q4_1_q8 {cols}"));
