@@ -153,7 +153,7 @@ pub(crate) async fn forward_batch(
                 let last = start + chunk.len() == t.len();
                 idx.push((i, last));
                 segs.push(Segment {
-                    cache: &mut **cache,
+                    cache,
                     tokens: chunk,
                     logits_from: if last { chunk.len() - 1 } else { chunk.len() },
                 });

@@ -51,6 +51,9 @@ impl Activations {
     }
 }
 
+/// Four activation vectors (or their block sums) for the four-vector kernels.
+pub type Four<'a> = [&'a [f32]; 4];
+
 /// One set of row kernels (see `scalar.rs` for what each computes).
 #[derive(Clone, Copy)]
 pub struct Kernels {
@@ -61,9 +64,9 @@ pub struct Kernels {
     /// Q8_0 row · f32 vector.
     pub q8_0_f32: fn(&[u8], &[f32]) -> f32,
     /// Q4_1 row · four f32 vectors (each result as `q4_1_f32` gives it).
-    pub q4_1_f32_x4: fn(&[u8], [&[f32]; 4], [&[f32]; 4]) -> [f32; 4],
+    pub q4_1_f32_x4: fn(&[u8], Four<'_>, Four<'_>) -> [f32; 4],
     /// Q8_0 row · four f32 vectors (each result as `q8_0_f32` gives it).
-    pub q8_0_f32_x4: fn(&[u8], [&[f32]; 4]) -> [f32; 4],
+    pub q8_0_f32_x4: fn(&[u8], Four<'_>) -> [f32; 4],
     /// Q4_1 row · 8-bit vector.
     pub q4_1_q8: fn(&[u8], &[Q8Block]) -> f32,
     /// Q8_0 row · 8-bit vector.
