@@ -1,7 +1,9 @@
 //! `cargo xtask bench samplers|decode|masks [FLAGS]`: makes sure the model is present,
 //! builds the `strait` command line in release and runs `strait bench WHAT` on the model,
 //! passing any further flags through. `samplers` writes its markdown report to
-//! `docs/bench/samplers.md` unless `--out` is given.
+//! `docs/bench/samplers.md` unless `--out` is given. `decode` first installs llama.cpp's
+//! Python binding (PyPI `llama-cpp-python`, built from its sdist) when it is missing, so
+//! our figures print beside llama.cpp's.
 
 use crate::setup::{ensure_model, model_path};
 use crate::util::{self, Result, gpu_env, root, step};
@@ -11,7 +13,10 @@ use std::process::{Command, ExitCode};
 const SAMPLERS_REPORT: &str = "docs/bench/samplers.md";
 
 /// The benchmarks `strait bench` knows.
-const KNOWN: [&str; 3] = ["samplers", "decode", "masks"];
+const KNOWN: [&str; 4] = ["samplers", "decode", "masks", "smc"];
+
+/// The llama.cpp binding `decode` compares against (DESIGN.md: built from source here).
+const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
 
 /// `cargo xtask bench WHAT [FLAGS]`.
 pub fn command(flags: &[String]) -> Result<ExitCode> {
@@ -29,6 +34,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     }
     let rest = &flags[1..];
     ensure_model()?;
+    if what == "decode" {
+        ensure_llama_cpp();
+    }
     let mut cmd = Command::new("cargo");
     cmd.current_dir(root())
         .args([
@@ -67,4 +75,32 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         step(format!("report written to {}", path.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Installs llama.cpp's Python binding when `import llama_cpp` fails. A failed install
+/// is reported and the benchmark goes on without the comparison.
+fn ensure_llama_cpp() {
+    let python = std::env::var("STRAIT_LLAMA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let present = Command::new(&python)
+        .args(["-c", "import llama_cpp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if present {
+        step("llama.cpp's Python binding present");
+        return;
+    }
+    step(format!(
+        "installing {LLAMA_CPP_PYTHON} with pip: it builds llama.cpp from source, about 7-15 \
+         minutes on 2 cores, once"
+    ));
+    let t = std::time::Instant::now();
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--quiet", LLAMA_CPP_PYTHON]);
+    match util::run(&mut pip) {
+        Ok(()) => step(format!(
+            "llama.cpp installed in {:.0} s",
+            t.elapsed().as_secs_f64()
+        )),
+        Err(e) => eprintln!("xtask: llama.cpp could not be installed ({e}); comparing without it"),
+    }
 }
