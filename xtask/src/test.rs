@@ -3,6 +3,8 @@
 //! Suites, in order:
 //! 1. native: `cargo test --workspace --exclude app` (GPU tests on lavapipe where there is no
 //!    GPU), counted from cargo's `test result:` lines;
+//! 1b. `lm`'s unit tests in wasm32-wasip1 with simd128, run by node (the page's SIMD kernels
+//!    against their scalar references);
 //! 2. the wasm build of the page (`trunk build --release --offline`, as served): one test;
 //! 3. browser tests of crates that declare `wasm-bindgen-test` (the WGSL kernels on
 //!    Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through chromedriver with
@@ -66,6 +68,14 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
     suites.push((
         "native (cargo test)".into(),
         native,
+        t.elapsed().as_secs_f64(),
+    ));
+
+    let t = Instant::now();
+    let c = lm_wasm_kernels();
+    suites.push((
+        "lm in wasm (simd128, node)".into(),
+        c,
         t.elapsed().as_secs_f64(),
     ));
 
@@ -157,6 +167,37 @@ pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `lm`'s unit tests (the CPU kernels against their scalar references among them) built
+/// for wasm32-wasip1 with `simd128`, as the page's kernels are, and run by node's WASI
+/// (`xtask/wasi_run.mjs` as cargo's runner).
+fn lm_wasm_kernels() -> Count {
+    let added = Command::new("rustup")
+        .args(["target", "add", "wasm32-wasip1"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !added {
+        eprintln!("xtask: `rustup target add wasm32-wasip1` failed: counted as 1 failure");
+        return Count {
+            passed: 0,
+            failed: 1,
+        };
+    }
+    let runner = format!(
+        "node {}",
+        root().join("xtask").join("wasi_run.mjs").display()
+    );
+    cargo_tests(
+        Command::new("cargo")
+            .args(["test", "-p", "lm", "--lib", "--target", "wasm32-wasip1"])
+            .env("CARGO_TARGET_WASM32_WASIP1_RUNNER", runner)
+            .env(
+                "CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS",
+                "-C target-feature=+simd128",
+            ),
+        "lm in wasm (simd128)",
+    )
 }
 
 /// Runs a cargo test command, echoing its output and counting `test result:` lines; a

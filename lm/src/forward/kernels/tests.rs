@@ -135,6 +135,8 @@ fn simd_kernels_are_present_where_the_processor_has_them() {
     {
         assert_eq!(Kernels::best().name, "avx2");
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    assert_eq!(Kernels::best().name, "simd128");
     assert!(Kernels::available().len() <= 2);
 }
 
