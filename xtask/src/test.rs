@@ -3,13 +3,13 @@
 //! Suites, in order:
 //! 1. native: `cargo test --workspace --exclude app` (GPU tests on lavapipe where there is no
 //!    GPU), counted from cargo's `test result:` lines;
-//! 1b. `lm`'s unit tests in wasm32-wasip1 with simd128, run by node (the page's SIMD kernels
+//! 2. `lm`'s unit tests in wasm32-wasip1 with simd128, run by node (the page's SIMD kernels
 //!    against their scalar references);
-//! 2. the wasm build of the page (`trunk build --release --offline`, as served): one test;
-//! 3. browser tests of crates that declare `wasm-bindgen-test` (the WGSL kernels on
+//! 3. the wasm build of the page (`trunk build --release --offline`, as served): one test;
+//! 4. browser tests of crates that declare `wasm-bindgen-test` (the WGSL kernels on
 //!    Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through chromedriver with
 //!    the WebGPU flags from `webdriver.json`, counted from the same `test result:` lines;
-//! 4. end to end: the built page served locally and driven in headless Chromium by
+//! 5. end to end: the built page served locally and driven in headless Chromium by
 //!    `e2e/*.test.mjs` (node's test runner + playwright-core), counted from its TAP summary.
 
 use crate::build;
