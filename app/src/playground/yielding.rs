@@ -30,6 +30,20 @@ impl<L> Yielding<L> {
     }
 }
 
+impl<L> Yielding<L> {
+    /// Yields when the slice is spent, then fails with STOPPED if Stop was pressed.
+    async fn checkpoint(&mut self) -> Result<(), LmError> {
+        if now_ms() - self.last > SLICE_MS {
+            yield_now().await;
+            self.last = now_ms();
+        }
+        if (self.stop)() {
+            return Err(LmError(STOPPED.into()));
+        }
+        Ok(())
+    }
+}
+
 impl<L: LanguageModel> LanguageModel for Yielding<L> {
     fn vocab_size(&self) -> usize {
         self.inner.vocab_size()
@@ -40,24 +54,12 @@ impl<L: LanguageModel> LanguageModel for Yielding<L> {
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        if now_ms() - self.last > SLICE_MS {
-            yield_now().await;
-            self.last = now_ms();
-        }
-        if (self.stop)() {
-            return Err(LmError(STOPPED.into()));
-        }
+        self.checkpoint().await?;
         self.inner.logprobs(prefix).await
     }
 
     async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
-        if now_ms() - self.last > SLICE_MS {
-            yield_now().await;
-            self.last = now_ms();
-        }
-        if (self.stop)() {
-            return Err(LmError(STOPPED.into()));
-        }
+        self.checkpoint().await?;
         self.inner.logprobs_batch(prefixes).await
     }
 

@@ -105,6 +105,20 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
+/// `Σ w·x` over block `b` of `x`, the 32 weights widened to f32 in four registers; the
+/// same order of operations as the one-vector kernels.
+///
+/// # Safety
+/// `x` holds at least `b·32 + 32` floats.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn block_dot(w: &[__m256; 4], x: &[f32], b: usize) -> __m256 {
+    let ld = |i: usize| unsafe { _mm256_loadu_ps(x.as_ptr().add(b * 32 + i)) };
+    let s0 = _mm256_fmadd_ps(w[1], ld(8), _mm256_mul_ps(w[0], ld(0)));
+    let s1 = _mm256_fmadd_ps(w[3], ld(24), _mm256_mul_ps(w[2], ld(16)));
+    _mm256_add_ps(s0, s1)
+}
+
 /// [`super::scalar::q4_1_f32`] for four vectors at once: each block is decoded once and
 /// multiplied into all four, with the same arithmetic, in the same order, as
 /// [`q4_1_f32`] (so a vector's result does not depend on the batch it came in).
@@ -135,11 +149,7 @@ pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
         ];
         for v in 0..4 {
             // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
-            let xp = unsafe { xs[v].as_ptr().add(b * 32) };
-            let ld = |i: usize| unsafe { _mm256_loadu_ps(xp.add(i)) };
-            let s0 = _mm256_fmadd_ps(w[1], ld(8), _mm256_mul_ps(w[0], ld(0)));
-            let s1 = _mm256_fmadd_ps(w[3], ld(24), _mm256_mul_ps(w[2], ld(16)));
-            acc[v] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[v]);
+            acc[v] = _mm256_fmadd_ps(d, unsafe { block_dot(&w, xs[v], b) }, acc[v]);
             mins[v] += m * sums[v][b];
         }
     }
@@ -166,11 +176,7 @@ pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
         ];
         for v in 0..4 {
             // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
-            let xp = unsafe { xs[v].as_ptr().add(b * 32) };
-            let ld = |i: usize| unsafe { _mm256_loadu_ps(xp.add(i)) };
-            let s0 = _mm256_fmadd_ps(w[1], ld(8), _mm256_mul_ps(w[0], ld(0)));
-            let s1 = _mm256_fmadd_ps(w[3], ld(24), _mm256_mul_ps(w[2], ld(16)));
-            acc[v] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[v]);
+            acc[v] = _mm256_fmadd_ps(d, unsafe { block_dot(&w, xs[v], b) }, acc[v]);
         }
     }
     std::array::from_fn(|v| hsum(acc[v]))
