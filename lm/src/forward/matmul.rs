@@ -79,24 +79,6 @@ pub(crate) fn matmul_with(
             }
         })
         .collect();
-    let row_dot = |r: usize, p: &Prepared<'_>| -> f32 {
-        match (w, p) {
-            (WeightData::Q4_1(d), Prepared::F32(xt, s)) => {
-                (k.q4_1_f32)(row(d, r, cols, BlockQ4_1::BYTES), xt, s)
-            }
-            (WeightData::Q4_1(d), Prepared::Q8(q)) => {
-                (k.q4_1_q8)(row(d, r, cols, BlockQ4_1::BYTES), q)
-            }
-            (WeightData::Q8_0(d), Prepared::F32(xt, _)) => {
-                (k.q8_0_f32)(row(d, r, cols, BlockQ8_0::BYTES), xt)
-            }
-            (WeightData::Q8_0(d), Prepared::Q8(q)) => {
-                (k.q8_0_q8)(row(d, r, cols, BlockQ8_0::BYTES), q)
-            }
-            (WeightData::F32(d), Prepared::Plain(xt)) => (k.f32_dot)(&d[r * cols..][..cols], xt),
-            _ => unreachable!("activations are prepared for the matrix's type"),
-        }
-    };
     let work = rows * cols * n;
     let chunk_rows = if work < PARALLEL_MIN_WORK {
         rows
@@ -106,32 +88,38 @@ pub(crate) fn matmul_with(
     };
     if n == 1 {
         parallel::for_each_chunk(out, chunk_rows, |i, part| {
-            for (j, o) in part.iter_mut().enumerate() {
-                *o = row_dot(i * chunk_rows + j, &prepared[0]);
-            }
+            rows_dot(
+                k,
+                w,
+                cols,
+                i * chunk_rows,
+                &prepared[0],
+                part.len(),
+                |j, v| part[j] = v,
+            );
         });
         return;
     }
     // Row-major (rows × n) so chunks of rows are contiguous, then transposed into `out`.
-    // Vectors go four at a time through the four-vector kernels where there are some:
-    // each block is decoded once for the four, and each result is what the one-vector
-    // kernel gives (a sequence's logits do not depend on the batch it ran in).
+    // f32 vectors go four at a time through the four-vector kernels: each block is
+    // decoded once for the four. The rest go through `rows_dot`. Every result is what the
+    // one-row, one-vector kernel gives, so a sequence's logits do not depend on the batch
+    // it ran in.
     let mut part = vec![0f32; rows * n];
     parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
-        for (j, o) in part.chunks_exact_mut(n).enumerate() {
-            let r = i * chunk_rows + j;
-            let mut t = 0;
-            while t + 4 <= n {
-                if let Some(four) = row_dot4(k, w, r, cols, &prepared[t..t + 4]) {
+        let r0 = i * chunk_rows;
+        let count = part.len() / n;
+        let mut t = 0;
+        while t + 4 <= n && all_f32(&prepared[t..t + 4]) {
+            for (j, o) in part.chunks_exact_mut(n).enumerate() {
+                if let Some(four) = row_dot4(k, w, r0 + j, cols, &prepared[t..t + 4]) {
                     o[t..t + 4].copy_from_slice(&four);
-                    t += 4;
-                } else {
-                    break;
                 }
             }
-            for (v, p) in o[t..].iter_mut().zip(&prepared[t..]) {
-                *v = row_dot(r, p);
-            }
+            t += 4;
+        }
+        for (t, p) in prepared.iter().enumerate().skip(t) {
+            rows_dot(k, w, cols, r0, p, count, |j, v| part[j * n + t] = v);
         }
     });
     for (r, vals) in part.chunks_exact(n).enumerate() {
@@ -139,6 +127,74 @@ pub(crate) fn matmul_with(
             out[t * rows + r] = v;
         }
     }
+}
+
+/// Whether every vector is prepared as f32 values against a quantized matrix (what the
+/// four-vector kernels take).
+fn all_f32(p: &[Prepared<'_>]) -> bool {
+    p.iter().all(|p| matches!(p, Prepared::F32(..)))
+}
+
+/// Rows `r0 .. r0 + count` against one prepared vector, each result handed to
+/// `put(j, value)` for row `r0 + j`: four rows per kernel call while four remain (the
+/// four-row kernels load the vector once for four rows), then one at a time.
+fn rows_dot(
+    k: &Kernels,
+    w: WeightData<'_>,
+    cols: usize,
+    r0: usize,
+    p: &Prepared<'_>,
+    count: usize,
+    mut put: impl FnMut(usize, f32),
+) {
+    let mut j = 0;
+    while j + 4 <= count {
+        let r = r0 + j;
+        let four = match (w, p) {
+            (WeightData::Q4_1(d), Prepared::F32(xt, s)) => {
+                (k.q4_1_f32_r4)(rows4(d, r, cols, BlockQ4_1::BYTES), xt, s)
+            }
+            (WeightData::Q4_1(d), Prepared::Q8(q)) => {
+                (k.q4_1_q8_r4)(rows4(d, r, cols, BlockQ4_1::BYTES), q)
+            }
+            (WeightData::Q8_0(d), Prepared::F32(xt, _)) => {
+                (k.q8_0_f32_r4)(rows4(d, r, cols, BlockQ8_0::BYTES), xt)
+            }
+            (WeightData::Q8_0(d), Prepared::Q8(q)) => {
+                (k.q8_0_q8_r4)(rows4(d, r, cols, BlockQ8_0::BYTES), q)
+            }
+            _ => std::array::from_fn(|i| row_dot(k, w, cols, r + i, p)),
+        };
+        for (i, v) in four.into_iter().enumerate() {
+            put(j + i, v);
+        }
+        j += 4;
+    }
+    for j in j..count {
+        put(j, row_dot(k, w, cols, r0 + j, p));
+    }
+}
+
+/// Row `r` against one prepared vector.
+fn row_dot(k: &Kernels, w: WeightData<'_>, cols: usize, r: usize, p: &Prepared<'_>) -> f32 {
+    match (w, p) {
+        (WeightData::Q4_1(d), Prepared::F32(xt, s)) => {
+            (k.q4_1_f32)(row(d, r, cols, BlockQ4_1::BYTES), xt, s)
+        }
+        (WeightData::Q4_1(d), Prepared::Q8(q)) => (k.q4_1_q8)(row(d, r, cols, BlockQ4_1::BYTES), q),
+        (WeightData::Q8_0(d), Prepared::F32(xt, _)) => {
+            (k.q8_0_f32)(row(d, r, cols, BlockQ8_0::BYTES), xt)
+        }
+        (WeightData::Q8_0(d), Prepared::Q8(q)) => (k.q8_0_q8)(row(d, r, cols, BlockQ8_0::BYTES), q),
+        (WeightData::F32(d), Prepared::Plain(xt)) => (k.f32_dot)(&d[r * cols..][..cols], xt),
+        _ => unreachable!("activations are prepared for the matrix's type"),
+    }
+}
+
+/// Rows `r .. r + 4` of a block-quantized matrix.
+#[inline]
+fn rows4(data: &[u8], r: usize, cols: usize, block: usize) -> [&[u8]; 4] {
+    std::array::from_fn(|i| row(data, r + i, cols, block))
 }
 
 /// Row `r` against four prepared f32 vectors, where a four-vector kernel exists.

@@ -246,6 +246,195 @@ pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
     hsum(acc)
 }
 
+/// Asks for the cache lines of the four rows that follow `rows` (the next call's rows,
+/// which lie right after them in the matrix), a share per block: four rows read side by
+/// side are four interleaved streams, which the hardware prefetcher follows badly.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn prefetch_next(rows: &[&[u8]; 4], block: usize, b: usize) {
+    let span = rows[0].len() * 4;
+    let at = rows[0].as_ptr().wrapping_add(span + b * 4 * block);
+    // Prefetching is a hint: an address past the matrix is never dereferenced.
+    _mm_prefetch::<_MM_HINT_T0>(at.cast());
+    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64).cast());
+    if block * 4 > 128 {
+        _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(128).cast());
+    }
+}
+
+/// The f16 pairs at the start of four blocks as eight floats `[d0, m0, d1, m1, …, m3]`
+/// by one conversion: `d, m` of Q4_1, or with `second` false `d, 0` (Q8_0, whose next
+/// two bytes are codes).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn head_pairs<const N: usize>(raws: [&[u8; N]; 4], second: bool) -> __m256 {
+    let keep = if second { -1 } else { 0xFFFF };
+    let w = raws.map(|r| i32::from_le_bytes([r[0], r[1], r[2], r[3]]) & keep);
+    _mm256_cvtph_ps(_mm_setr_epi32(w[0], w[1], w[2], w[3]))
+}
+
+/// Lane `i` of `v` in all eight lanes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn lane(v: __m256, i: i32) -> __m256 {
+    _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i))
+}
+
+/// `[a, b, a, b, a, b, a, b]`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn pairs(a: f32, b: f32) -> __m256 {
+    let bits = a.to_bits() as u64 | (b.to_bits() as u64) << 32;
+    _mm256_castpd_ps(_mm256_set1_pd(f64::from_bits(bits)))
+}
+
+/// The blocks of four rows of the same length, each row a whole number of `N`-byte
+/// blocks; returns the rows as blocks and their count.
+fn four_rows<const N: usize>(rows: [&[u8]; 4]) -> ([&[[u8; N]]; 4], usize) {
+    let nb = rows[0].len() / N;
+    let blocks = rows.map(|r| {
+        let (b, rest) = r.as_chunks::<N>();
+        assert!(
+            b.len() == nb && rest.is_empty(),
+            "rows of different lengths"
+        );
+        b
+    });
+    (blocks, nb)
+}
+
+/// [`q4_1_q8`] for four rows against one vector: the vector's codes are loaded once per
+/// block and the four rows' chains run side by side. Each result is exactly what
+/// [`q4_1_q8`] gives for its row (same operations, same order).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
+    let (blocks, nb) = four_rows::<{ BlockQ4_1::BYTES }>(rows);
+    let xq = &xq[..nb];
+    let low = _mm_set1_epi8(0x0F);
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    // Odd lanes: the four rows' Σ m·s; even lanes unused.
+    let mut mins = _mm256_setzero_ps();
+    for (b, y) in xq.iter().enumerate() {
+        prefetch_next(&rows, BlockQ4_1::BYTES, b);
+        let c = codes(y);
+        // [d0·y.d, m0·y.s, d1·y.d, m1·y.s, …]: each lane the product the one-row kernel
+        // forms in a scalar register.
+        let scaled = _mm256_mul_ps(head_pairs(blocks.map(|r| &r[b]), true), pairs(y.d, y.s));
+        mins = _mm256_add_ps(mins, scaled);
+        for i in 0..4 {
+            let qs = load16(&blocks[i][b], 4);
+            let lo = _mm_and_si128(qs, low);
+            let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
+            let w = _mm256_set_m128i(hi, lo);
+            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, c), ones);
+            let scale = lane(scaled, 2 * i as i32);
+            acc[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[i]);
+        }
+    }
+    let mut m = [0f32; 8];
+    // SAFETY: `m` is 8 writable floats; storeu has no alignment requirement.
+    unsafe { _mm256_storeu_ps(m.as_mut_ptr(), mins) };
+    std::array::from_fn(|i| hsum(acc[i]) + m[2 * i + 1])
+}
+
+/// [`q8_0_q8`] for four rows against one vector (each result as [`q8_0_q8`] gives it).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
+    let (blocks, nb) = four_rows::<{ BlockQ8_0::BYTES }>(rows);
+    let xq = &xq[..nb];
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (b, y) in xq.iter().enumerate() {
+        prefetch_next(&rows, BlockQ8_0::BYTES, b);
+        let c = codes(y);
+        // [d0·y.d, 0, d1·y.d, 0, …].
+        let scaled = _mm256_mul_ps(
+            head_pairs(blocks.map(|r| &r[b]), false),
+            _mm256_set1_ps(y.d),
+        );
+        for i in 0..4 {
+            let w = load32(&blocks[i][b], 2);
+            let aw = _mm256_sign_epi8(w, w);
+            let sy = _mm256_sign_epi8(c, w);
+            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), ones);
+            let scale = lane(scaled, 2 * i as i32);
+            acc[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[i]);
+        }
+    }
+    std::array::from_fn(|i| hsum(acc[i]))
+}
+
+/// [`q4_1_f32`] for four rows against one vector: each block of `x` is loaded once for
+/// the four rows. Each result is exactly what [`q4_1_f32`] gives for its row.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_f32_r4(rows: [&[u8]; 4], x: &[f32], xsum: &[f32]) -> [f32; 4] {
+    let (blocks, nb) = four_rows::<{ BlockQ4_1::BYTES }>(rows);
+    let (xb, _) = x[..nb * 32].as_chunks::<32>();
+    let xsum = &xsum[..nb];
+    let low = _mm_set1_epi8(0x0F);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    // Odd lanes: the four rows' Σ m·s; even lanes unused.
+    let mut mins = _mm256_setzero_ps();
+    for (b, (xb, &s)) in xb.iter().zip(xsum).enumerate() {
+        prefetch_next(&rows, BlockQ4_1::BYTES, b);
+        let xv = [load8(xb, 0), load8(xb, 8), load8(xb, 16), load8(xb, 24)];
+        let dm = head_pairs(blocks.map(|r| &r[b]), true);
+        mins = _mm256_add_ps(mins, _mm256_mul_ps(dm, _mm256_set1_ps(s)));
+        for i in 0..4 {
+            let d = lane(dm, 2 * i as i32);
+            let qs = load16(&blocks[i][b], 4);
+            let lo = _mm_and_si128(qs, low);
+            let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
+            let s0 = _mm256_fmadd_ps(
+                u8x8_f32(_mm_srli_si128::<8>(lo)),
+                xv[1],
+                _mm256_mul_ps(u8x8_f32(lo), xv[0]),
+            );
+            let s1 = _mm256_fmadd_ps(
+                u8x8_f32(_mm_srli_si128::<8>(hi)),
+                xv[3],
+                _mm256_mul_ps(u8x8_f32(hi), xv[2]),
+            );
+            acc[i] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[i]);
+        }
+    }
+    let mut m = [0f32; 8];
+    // SAFETY: `m` is 8 writable floats; storeu has no alignment requirement.
+    unsafe { _mm256_storeu_ps(m.as_mut_ptr(), mins) };
+    std::array::from_fn(|i| hsum(acc[i]) + m[2 * i + 1])
+}
+
+/// [`q8_0_f32`] for four rows against one vector (each result as [`q8_0_f32`] gives it).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_f32_r4(rows: [&[u8]; 4], x: &[f32]) -> [f32; 4] {
+    let (blocks, nb) = four_rows::<{ BlockQ8_0::BYTES }>(rows);
+    let (xb, _) = x[..nb * 32].as_chunks::<32>();
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (b, xb) in xb.iter().enumerate() {
+        prefetch_next(&rows, BlockQ8_0::BYTES, b);
+        let xv = [load8(xb, 0), load8(xb, 8), load8(xb, 16), load8(xb, 24)];
+        let ds = head_pairs(blocks.map(|r| &r[b]), false);
+        for i in 0..4 {
+            let raw = &blocks[i][b];
+            let d = lane(ds, 2 * i as i32);
+            let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+            let s0 = _mm256_fmadd_ps(
+                i8x8_f32(_mm_srli_si128::<8>(q0)),
+                xv[1],
+                _mm256_mul_ps(i8x8_f32(q0), xv[0]),
+            );
+            let s1 = _mm256_fmadd_ps(
+                i8x8_f32(_mm_srli_si128::<8>(q1)),
+                xv[3],
+                _mm256_mul_ps(i8x8_f32(q1), xv[2]),
+            );
+            acc[i] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[i]);
+        }
+    }
+    std::array::from_fn(|i| hsum(acc[i]))
+}
+
 /// [`super::scalar::f32_dot`].
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn f32_dot(a: &[f32], b: &[f32]) -> f32 {

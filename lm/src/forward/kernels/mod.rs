@@ -54,6 +54,9 @@ impl Activations {
 /// Four activation vectors (or their block sums) for the four-vector kernels.
 pub type Four<'a> = [&'a [f32]; 4];
 
+/// Four weight rows of the same length, for the four-row kernels.
+pub type Rows4<'a> = [&'a [u8]; 4];
+
 /// One set of row kernels (see `scalar.rs` for what each computes).
 #[derive(Clone, Copy)]
 pub struct Kernels {
@@ -67,10 +70,18 @@ pub struct Kernels {
     pub q4_1_f32_x4: fn(&[u8], Four<'_>, Four<'_>) -> [f32; 4],
     /// Q8_0 row · four f32 vectors (each result as `q8_0_f32` gives it).
     pub q8_0_f32_x4: fn(&[u8], Four<'_>) -> [f32; 4],
+    /// Four Q4_1 rows · one f32 vector (each result as `q4_1_f32` gives it).
+    pub q4_1_f32_r4: fn(Rows4<'_>, &[f32], &[f32]) -> [f32; 4],
+    /// Four Q8_0 rows · one f32 vector (each result as `q8_0_f32` gives it).
+    pub q8_0_f32_r4: fn(Rows4<'_>, &[f32]) -> [f32; 4],
     /// Q4_1 row · 8-bit vector.
     pub q4_1_q8: fn(&[u8], &[Q8Block]) -> f32,
     /// Q8_0 row · 8-bit vector.
     pub q8_0_q8: fn(&[u8], &[Q8Block]) -> f32,
+    /// Four Q4_1 rows · one 8-bit vector (each result as `q4_1_q8` gives it).
+    pub q4_1_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
+    /// Four Q8_0 rows · one 8-bit vector (each result as `q8_0_q8` gives it).
+    pub q8_0_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
     /// f32 · f32.
     pub f32_dot: fn(&[f32], &[f32]) -> f32,
 }
@@ -88,8 +99,12 @@ pub const SCALAR: Kernels = Kernels {
     q8_0_f32: scalar::q8_0_f32,
     q4_1_f32_x4: scalar::q4_1_f32_x4,
     q8_0_f32_x4: scalar::q8_0_f32_x4,
+    q4_1_f32_r4: scalar::q4_1_f32_r4,
+    q8_0_f32_r4: scalar::q8_0_f32_r4,
     q4_1_q8: scalar::q4_1_q8,
     q8_0_q8: scalar::q8_0_q8,
+    q4_1_q8_r4: scalar::q4_1_q8_r4,
+    q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
 };
 
@@ -97,7 +112,7 @@ pub const SCALAR: Kernels = Kernels {
 mod avx2_table {
     //! Safe entry points to `avx2.rs`; only [`super::Kernels::best`] hands them out,
     //! after checking that the processor has the features.
-    use super::{Kernels, Q8Block, avx2};
+    use super::{Kernels, Q8Block, Rows4, avx2};
 
     // SAFETY (each function): reachable only through `AVX2`, which `Kernels::best` returns
     // only when `is_x86_feature_detected!` found avx2, fma and f16c.
@@ -112,6 +127,18 @@ mod avx2_table {
     }
     fn q8_0_f32_x4(r: &[u8], x: [&[f32]; 4]) -> [f32; 4] {
         unsafe { avx2::q8_0_f32_x4(r, x) }
+    }
+    fn q4_1_f32_r4(r: Rows4<'_>, x: &[f32], s: &[f32]) -> [f32; 4] {
+        unsafe { avx2::q4_1_f32_r4(r, x, s) }
+    }
+    fn q8_0_f32_r4(r: Rows4<'_>, x: &[f32]) -> [f32; 4] {
+        unsafe { avx2::q8_0_f32_r4(r, x) }
+    }
+    fn q4_1_q8_r4(r: Rows4<'_>, y: &[Q8Block]) -> [f32; 4] {
+        unsafe { avx2::q4_1_q8_r4(r, y) }
+    }
+    fn q8_0_q8_r4(r: Rows4<'_>, y: &[Q8Block]) -> [f32; 4] {
+        unsafe { avx2::q8_0_q8_r4(r, y) }
     }
     fn q4_1_q8(r: &[u8], y: &[Q8Block]) -> f32 {
         unsafe { avx2::q4_1_q8(r, y) }
@@ -129,8 +156,12 @@ mod avx2_table {
         q8_0_f32,
         q4_1_f32_x4,
         q8_0_f32_x4,
+        q4_1_f32_r4,
+        q8_0_f32_r4,
         q4_1_q8,
         q8_0_q8,
+        q4_1_q8_r4,
+        q8_0_q8_r4,
         f32_dot,
     };
 
@@ -149,8 +180,12 @@ pub const SIMD128: Kernels = Kernels {
     q8_0_f32: simd128::q8_0_f32,
     q4_1_f32_x4: |r, x, s| std::array::from_fn(|v| simd128::q4_1_f32(r, x[v], s[v])),
     q8_0_f32_x4: |r, x| std::array::from_fn(|v| simd128::q8_0_f32(r, x[v])),
+    q4_1_f32_r4: |r, x, s| r.map(|r| simd128::q4_1_f32(r, x, s)),
+    q8_0_f32_r4: |r, x| r.map(|r| simd128::q8_0_f32(r, x)),
     q4_1_q8: simd128::q4_1_q8,
     q8_0_q8: simd128::q8_0_q8,
+    q4_1_q8_r4: |r, y| r.map(|r| simd128::q4_1_q8(r, y)),
+    q8_0_q8_r4: |r, y| r.map(|r| simd128::q8_0_q8(r, y)),
     f32_dot: simd128::f32_dot,
 };
 

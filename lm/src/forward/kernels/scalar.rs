@@ -47,6 +47,16 @@ pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
     std::array::from_fn(|v| q8_0_f32(row, xs[v]))
 }
 
+/// [`q4_1_f32`] for four rows.
+pub fn q4_1_f32_r4(rows: [&[u8]; 4], x: &[f32], xsum: &[f32]) -> [f32; 4] {
+    rows.map(|r| q4_1_f32(r, x, xsum))
+}
+
+/// [`q8_0_f32`] for four rows.
+pub fn q8_0_f32_r4(rows: [&[u8]; 4], x: &[f32]) -> [f32; 4] {
+    rows.map(|r| q8_0_f32(r, x))
+}
+
 /// One Q4_1 row against 8-bit activations: per block `d_w·d_x·Σ q_w q_x + m_w·s_x`
 /// (integer inner sum, as llama.cpp's `vec_dot_q4_1_q8_1`).
 pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
@@ -79,6 +89,16 @@ pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
         total += d * y.d * isum as f32;
     }
     total
+}
+
+/// [`q4_1_q8`] for four rows.
+pub fn q4_1_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
+    rows.map(|r| q4_1_q8(r, xq))
+}
+
+/// [`q8_0_q8`] for four rows.
+pub fn q8_0_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
+    rows.map(|r| q8_0_q8(r, xq))
 }
 
 /// Dot product of two equal-length float slices.

@@ -127,6 +127,42 @@ fn every_kernel_matches_the_references() {
 }
 
 #[test]
+fn four_row_kernels_give_each_row_what_the_one_row_kernel_gives() {
+    let mut seed = 11;
+    for k in Kernels::available() {
+        let n = k.name;
+        for cols in [32, 96, 576] {
+            for _ in 0..20 {
+                let x = vector(cols, &mut seed);
+                let mut sums = Vec::new();
+                block_sums(&x, &mut sums);
+                let mut xq = Vec::new();
+                quantize_q8(&x, &mut xq);
+                // Four adjacent rows of one matrix, as the matrix product hands them over.
+                let m4 = blocks(4 * cols / 32, 20, &mut seed);
+                let m8 = blocks(4 * cols / 32, 34, &mut seed);
+                let r4: Rows4<'_> =
+                    std::array::from_fn(|i| &m4[i * cols / 32 * 20..][..cols / 32 * 20]);
+                let r8: Rows4<'_> =
+                    std::array::from_fn(|i| &m8[i * cols / 32 * 34..][..cols / 32 * 34]);
+                let (a, b) = ((k.q4_1_f32_r4)(r4, &x, &sums), (k.q8_0_f32_r4)(r8, &x));
+                let (c, d) = ((k.q4_1_q8_r4)(r4, &xq), (k.q8_0_q8_r4)(r8, &xq));
+                for i in 0..4 {
+                    assert_eq!(
+                        a[i],
+                        (k.q4_1_f32)(r4[i], &x, &sums),
+                        "{n} q4_1_f32 r4 {cols}"
+                    );
+                    assert_eq!(b[i], (k.q8_0_f32)(r8[i], &x), "{n} q8_0_f32 r4 {cols}");
+                    assert_eq!(c[i], (k.q4_1_q8)(r4[i], &xq), "{n} q4_1_q8 r4 {cols}");
+                    assert_eq!(d[i], (k.q8_0_q8)(r8[i], &xq), "{n} q8_0_q8 r4 {cols}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn simd_kernels_are_present_where_the_processor_has_them() {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2")
