@@ -1,9 +1,10 @@
-//! `cargo xtask bench samplers|decode|masks [FLAGS]`: makes sure the model is present,
+//! `cargo xtask bench samplers|decode|masks|smc|page [FLAGS]`: makes sure the model is present,
 //! builds the `strait` command line in release and runs `strait bench WHAT` on the model,
 //! passing any further flags through. `samplers` writes its markdown report to
 //! `docs/bench/samplers.md` unless `--out` is given. `decode` first installs llama.cpp's
 //! Python binding (PyPI `llama-cpp-python`, built from its sdist) when it is missing, so
-//! our figures print beside llama.cpp's.
+//! our figures print beside llama.cpp's. `page` (in `bench_page.rs`) builds and serves
+//! the page and times it beside wllama in headless Chromium.
 
 use crate::setup::{ensure_model, model_path};
 use crate::util::{self, Result, gpu_env, root, step};
@@ -13,7 +14,7 @@ use std::process::{Command, ExitCode};
 const SAMPLERS_REPORT: &str = "docs/bench/samplers.md";
 
 /// The benchmarks `strait bench` knows.
-const KNOWN: [&str; 4] = ["samplers", "decode", "masks", "smc"];
+const KNOWN: [&str; 5] = ["samplers", "decode", "masks", "smc", "page"];
 
 /// The llama.cpp binding `decode` compares against (DESIGN.md: built from source here).
 const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
@@ -31,6 +32,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
             "unknown benchmark `{what}`; expected one of {}",
             KNOWN.join(", ")
         ));
+    }
+    if what == "page" {
+        return crate::bench_page::command();
     }
     let rest = &flags[1..];
     ensure_model()?;

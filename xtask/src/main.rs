@@ -11,13 +11,16 @@
 //!   browser where the shaders crate offers them, the Playwright end-to-end test); the last
 //!   line is `N passed, N failed`.
 //! - `e2e [--no-build]`: only the end-to-end test.
-//! - `bench samplers|decode|masks [FLAGS]`: the model (fetched if missing), then
+//! - `bench samplers|decode|masks|smc [FLAGS]`: the model (fetched if missing), then
 //!   `strait bench WHAT` from a release build; `samplers` writes `docs/bench/samplers.md`.
+//! - `bench page`: the page's decode beside wllama's in headless Chromium.
 
 mod bench;
+mod bench_page;
 mod build;
 mod serve;
 mod setup;
+mod system;
 mod test;
 mod util;
 
@@ -32,9 +35,11 @@ commands:
                              build and serve the page on http://127.0.0.1:8080
   test                       run every test; ends with `N passed, N failed`
   e2e [--no-build]           run only the end-to-end browser test
-  bench samplers|decode|masks [FLAGS]
+  bench samplers|decode|masks|smc [FLAGS]
                              run `strait bench` in release on the model; `samplers`
                              writes docs/bench/samplers.md (or --out FILE)
+  bench page                 build and serve the page; its decode beside wllama's
+                             (llama.cpp in wasm) in headless Chromium
 ";
 
 fn main() -> ExitCode {
@@ -44,6 +49,17 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let flags = &args[1..];
+    // System packages first, so a missing one stops the command before any build.
+    let needs = match cmd.as_str() {
+        "setup" | "build" | "serve" => Some(system::For::Serve),
+        "test" | "e2e" => Some(system::For::Test),
+        "bench" if flags.first().is_some_and(|f| f == "page") => Some(system::For::Test),
+        _ => None,
+    };
+    if let Some(Err(e)) = needs.map(system::ensure) {
+        eprintln!("xtask: error: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match cmd.as_str() {
         "setup" => setup::setup().map(|_| ExitCode::SUCCESS),
         "build" => setup::setup()

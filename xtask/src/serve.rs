@@ -92,7 +92,7 @@ fn handle(stream: TcpStream, dir: &Path) -> io::Result<()> {
     };
     let len = file.metadata()?.len();
     let head = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\nCache-Control: no-cache\r\n{ISOLATION}Connection: close\r\n\r\n",
         mime(&path)
     );
     out.write_all(head.as_bytes())?;
@@ -101,6 +101,11 @@ fn handle(stream: TcpStream, dir: &Path) -> io::Result<()> {
     }
     out.flush()
 }
+
+/// Cross-origin isolation (COOP + COEP): what `SharedArrayBuffer`, and so wasm threads,
+/// need; every resource of the page is same-origin, so nothing else changes.
+const ISOLATION: &str =
+    "Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\n";
 
 fn respond(out: &mut TcpStream, status: &str, ctype: &str, body: &[u8]) -> io::Result<()> {
     let head = format!(
@@ -194,6 +199,10 @@ mod tests {
         io::Read::read_to_string(&mut s, &mut resp).unwrap();
         assert!(resp.starts_with("HTTP/1.1 200 OK"), "{resp}");
         assert!(resp.contains("Content-Length: 9"), "{resp}");
+        assert!(
+            resp.contains("Cross-Origin-Embedder-Policy: require-corp"),
+            "{resp}"
+        );
         assert!(resp.ends_with("<p>hi</p>"), "{resp}");
         let _ = fs::remove_dir_all(dir);
     }

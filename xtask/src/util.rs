@@ -128,7 +128,7 @@ fn has_gpu_device() -> bool {
 }
 
 /// Mesa's lavapipe ICD manifest (`lvp_icd.<arch>.json`).
-fn lavapipe_icd() -> Option<PathBuf> {
+pub fn lavapipe_icd() -> Option<PathBuf> {
     [
         "/usr/share/vulkan/icd.d",
         "/etc/vulkan/icd.d",

@@ -343,8 +343,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         );
     }
 
+    eprintln!("strait: bench samplers: SMC against particles on the real model");
+    let s5 = match super::bench_smc::run(args) {
+        Ok(table) => format!("## 5. SMC cost against particles M, real model\n\n{table}"),
+        Err(e) => format!("## 5. SMC cost against particles M\n\nskipped: {}\n", e.0),
+    };
+
     let mut report = head;
-    for s in [s1, s2, s3, s4] {
+    for s in [s1, s2, s3, s4, s5] {
         report.push_str(&s);
         report.push('\n');
     }

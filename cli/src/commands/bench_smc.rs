@@ -1,6 +1,7 @@
 //! `strait bench smc`: what an SMC run on the real model costs as the particles grow,
 //! with the model's KV-cache slots and batched passes, beside one cache and one sequence
-//! at a time (what `PromptedModel` did before it kept slots), in one run.
+//! at a time (what `PromptedModel` did before it kept slots), in one run. Section 5 of
+//! `strait bench samplers` is this table.
 
 use super::bench_samplers::{params, run_one};
 use crate::args::BenchArgs;
@@ -32,8 +33,8 @@ pub fn run(args: &BenchArgs) -> Result<String> {
          prompt prefilled before timing. *slots + batch*: the model keeps up to 16 KV caches \
          and runs every particle's new token in one pass; *one cache*: one KV cache reused \
          by longest common prefix, one sequence at a time.\n\n\
-         | engine | M | wall s | × M = 1 | LM calls | forward tokens | valid | s / valid | forward tokens / valid |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         | engine | M | wall s | × M = 1 | LM calls | forward tokens | valid | s / valid | LM calls / valid | forward tokens / valid |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         lm::forward::threads()
     );
     for (engine, slots) in [
@@ -73,12 +74,13 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             }));
             let _ = writeln!(
                 table,
-                "| {engine} | {m} | {:.2} | {:.2} | {} | {} | {valid} | {:.3} | {:.1} |",
+                "| {engine} | {m} | {:.2} | {:.2} | {} | {} | {valid} | {:.3} | {:.1} | {:.1} |",
                 o.secs,
                 o.secs / base_s,
                 o.counters.lm_calls,
                 o.counters.forward_tokens,
                 per_valid(o.secs),
+                per_valid(o.counters.lm_calls as f64),
                 per_valid(o.counters.forward_tokens as f64),
             );
         }
