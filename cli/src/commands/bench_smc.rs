@@ -22,20 +22,25 @@ const PARTICLES: [usize; 4] = [1, 4, 8, 16];
 
 /// Prints a JSON line per (engine, M) and returns the markdown table.
 pub fn run(args: &BenchArgs) -> Result<String> {
-    let model = Arc::new(Model::load(&args.model)?);
+    let mut model = Model::load(&args.model)?;
+    if let Some(act) = args.activations {
+        model.set_activations(act);
+    }
+    let model = Arc::new(model);
     let vocab = model.tokenizer().vocabulary();
     let c =
         RegexConstraint::from_regex(REGEX, &vocab).map_err(|e| Failure(format!("{REGEX}: {e}")))?;
     let prompt = model.tokenizer().encode_prompt(PROMPT, true)?;
     let mut table = format!(
-        "smc-gcd on SmolLM2 (CPU forward pass, {} threads, f32 activations), regex `{REGEX}`, \
+        "smc-gcd on SmolLM2 (CPU forward pass, {} threads, {} activations), regex `{REGEX}`, \
          chat prompt {PROMPT:?}, max {MAX_TOKENS} tokens, one run of M particles, seed 1, \
          prompt prefilled before timing. *slots + batch*: the model keeps up to 16 KV caches \
          and runs every particle's new token in one pass; *one cache*: one KV cache reused \
          by longest common prefix, one sequence at a time.\n\n\
          | engine | M | wall s | × M = 1 | LM calls | forward tokens | valid | s / valid | LM calls / valid | forward tokens / valid |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        lm::forward::threads()
+        lm::forward::threads(),
+        model.activations().name()
     );
     for (engine, slots) in [
         ("slots + batch", lm::prompted::DEFAULT_SLOTS),
