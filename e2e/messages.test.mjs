@@ -1,29 +1,75 @@
-// The page explains what is wrong instead of failing silently: no WebGPU, no model.
+// The page explains what is wrong instead of failing silently, and runs where it can:
+// without WebGPU on the CPU (one line says so), a missing model with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, withPage, waitForPhase } from './lib.mjs';
 
-test('without navigator.gpu the page says WebGPU is missing', async () => {
+const LOAD_MS = 300_000;
+const RUN_MS = 240_000;
+
+/** Removes `navigator.gpu` before the page's scripts run (older browsers, Firefox on Linux). */
+async function withoutNavigatorGpu(page) {
+  await page.addInitScript(() => {
+    delete Navigator.prototype.gpu;
+    delete navigator.gpu;
+  });
+}
+
+/** One lcd run of the quick form under (yes|no|maybe); what the page shows at the end. */
+async function quickRun(page) {
+  await page.fill('#prompt', 'Is the sky blue on a clear day? Answer yes, no or maybe.');
+  await page.fill('#regex', '(yes|no|maybe)');
+  await page.fill('#max-tokens', '4');
+  await page.check('#method-lcd');
+  await page.click('#generate');
+  await page.waitForFunction(
+    () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
+    null,
+    { timeout: RUN_MS, polling: 250 },
+  );
+  return page.evaluate(() => ({
+    state: document.querySelector('#run-status').dataset.state,
+    message: document.querySelector('#run-status').textContent,
+    text: document.querySelector('#result-text')?.textContent ?? null,
+  }));
+}
+
+test('without navigator.gpu the page says so in one line and runs the model on the CPU', async () => {
   await withPage('no-navigator-gpu', { webgpu: true }, async (page) => {
-    // A browser without the API at all (older browsers, Firefox on Linux).
-    await page.addInitScript(() => {
-      delete Navigator.prototype.gpu;
-      delete navigator.gpu;
-    });
+    await withoutNavigatorGpu(page);
     await page.goto(BASE_URL);
+    await waitForPhase(page, ['ready'], LOAD_MS);
+    const line = await page.locator('#webgpu-ok').textContent();
+    assert.match(line, /navigator\.gpu is missing/);
+    assert.match(line, /the model runs on the CPU \(wasm\)/);
+    assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'cpu');
+    const r = await quickRun(page);
+    assert.equal(r.state, 'done', r.message);
+    assert.match(r.text, /^(yes|no|maybe)$/);
+  });
+});
+
+test('?backend=webgpu without WebGPU stops with the message', async () => {
+  await withPage('webgpu-asked-missing', { webgpu: true }, async (page) => {
+    await withoutNavigatorGpu(page);
+    await page.goto(new URL('?backend=webgpu', BASE_URL).href);
     await waitForPhase(page, ['no-webgpu'], 60_000);
     const msg = await page.locator('#webgpu-missing').textContent();
-    assert.match(msg, /WebGPU is not available in this browser \(navigator\.gpu is missing\)/);
+    assert.match(msg, /\?backend=webgpu asks for WebGPU, but this browser has no WebGPU \(navigator\.gpu is missing\)/);
     assert.equal(await page.locator('#generate').isDisabled(), true);
   });
 });
 
-test('Chromium started without the WebGPU flags gets the no-WebGPU message', async () => {
+test('Chromium started without the WebGPU flags runs the quick form on the CPU', async () => {
   await withPage('webgpu-disabled', { webgpu: false, extraArgs: ['--disable-features=WebGPU,Vulkan'] }, async (page) => {
     await page.goto(BASE_URL);
-    await waitForPhase(page, ['no-webgpu'], 60_000);
-    const msg = await page.locator('#webgpu-missing').textContent();
-    assert.match(msg, /WebGPU/);
+    await waitForPhase(page, ['ready'], LOAD_MS);
+    const line = await page.locator('#webgpu-ok').textContent();
+    assert.match(line, /none here \(.+\); the model runs on the CPU \(wasm\)/);
+    assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'cpu');
+    const r = await quickRun(page);
+    assert.equal(r.state, 'done', r.message);
+    assert.match(r.text, /^(yes|no|maybe)$/);
   });
 });
 

@@ -475,15 +475,34 @@ describe('playground (toy models)', () => {
 });
 
 describe('playground without WebGPU', () => {
-  it('toy mode needs neither WebGPU nor the model', async () => {
+  it('toy mode, the real model on the CPU and its exact P^L, in a Chromium without WebGPU', async () => {
     await withPage('playground-no-webgpu', { webgpu: false, extraArgs: ['--disable-features=WebGPU,Vulkan'] }, async (page) => {
       await page.goto(BASE_URL);
-      await waitForPhase(page, ['no-webgpu'], 60_000);
+      // Toy mode needs neither WebGPU nor the model: it runs before the model is in.
       await page.fill('#pg-speed', FASTEST);
       const s = await run(page);
       assert.equal(s.state, 'done', s.text);
       assert.ok(Number(await page.getAttribute('.compare-col[data-method="cars"]', 'data-samples')) > 0);
       await page.screenshot({ path: join(ARTIFACTS, 'playground-no-webgpu.png'), fullPage: true });
+      // The real model loads on the CPU path.
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'cpu');
+      await setForm(page, {
+        model: 'real', grammar: '(yes|no|maybe)', kind: 'regex', method: 'lcd', n: 1, maxTokens: 6,
+        prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.', speed: FASTEST,
+      });
+      const r = await run(page, { timeout: REAL_RUN_MS });
+      assert.equal(r.state, 'done', r.text);
+      for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);
+      await page.click('#pg-exact');
+      await unlessCrash(page, page.waitForFunction(
+        () => ['done', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS, polling: 250 }));
+      const e = await status(page);
+      assert.equal(e.state, 'done', e.text);
+      const exact = await page.$$eval('#view-results .output-row', (rs) => rs.map((r) => [r.dataset.text, Number(r.dataset.exact)]));
+      assert.ok(exact.length > 0, 'the exact P^L is shown');
+      for (const [text] of exact) assert.match(text, /^(yes|no|maybe)$/);
     });
   });
 });

@@ -1,7 +1,9 @@
 //! The page: status (WebGPU, model download), controls, streamed output, shortcuts.
 //!
-//! Stable hooks for tests and scripts: `main[data-phase]` (`checking`, `no-webgpu`,
-//! `downloading`, `loading`, `ready`, `running`, `failed`), `#run-status[data-state]`
+//! Stable hooks for tests and scripts: `main[data-phase]` (`checking`, `no-webgpu` (only
+//! when `?backend=webgpu` asks for a WebGPU the browser lacks: without WebGPU the model
+//! runs on the CPU, and `#webgpu-ok` says so in one line), `downloading`, `loading`,
+//! `ready`, `running`, `failed`), `#run-status[data-state]`
 //! (`idle`, `running`, `done`, `stopped`, `error`; `data-run` counts runs), `#result-text` (the finished run's
 //! text), `#output .tok` (one per token, with `data-p` and, under masking, `data-z`),
 //! `#backend` (the backend select: `auto`, `webgpu`, `cpu`; choosing reloads with
@@ -209,6 +211,8 @@ struct Loader {
     model_info: RwSignal<String>,
     progress: RwSignal<(u64, Option<u64>)>,
     notes: RwSignal<Vec<String>>,
+    /// Set when the browser has no WebGPU: every model then loads on the CPU path.
+    no_gpu: RwSignal<bool>,
 }
 
 impl Loader {
@@ -223,11 +227,21 @@ impl Loader {
             ..
         } = self;
         match webgpu::detect().await {
-            GpuStatus::Missing(msg) => {
-                phase.set(Phase::NoWebGpu(msg));
+            GpuStatus::Available(info) => gpu_info.set(info),
+            GpuStatus::Missing(why) if self.choice == Choice::WebGpu => {
+                phase.set(Phase::NoWebGpu(format!(
+                    "?backend=webgpu asks for WebGPU, but {why}. {}",
+                    webgpu::ENABLE_WEBGPU
+                )));
                 return;
             }
-            GpuStatus::Available(info) => gpu_info.set(info),
+            GpuStatus::Missing(why) => {
+                // Everything runs without WebGPU: the CPU forward pass in wasm.
+                gpu_info.set(format!(
+                    "none here ({why}); the model runs on the CPU (wasm)"
+                ));
+                self.no_gpu.set(true);
+            }
         }
         phase.set(Phase::Downloading);
         let last_shown = std::cell::Cell::new(0u64);
@@ -267,6 +281,11 @@ impl Loader {
             ..
         } = self;
         phase.set(Phase::Loading("reading the model".into()));
+        let choice = if self.no_gpu.get_untracked() {
+            Choice::Cpu
+        } else {
+            choice
+        };
         let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
         match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
             Ok(engine) => {
@@ -410,6 +429,7 @@ pub fn App() -> impl IntoView {
         model_info,
         progress,
         notes,
+        no_gpu: RwSignal::new(false),
     };
     // Start-up: WebGPU, then the model; then watch the WebGPU device.
     spawn_local(loader.start(url.clone()));

@@ -11,15 +11,19 @@ use wasm_bindgen_futures::JsFuture;
 pub enum GpuStatus {
     /// An adapter is available; a short description of it.
     Available(String),
-    /// WebGPU cannot be used; a message for the user.
+    /// WebGPU cannot be used; why, in a few words (the page then runs the model on the
+    /// CPU, unless `?backend=webgpu` asked for WebGPU).
     Missing(String),
 }
 
-/// The message shown when the browser has no `navigator.gpu`.
-pub const NO_NAVIGATOR_GPU: &str = "WebGPU is not available in this browser (navigator.gpu is missing), \
-so the model cannot run here. Use a browser with WebGPU enabled (Chrome or Edge 113+, Safari 26+, \
-Firefox 141+ on Windows) on a page served over https or from localhost. Chromium on Linux needs \
---enable-unsafe-webgpu --enable-features=Vulkan.";
+/// Why there is no WebGPU when the browser has no `navigator.gpu`.
+pub const NO_NAVIGATOR_GPU: &str = "this browser has no WebGPU (navigator.gpu is missing)";
+
+/// How to get WebGPU, for the message when `?backend=webgpu` asked for it.
+pub const ENABLE_WEBGPU: &str = "Use a browser with WebGPU enabled (Chrome or Edge 113+, \
+Safari 26+, Firefox 141+ on Windows) on a page served over https or from localhost; Chromium on \
+Linux needs --enable-unsafe-webgpu --enable-features=Vulkan. Or drop ?backend=webgpu: the model \
+then runs on the CPU (wasm).";
 
 /// Checks `navigator.gpu` and asks for an adapter.
 pub async fn detect() -> GpuStatus {
@@ -38,13 +42,12 @@ pub async fn detect() -> GpuStatus {
     match adapter {
         Ok(a) if !a.is_null() && !a.is_undefined() => GpuStatus::Available(describe(&a)),
         Ok(_) => GpuStatus::Missing(
-            "WebGPU is present but the browser offered no GPU adapter (navigator.gpu.requestAdapter() \
-             returned null): the GPU may be blocklisted or WebGPU disabled. Try another browser, or \
-             enable WebGPU in its settings (chrome://flags/#enable-unsafe-webgpu)."
+            "the browser offered no GPU adapter (navigator.gpu.requestAdapter() returned null; \
+             the GPU may be blocklisted or WebGPU disabled)"
                 .into(),
         ),
         Err(e) => GpuStatus::Missing(format!(
-            "WebGPU is present but asking for a GPU adapter failed: {}",
+            "asking for a GPU adapter failed: {}",
             js_error_message(&e)
         )),
     }

@@ -23,7 +23,7 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// wait starts; the step prints the real time after).
 const INSTALL_TIME: &[(&str, &str)] = &[
     ("trunk", "about 8 minutes on 2 cores"),
-    ("wasm-bindgen-cli", "about 4 minutes on 2 cores"),
+    ("wasm-bindgen-cli", "about 2.5 minutes on 2 cores"),
 ];
 
 /// What later steps need from setup.
