@@ -16,7 +16,7 @@ use sampler_core::samplers::asap::asap_sample;
 use sampler_core::samplers::rejection::{Strategy, rejection_sample};
 use sampler_core::samplers::trie::{Trie, normalize};
 use sampler_core::samplers::{Counters, Ctx, Method, Params, Sample, run};
-use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
+use sampler_core::toy::{FiniteLanguage, FnLm, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
     Constraint, EventSink, LanguageModel, NullSink, RandomSource, SampleError, SeededRng, TokenId,
     Vocabulary, block_on,
@@ -563,4 +563,62 @@ fn large_vocabulary_cars_passes_chi_square() {
     );
     r.unwrap();
     assert!(samples.iter().all(|s| s.valid));
+}
+
+/// Tokens a, b and EOS; `a` is invalid everywhere and holds nearly all the mass, so the
+/// language {bb, bbb} has probability 8e-33 (2e-33 and 6e-33): p_u = 1 − (mass removed)
+/// would cancel to 0 long before that (issue 16, part 3).
+fn rare() -> Problem<impl LanguageModel, FiniteLanguage> {
+    let vocab = Vocabulary::new(words(&["a", "b", ""]), 2, &[2]);
+    Problem {
+        name: "rare",
+        lm: Box::new(|| {
+            FnLm::new(3, 2, |prefix: &[TokenId]| {
+                let k = prefix.len();
+                if k >= 3 || prefix.contains(&2) {
+                    return vec![0.0, 0.0, 1.0];
+                }
+                let b = (k + 1) as f64 * 1e-11;
+                vec![1.0 - b - 1e-11, b, 1e-11]
+            })
+        }),
+        c: FiniteLanguage::new(vocab, words(&["bb", "bbb"])),
+        max_tokens: 5,
+    }
+}
+
+#[test]
+fn trie_masses_keep_their_precision_on_a_language_of_probability_1e_minus_32() {
+    let p = rare();
+    let exact = p.exact();
+    assert!((exact.z - 8e-33).abs() < 1e-45, "P(L) = {}", exact.z);
+    // The adaptive samplers (rs, sample-verify and rsft, which adapts at the root only,
+    // would need about 1e22 generations here).
+    for strategy in [Strategy::Ars, Strategy::Cars] {
+        let algo = Algo::Rejection(strategy);
+        let (stat, pv, tv) = chi_square_of(&p, algo, 2000, 3);
+        println!("rare {strategy:?}: chi2 {stat:.2}, p {pv:.3}, empirical TV {tv:.4}");
+        assert!(pv > 1e-3, "rare {strategy:?}: chi2 {stat}, p {pv}");
+    }
+    // The trie's p_ε after CARS has pruned every `a`: the language's mass, to relative
+    // precision, and the root still live.
+    let mut t = Trie::new(3);
+    let (r, _, _) = drive(
+        Algo::Rejection(Strategy::Cars),
+        &mut (p.lm)(),
+        &p.c,
+        &p.params(50),
+        &mut t,
+        &mut SeededRng::new(5),
+        &mut NullSink,
+    );
+    r.unwrap();
+    assert!(!t.root_is_dead());
+    let rel = (t.p_root() - exact.z).abs() / exact.z;
+    assert!(
+        rel < 1e-9,
+        "p_ε = {} against P(L) = {} (relative error {rel})",
+        t.p_root(),
+        exact.z
+    );
 }

@@ -3,10 +3,19 @@
 //!
 //! Every node is a token prefix u that has been visited. It stores p_u = Σ_a P(a|u)·p_ua,
 //! where p_ua is 0 for a pruned (invalid) continuation, the child's own mass for a child
-//! node and 1 off the trie. A node keeps the mass it has lost, `removed` = Σ_a P(a|u)·(1 −
-//! p_ua), so p_u = 1 − removed; when p_ua drops by x, p_u drops by P(a|u)·x and the change
-//! travels up to the root. Pruned continuations are one bit each (a [`TokenSet`]), so a
+//! node and 1 off the trie. Pruned continuations are one bit each (a [`TokenSet`]), so a
 //! node of a 150k-token model costs about 19 KB, not a node per token.
+//!
+//! Masses keep their relative precision at any scale, as CARS needs on rare constraints
+//! (valid strings of probability 1e-30 and below): p_u is never stored as 1 − (mass
+//! removed), which cancels to 0 below about 1e-16. Instead a node keeps `off`, the mass
+//! Σ P(a|u) of its continuations that are neither pruned nor children, and p_u is
+//! recomputed as `off + Σ_children P(c|u)·p_c` whenever a continuation is pruned or a
+//! child's mass changes (the change travels up to the root). `off` loses a continuation's
+//! P(a|u) by subtraction only while that keeps at least half of it; past that it is summed
+//! afresh over the remaining continuations from P(·|u) (every node whose probabilities
+//! are cached: the root always, others while the cache has room), so a subtraction never
+//! cancels more than one bit.
 //!
 //! Exact zeros: each node also counts its *live* continuations (P(a|u) > 0 and not pruned);
 //! when none is left its mass is exactly 0 and it is pruned from its parent, so "the
@@ -15,6 +24,11 @@
 use crate::{Event, EventSink, TokenId, TokenSet};
 use std::collections::HashMap;
 use std::rc::Rc;
+
+/// Σ of the positive entries (the mass of the continuations a model allows).
+fn positive_sum(probs: &[f64]) -> f64 {
+    probs.iter().filter(|&&p| p > 0.0).sum()
+}
 
 /// Index of a node in a [`Trie`].
 pub type NodeId = usize;
@@ -33,8 +47,8 @@ struct Node {
     edge_p: f64,
     /// p_u (or c̃(u) for ASAp).
     p: f64,
-    /// Σ_a P(a|u)·(1 − p_ua).
-    removed: f64,
+    /// Σ P(a|u) over the continuations that are neither pruned nor children.
+    off: f64,
     /// Continuations with P(a|u) > 0 that are not pruned.
     live: usize,
     /// Pruned continuations (p_ua = 0).
@@ -58,8 +72,8 @@ pub struct Trie {
     top_k: usize,
 }
 
-/// Next-token probabilities from log-probabilities, renormalized in f64 so that p_u = 1 −
-/// removed matches Σ_a P(a|u)·p_ua exactly up to rounding.
+/// Next-token probabilities from log-probabilities, renormalized in f64 (so that a node's
+/// masses start from a distribution that sums to 1 up to rounding).
 pub fn normalize(logprobs: &[f64]) -> Vec<f64> {
     let mut p: Vec<f64> = logprobs.iter().map(|l| l.exp()).collect();
     let s: f64 = p.iter().sum();
@@ -145,7 +159,7 @@ impl Trie {
                 token: 0,
                 edge_p: 1.0,
                 p: 1.0,
-                removed: 0.0,
+                off: positive_sum(probs),
                 live: probs.iter().filter(|&&x| x > 0.0).count(),
                 dead: TokenSet::empty(self.vocab_size),
                 children: HashMap::new(),
@@ -189,6 +203,7 @@ impl Trie {
             return c;
         }
         let id = self.nodes.len();
+        let off = probs.map_or(1.0, positive_sum);
         let probs = probs.filter(|p| self.cached + p.len() <= CACHE_FLOATS);
         if let Some(p) = probs {
             self.cached += p.len();
@@ -198,7 +213,7 @@ impl Trie {
             token,
             edge_p,
             p: 1.0,
-            removed: 0.0,
+            off,
             live: positive,
             dead: TokenSet::empty(self.vocab_size),
             children: HashMap::new(),
@@ -206,6 +221,10 @@ impl Trie {
             expanded: false,
         });
         self.nodes[parent].children.insert(token, id);
+        // Off the trie until now: the parent's `off` loses the token, its children gain it.
+        if !self.nodes[parent].dead.contains(token) {
+            self.take_off(parent, edge_p);
+        }
         sink.emit(Event::TrieInsert {
             prefix: self.prefix(id),
             mass: 1.0,
@@ -319,12 +338,15 @@ impl Trie {
                 continue;
             }
             let current = self.child_mass(node, t);
+            let off_trie = !self.nodes[node].children.contains_key(&t);
             let n = &mut self.nodes[node];
             n.dead.insert(t);
-            n.removed += pt * current;
             removed += pt * current;
             if pt > 0.0 && current > 0.0 {
                 n.live -= 1;
+            }
+            if off_trie {
+                self.take_off(node, pt);
             }
             pruned.push((t, pt));
         }
@@ -344,13 +366,48 @@ impl Trie {
         self.propagate_from(node, old, sink);
     }
 
+    /// `off` of `node` loses `x` (a continuation leaves it): by subtraction while at least
+    /// half remains, else summed afresh from P(·|u) where the node cached it.
+    fn take_off(&mut self, node: NodeId, x: f64) {
+        if x <= 0.0 {
+            return;
+        }
+        let n = &self.nodes[node];
+        let left = n.off - x;
+        if left >= 0.5 * n.off {
+            self.nodes[node].off = left;
+            return;
+        }
+        let fresh = n.probs.as_ref().map(|probs| {
+            probs
+                .iter()
+                .enumerate()
+                .filter(|&(a, &p)| {
+                    p > 0.0
+                        && !n.dead.contains(a as TokenId)
+                        && !n.children.contains_key(&(a as TokenId))
+                })
+                .map(|(_, &p)| p)
+                .sum::<f64>()
+        });
+        self.nodes[node].off = fresh.unwrap_or(left.max(0.0));
+    }
+
+    /// Recomputes p_u = off + Σ_children P(c|u)·p_c (exactly 0 with no live continuation).
     fn refresh(&mut self, node: NodeId) {
-        let n = &mut self.nodes[node];
-        n.p = if n.live == 0 {
+        let n = &self.nodes[node];
+        let p = if n.live == 0 {
             0.0
         } else {
-            (1.0 - n.removed).clamp(0.0, 1.0)
+            let kept: f64 = n
+                .children
+                .iter()
+                .filter(|&(&t, _)| !n.dead.contains(t))
+                .map(|(_, &c)| self.nodes[c].edge_p * self.nodes[c].p)
+                .sum();
+            (n.off + kept).min(1.0)
         };
+        self.nodes[node].p = p;
     }
 
     /// When p_u changed from `old`, its parent loses P(u|parent)·(old − new), and so on up.
@@ -360,14 +417,16 @@ impl Trie {
             let Some(parent) = self.nodes[node].parent else {
                 break;
             };
-            if new == old {
+            let (token, edge_p) = (self.nodes[node].token, self.nodes[node].edge_p);
+            // Dead only when no continuation is live, never because a mass is tiny (a
+            // mass that had already underflowed to 0 may die without changing).
+            let dies = self.nodes[node].live == 0 && !self.nodes[parent].dead.contains(token);
+            if new == old && !dies {
                 break;
             }
-            let (token, edge_p) = (self.nodes[node].token, self.nodes[node].edge_p);
             let parent_old = self.nodes[parent].p;
             let pn = &mut self.nodes[parent];
-            pn.removed += edge_p * (old - new);
-            if new == 0.0 {
+            if dies {
                 pn.dead.insert(token);
                 if edge_p > 0.0 {
                     pn.live -= 1;
@@ -444,6 +503,43 @@ mod tests {
         m.prune(c, &[(0, 0.45)], &mut NullSink);
         assert_eq!(m.p_root(), 1.0);
         assert!((m.node_mass(c) - 0.55).abs() < 1e-15);
+    }
+
+    #[test]
+    fn tiny_masses_keep_their_relative_precision() {
+        // P(0|ε) rounds to 1: 1 − (mass removed) would be 0, the mass left is 1e-30.
+        let mut t = Trie::new(3);
+        let r = t.ensure_root(&[1.0, 1e-30, 0.0], &mut NullSink);
+        t.prune(r, &[(0, 1.0)], &mut NullSink);
+        assert_eq!(t.p_root(), 1e-30);
+        // Below it, a child whose own mass is 1e-20 after pruning: p_ε = 1e-30 · 1e-20.
+        let c = t.ensure_child(r, 1, 1e-30, &[1.0 - 1e-20, 1e-20, 0.0], &mut NullSink);
+        t.prune(c, &[(0, 1.0 - 1e-20)], &mut NullSink);
+        assert!(
+            (t.node_mass(c) - 1e-20).abs() <= 1e-20 * 1e-12,
+            "{}",
+            t.node_mass(c)
+        );
+        assert!(
+            (t.p_root() - 1e-50).abs() <= 1e-50 * 1e-12,
+            "{}",
+            t.p_root()
+        );
+    }
+
+    #[test]
+    fn a_live_node_is_never_dead_even_where_its_mass_underflows() {
+        // A child without cached probabilities: its mass cancels to 0, but a continuation
+        // is still live, so it stays in its parent.
+        let mut t = Trie::new(2);
+        let r = t.ensure_root(&[0.5, 0.5], &mut NullSink);
+        let c = t.ensure_child_with(r, 1, 0.5, 2, None, &mut NullSink);
+        t.prune(c, &[(0, 1.0 - 1e-20)], &mut NullSink);
+        assert_eq!(t.child(r, 1), Some(c));
+        assert!(!t.root_is_dead());
+        t.prune(c, &[(1, 1e-20)], &mut NullSink);
+        assert_eq!(t.node_mass(c), 0.0);
+        assert_eq!(t.child(r, 1), None);
     }
 
     #[test]
