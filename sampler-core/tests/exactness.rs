@@ -621,4 +621,28 @@ fn trie_masses_keep_their_precision_on_a_language_of_probability_1e_minus_32() {
         t.p_root(),
         exact.z
     );
+    // ASAp's c̃ lives in the same trie: it keeps drawing valid strings, and c̃(ε) ends near
+    // the language's mass once the invalid branches are pruned.
+    let mut t = Trie::new(3);
+    let (r, samples, _) = drive(
+        Algo::Asap,
+        &mut (p.lm)(),
+        &p.c,
+        &p.params(200),
+        &mut t,
+        &mut SeededRng::new(5),
+        &mut NullSink,
+    );
+    r.unwrap();
+    let valid = samples.iter().filter(|s| s.valid).count();
+    assert!(
+        valid > 0 && !t.root_is_dead(),
+        "{valid} valid of {}",
+        samples.len()
+    );
+    assert!(
+        t.p_root() > 0.0 && t.p_root() < 1e-20,
+        "c̃(ε) = {}",
+        t.p_root()
+    );
 }
