@@ -118,6 +118,26 @@ fn awrs_impl(
 /// acceptances; Ẑ = l/(n + l) with n the rejections (the negative-binomial MVUE). When
 /// clipped with s ≤ l acceptances among T draws, Ẑ = s/(T − 1) and the token is the first
 /// acceptance, or `None` (Ẑ = 0) when there was none.
+///
+/// # Why n − 1 and not Def. 8's n + 1
+/// Def. 8 of seed 003 as printed divides by n + 1 (n = r + s draws): Ẑ = (s − 1)/(n + 1)
+/// when it stops on the (L+1)-th acceptance and s/(n + 1) when it stops on the R-th
+/// rejection. Both are biased. The derivation the paper names gives n − 1 instead. It
+/// Rao-Blackwellizes 1_C(x_1), whose mean is Z, given the stopping point (r, s): every
+/// draw sequence with the same (r, s) has the same probability Z^s (1 − Z)^r, so
+/// E[1_C(x_1) | r, s] is the share of those sequences that start with an acceptance:
+/// - stopped on an acceptance (s = L + 1): the last draw is fixed, and the other s − 1
+///   acceptances sit among the first n − 1 draws in C(n − 1, s − 1) ways. In C(n − 2, s − 2)
+///   of them x_1 is one, so Ẑ = C(n − 2, s − 2)/C(n − 1, s − 1) = (s − 1)/(n − 1) = L/(r + L);
+/// - stopped on a rejection (r = R): the s acceptances sit among the first n − 1 draws,
+///   C(n − 1, s) ways, x_1 among them in C(n − 2, s − 1), so Ẑ = s/(n − 1).
+///
+/// With n = 1 (R = 1 and the first draw rejected) the share is 0. An estimator
+/// conditioned on a sufficient statistic keeps the mean of 1_C(x_1), so both cases give
+/// E[Ẑ] = Z; the x returned is the first acceptance, and E[Ẑ·f(x)] = Z·E_p[f] follows the
+/// same way. `wrs_clipped_is_properly_weighted_by_enumeration` checks it by enumerating
+/// every path at several (L, R). The printed n + 1 would fail that test. For L = 1 with no
+/// clip it would give E[Ẑ] = Σ_r (r + 1) Z² (1 − Z)^r/(r + 3) < Σ_r Z² (1 − Z)^r = Z.
 pub fn wrs(
     probs: &[f64],
     l: usize,
