@@ -76,52 +76,89 @@ fn codes(y: &Q8Block) -> __m256i {
     unsafe { _mm256_loadu_si256(y.qs.as_ptr().cast()) }
 }
 
-/// [`super::scalar::q4_1_f32`].
+/// A Q4_1 block's 32 codes (0..=15) as f32, in order, in four registers.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
-    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+fn q4_1_widen(raw: &[u8]) -> [__m256; 4] {
     let low = _mm_set1_epi8(0x0F);
-    let mut acc = _mm256_setzero_ps();
-    let mut mins = 0f32;
-    for (b, (raw, &s)) in blocks.iter().zip(xsum).enumerate() {
-        let d = _mm256_set1_ps(half(raw[0], raw[1]));
-        let qs = load16(raw, 4);
-        let lo = _mm_and_si128(qs, low); // weights 0..16
-        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low); // weights 16..32
-        let at = b * 32;
-        let s0 = _mm256_fmadd_ps(
-            u8x8_f32(_mm_srli_si128::<8>(lo)),
-            load8(x, at + 8),
-            _mm256_mul_ps(u8x8_f32(lo), load8(x, at)),
-        );
-        let s1 = _mm256_fmadd_ps(
-            u8x8_f32(_mm_srli_si128::<8>(hi)),
-            load8(x, at + 24),
-            _mm256_mul_ps(u8x8_f32(hi), load8(x, at + 16)),
-        );
-        acc = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc);
-        mins += half(raw[2], raw[3]) * s;
-    }
-    hsum(acc) + mins
+    let qs = load16(raw, 4);
+    let lo = _mm_and_si128(qs, low); // weights 0..16
+    let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low); // weights 16..32
+    [
+        u8x8_f32(lo),
+        u8x8_f32(_mm_srli_si128::<8>(lo)),
+        u8x8_f32(hi),
+        u8x8_f32(_mm_srli_si128::<8>(hi)),
+    ]
 }
 
-/// `Σ w·x` over block `b` of `x`, the 32 weights widened to f32 in four registers; the
-/// same order of operations as the one-vector kernels.
+/// A Q8_0 block's 32 codes as f32, in order, in four registers.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q8_0_widen(raw: &[u8]) -> [__m256; 4] {
+    let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+    [
+        i8x8_f32(q0),
+        i8x8_f32(_mm_srli_si128::<8>(q0)),
+        i8x8_f32(q1),
+        i8x8_f32(_mm_srli_si128::<8>(q1)),
+    ]
+}
+
+/// 32 activations in four registers.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn load_block(xb: &[f32; 32]) -> [__m256; 4] {
+    [load8(xb, 0), load8(xb, 8), load8(xb, 16), load8(xb, 24)]
+}
+
+/// `Σ w·x` over one block, eight lanes: the order of operations of every f32 kernel, so
+/// that the one-row, four-row and four-vector kernels agree bit for bit.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn dot_block(w: &[__m256; 4], x: &[__m256; 4]) -> __m256 {
+    let s0 = _mm256_fmadd_ps(w[1], x[1], _mm256_mul_ps(w[0], x[0]));
+    let s1 = _mm256_fmadd_ps(w[3], x[3], _mm256_mul_ps(w[2], x[2]));
+    _mm256_add_ps(s0, s1)
+}
+
+/// Block `b` of `x` in four registers, unchecked (the four-vector kernels check the
+/// lengths once per row instead of once per block and vector).
 ///
 /// # Safety
 /// `x` holds at least `b·32 + 32` floats.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn block_dot(w: &[__m256; 4], x: &[f32], b: usize) -> __m256 {
+unsafe fn load_block_at(x: &[f32], b: usize) -> [__m256; 4] {
+    // SAFETY: the caller's bound; loadu has no alignment requirement.
     let ld = |i: usize| unsafe { _mm256_loadu_ps(x.as_ptr().add(b * 32 + i)) };
-    let s0 = _mm256_fmadd_ps(w[1], ld(8), _mm256_mul_ps(w[0], ld(0)));
-    let s1 = _mm256_fmadd_ps(w[3], ld(24), _mm256_mul_ps(w[2], ld(16)));
-    _mm256_add_ps(s0, s1)
+    [ld(0), ld(8), ld(16), ld(24)]
+}
+
+/// The first `nb` blocks of 32 activations of `x` (panics if `x` is shorter).
+fn blocks_of(x: &[f32], nb: usize) -> &[[f32; 32]] {
+    x[..nb * 32].as_chunks::<32>().0
+}
+
+/// [`super::scalar::q4_1_f32`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let xb = blocks_of(x, blocks.len());
+    let mut acc = _mm256_setzero_ps();
+    let mut mins = 0f32;
+    for ((raw, xb), &s) in blocks.iter().zip(xb).zip(xsum) {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let sum = dot_block(&q4_1_widen(raw), &load_block(xb));
+        acc = _mm256_fmadd_ps(d, sum, acc);
+        mins += half(raw[2], raw[3]) * s;
+    }
+    hsum(acc) + mins
 }
 
 /// [`super::scalar::q4_1_f32`] for four vectors at once: each block is decoded once and
-/// multiplied into all four, with the same arithmetic, in the same order, as
-/// [`q4_1_f32`] (so a vector's result does not depend on the batch it came in).
+/// multiplied into all four, with [`q4_1_f32`]'s arithmetic in its order (so a vector's
+/// result does not depend on the batch it came in).
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
     let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
@@ -132,24 +169,16 @@ pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
             "activations shorter than the row"
         );
     }
-    let low = _mm_set1_epi8(0x0F);
     let mut acc = [_mm256_setzero_ps(); 4];
     let mut mins = [0f32; 4];
     for (b, raw) in blocks.iter().enumerate() {
         let d = _mm256_set1_ps(half(raw[0], raw[1]));
         let m = half(raw[2], raw[3]);
-        let qs = load16(raw, 4);
-        let lo = _mm_and_si128(qs, low);
-        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
-        let w = [
-            u8x8_f32(lo),
-            u8x8_f32(_mm_srli_si128::<8>(lo)),
-            u8x8_f32(hi),
-            u8x8_f32(_mm_srli_si128::<8>(hi)),
-        ];
+        let w = q4_1_widen(raw);
         for v in 0..4 {
             // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
-            acc[v] = _mm256_fmadd_ps(d, unsafe { block_dot(&w, xs[v], b) }, acc[v]);
+            let xv = unsafe { load_block_at(xs[v], b) };
+            acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
             mins[v] += m * sums[v][b];
         }
     }
@@ -167,16 +196,11 @@ pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
     let mut acc = [_mm256_setzero_ps(); 4];
     for (b, raw) in blocks.iter().enumerate() {
         let d = _mm256_set1_ps(half(raw[0], raw[1]));
-        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
-        let w = [
-            i8x8_f32(q0),
-            i8x8_f32(_mm_srli_si128::<8>(q0)),
-            i8x8_f32(q1),
-            i8x8_f32(_mm_srli_si128::<8>(q1)),
-        ];
+        let w = q8_0_widen(raw);
         for v in 0..4 {
             // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
-            acc[v] = _mm256_fmadd_ps(d, unsafe { block_dot(&w, xs[v], b) }, acc[v]);
+            let xv = unsafe { load_block_at(xs[v], b) };
+            acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
         }
     }
     std::array::from_fn(|v| hsum(acc[v]))
@@ -186,42 +210,51 @@ pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
     let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let xb = blocks_of(x, blocks.len());
     let mut acc = _mm256_setzero_ps();
-    for (b, raw) in blocks.iter().enumerate() {
+    for (raw, xb) in blocks.iter().zip(xb) {
         let d = _mm256_set1_ps(half(raw[0], raw[1]));
-        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
-        let at = b * 32;
-        let s0 = _mm256_fmadd_ps(
-            i8x8_f32(_mm_srli_si128::<8>(q0)),
-            load8(x, at + 8),
-            _mm256_mul_ps(i8x8_f32(q0), load8(x, at)),
-        );
-        let s1 = _mm256_fmadd_ps(
-            i8x8_f32(_mm_srli_si128::<8>(q1)),
-            load8(x, at + 24),
-            _mm256_mul_ps(i8x8_f32(q1), load8(x, at + 16)),
-        );
-        acc = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc);
+        acc = _mm256_fmadd_ps(d, dot_block(&q8_0_widen(raw), &load_block(xb)), acc);
     }
     hsum(acc)
+}
+
+/// Σ q·c over a Q4_1 block's 32 codes (0..=15) and 32 activation codes, as eight i32
+/// partial sums converted to f32 (`maddubs` then `madd`, the integer path).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q4_1_idot(raw: &[u8], c: __m256i) -> __m256 {
+    let low = _mm_set1_epi8(0x0F);
+    let qs = load16(raw, 4);
+    let lo = _mm_and_si128(qs, low);
+    let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
+    let w = _mm256_set_m128i(hi, lo); // weights 0..32 in order
+    let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, c), _mm256_set1_epi16(1));
+    _mm256_cvtepi32_ps(p)
+}
+
+/// [`q4_1_idot`] for a Q8_0 block's signed codes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q8_0_idot(raw: &[u8], c: __m256i) -> __m256 {
+    let w = load32(raw, 2);
+    // maddubs takes one unsigned operand: |w| against c with w's sign moved onto it.
+    // |−128| wraps to 128 as u8, still right; c is never −128.
+    let aw = _mm256_sign_epi8(w, w);
+    let sc = _mm256_sign_epi8(c, w);
+    let p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sc), _mm256_set1_epi16(1));
+    _mm256_cvtepi32_ps(p)
 }
 
 /// [`super::scalar::q4_1_q8`].
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
     let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
-    let low = _mm_set1_epi8(0x0F);
-    let ones = _mm256_set1_epi16(1);
     let mut acc = _mm256_setzero_ps();
     let mut mins = 0f32;
     for (raw, y) in blocks.iter().zip(xq) {
-        let qs = load16(raw, 4);
-        let lo = _mm_and_si128(qs, low);
-        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
-        let w = _mm256_set_m128i(hi, lo); // weights 0..32 in order, 0..=15 each
-        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, codes(y)), ones);
         let scale = _mm256_set1_ps(half(raw[0], raw[1]) * y.d);
-        acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc);
+        acc = _mm256_fmadd_ps(scale, q4_1_idot(raw, codes(y)), acc);
         mins += half(raw[2], raw[3]) * y.s;
     }
     hsum(acc) + mins
@@ -231,17 +264,10 @@ pub fn q4_1_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
     let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
-    let ones = _mm256_set1_epi16(1);
     let mut acc = _mm256_setzero_ps();
     for (raw, y) in blocks.iter().zip(xq) {
-        let w = load32(raw, 2);
-        // maddubs takes one unsigned operand: |w| against y with w's sign moved onto it.
-        // |−128| wraps to 128 as u8, still right; y is never −128.
-        let aw = _mm256_sign_epi8(w, w);
-        let sy = _mm256_sign_epi8(codes(y), w);
-        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), ones);
         let scale = _mm256_set1_ps(half(raw[0], raw[1]) * y.d);
-        acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc);
+        acc = _mm256_fmadd_ps(scale, q8_0_idot(raw, codes(y)), acc);
     }
     hsum(acc)
 }
@@ -310,8 +336,6 @@ fn four_rows<const N: usize>(rows: [&[u8]; 4]) -> ([&[[u8; N]]; 4], usize) {
 pub fn q4_1_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
     let (blocks, nb) = four_rows::<{ BlockQ4_1::BYTES }>(rows);
     let xq = &xq[..nb];
-    let low = _mm_set1_epi8(0x0F);
-    let ones = _mm256_set1_epi16(1);
     let mut acc = [_mm256_setzero_ps(); 4];
     // Odd lanes: the four rows' Σ m·s; even lanes unused.
     let mut mins = _mm256_setzero_ps();
@@ -323,13 +347,8 @@ pub fn q4_1_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
         let scaled = _mm256_mul_ps(head_pairs(blocks.map(|r| &r[b]), true), pairs(y.d, y.s));
         mins = _mm256_add_ps(mins, scaled);
         for i in 0..4 {
-            let qs = load16(&blocks[i][b], 4);
-            let lo = _mm_and_si128(qs, low);
-            let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
-            let w = _mm256_set_m128i(hi, lo);
-            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, c), ones);
             let scale = lane(scaled, 2 * i as i32);
-            acc[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[i]);
+            acc[i] = _mm256_fmadd_ps(scale, q4_1_idot(&blocks[i][b], c), acc[i]);
         }
     }
     let mut m = [0f32; 8];
@@ -343,7 +362,6 @@ pub fn q4_1_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
 pub fn q8_0_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
     let (blocks, nb) = four_rows::<{ BlockQ8_0::BYTES }>(rows);
     let xq = &xq[..nb];
-    let ones = _mm256_set1_epi16(1);
     let mut acc = [_mm256_setzero_ps(); 4];
     for (b, y) in xq.iter().enumerate() {
         prefetch_next(&rows, BlockQ8_0::BYTES, b);
@@ -354,12 +372,8 @@ pub fn q8_0_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
             _mm256_set1_ps(y.d),
         );
         for i in 0..4 {
-            let w = load32(&blocks[i][b], 2);
-            let aw = _mm256_sign_epi8(w, w);
-            let sy = _mm256_sign_epi8(c, w);
-            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), ones);
             let scale = lane(scaled, 2 * i as i32);
-            acc[i] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[i]);
+            acc[i] = _mm256_fmadd_ps(scale, q8_0_idot(&blocks[i][b], c), acc[i]);
         }
     }
     std::array::from_fn(|i| hsum(acc[i]))
@@ -370,33 +384,19 @@ pub fn q8_0_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_1_f32_r4(rows: [&[u8]; 4], x: &[f32], xsum: &[f32]) -> [f32; 4] {
     let (blocks, nb) = four_rows::<{ BlockQ4_1::BYTES }>(rows);
-    let (xb, _) = x[..nb * 32].as_chunks::<32>();
+    let xb = blocks_of(x, nb);
     let xsum = &xsum[..nb];
-    let low = _mm_set1_epi8(0x0F);
     let mut acc = [_mm256_setzero_ps(); 4];
     // Odd lanes: the four rows' Σ m·s; even lanes unused.
     let mut mins = _mm256_setzero_ps();
     for (b, (xb, &s)) in xb.iter().zip(xsum).enumerate() {
         prefetch_next(&rows, BlockQ4_1::BYTES, b);
-        let xv = [load8(xb, 0), load8(xb, 8), load8(xb, 16), load8(xb, 24)];
+        let xv = load_block(xb);
         let dm = head_pairs(blocks.map(|r| &r[b]), true);
         mins = _mm256_add_ps(mins, _mm256_mul_ps(dm, _mm256_set1_ps(s)));
         for i in 0..4 {
             let d = lane(dm, 2 * i as i32);
-            let qs = load16(&blocks[i][b], 4);
-            let lo = _mm_and_si128(qs, low);
-            let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
-            let s0 = _mm256_fmadd_ps(
-                u8x8_f32(_mm_srli_si128::<8>(lo)),
-                xv[1],
-                _mm256_mul_ps(u8x8_f32(lo), xv[0]),
-            );
-            let s1 = _mm256_fmadd_ps(
-                u8x8_f32(_mm_srli_si128::<8>(hi)),
-                xv[3],
-                _mm256_mul_ps(u8x8_f32(hi), xv[2]),
-            );
-            acc[i] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[i]);
+            acc[i] = _mm256_fmadd_ps(d, dot_block(&q4_1_widen(&blocks[i][b]), &xv), acc[i]);
         }
     }
     let mut m = [0f32; 8];
@@ -409,27 +409,15 @@ pub fn q4_1_f32_r4(rows: [&[u8]; 4], x: &[f32], xsum: &[f32]) -> [f32; 4] {
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q8_0_f32_r4(rows: [&[u8]; 4], x: &[f32]) -> [f32; 4] {
     let (blocks, nb) = four_rows::<{ BlockQ8_0::BYTES }>(rows);
-    let (xb, _) = x[..nb * 32].as_chunks::<32>();
+    let xb = blocks_of(x, nb);
     let mut acc = [_mm256_setzero_ps(); 4];
     for (b, xb) in xb.iter().enumerate() {
         prefetch_next(&rows, BlockQ8_0::BYTES, b);
-        let xv = [load8(xb, 0), load8(xb, 8), load8(xb, 16), load8(xb, 24)];
+        let xv = load_block(xb);
         let ds = head_pairs(blocks.map(|r| &r[b]), false);
         for i in 0..4 {
-            let raw = &blocks[i][b];
             let d = lane(ds, 2 * i as i32);
-            let (q0, q1) = (load16(raw, 2), load16(raw, 18));
-            let s0 = _mm256_fmadd_ps(
-                i8x8_f32(_mm_srli_si128::<8>(q0)),
-                xv[1],
-                _mm256_mul_ps(i8x8_f32(q0), xv[0]),
-            );
-            let s1 = _mm256_fmadd_ps(
-                i8x8_f32(_mm_srli_si128::<8>(q1)),
-                xv[3],
-                _mm256_mul_ps(i8x8_f32(q1), xv[2]),
-            );
-            acc[i] = _mm256_fmadd_ps(d, _mm256_add_ps(s0, s1), acc[i]);
+            acc[i] = _mm256_fmadd_ps(d, dot_block(&q8_0_widen(&blocks[i][b]), &xv), acc[i]);
         }
     }
     std::array::from_fn(|i| hsum(acc[i]))

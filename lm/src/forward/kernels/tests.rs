@@ -35,6 +35,16 @@ fn vector(n: usize, seed: &mut u64) -> Vec<f32> {
         .collect()
 }
 
+/// A random vector of `cols` values with its block sums and its 8-bit blocks.
+fn prepared(cols: usize, seed: &mut u64) -> (Vec<f32>, Vec<f32>, Vec<Q8Block>) {
+    let x = vector(cols, seed);
+    let mut sums = Vec::new();
+    block_sums(&x, &mut sums);
+    let mut xq = Vec::new();
+    quantize_q8(&x, &mut xq);
+    (x, sums, xq)
+}
+
 /// `(Σ w·x, Σ |w·x|)` in f64 over the dequantized row.
 fn exact(w: &[f32], x: &[f32]) -> (f64, f64) {
     w.iter().zip(x).fold((0.0, 0.0), |(s, a), (&w, &x)| {
@@ -57,11 +67,7 @@ fn every_kernel_matches_the_references() {
     for k in Kernels::available() {
         for cols in [32, 64, 96, 576, 1536] {
             for _ in 0..20 {
-                let x = vector(cols, &mut seed);
-                let mut sums = Vec::new();
-                block_sums(&x, &mut sums);
-                let mut xq = Vec::new();
-                quantize_q8(&x, &mut xq);
+                let (x, sums, xq) = prepared(cols, &mut seed);
                 let xd: Vec<f32> = xq
                     .iter()
                     .flat_map(|b| b.qs.map(|q| q as f32 * b.d))
@@ -133,11 +139,7 @@ fn four_row_kernels_give_each_row_what_the_one_row_kernel_gives() {
         let n = k.name;
         for cols in [32, 96, 576] {
             for _ in 0..20 {
-                let x = vector(cols, &mut seed);
-                let mut sums = Vec::new();
-                block_sums(&x, &mut sums);
-                let mut xq = Vec::new();
-                quantize_q8(&x, &mut xq);
+                let (x, sums, xq) = prepared(cols, &mut seed);
                 // Four adjacent rows of one matrix, as the matrix product hands them over.
                 let m4 = blocks(4 * cols / 32, 20, &mut seed);
                 let m8 = blocks(4 * cols / 32, 34, &mut seed);
