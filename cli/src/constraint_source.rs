@@ -3,41 +3,21 @@
 //! Regexes (and `.regex` files) become sampler-core's tensorized regex constraint, so
 //! budget-aware methods work; Lark, GBNF and JSON Schema go through `grammars`
 //! (llguidance). The format comes from `--grammar-format`, else the file's extension,
-//! else detection (DESIGN.md §9).
+//! else detection (DESIGN.md §9). Either way the result is one [`DynConstraint`], so the
+//! samplers are compiled once for every kind.
 
 use crate::args::ConstraintArgs;
 use crate::failure::{Failure, Result, fail};
-use grammars::{CfgConstraint, Compiler, Format};
-use sampler_core::{Constraint, RegexConstraint, Vocabulary};
+use grammars::{Compiler, Format};
+use sampler_core::{DynConstraint, RegexConstraint, Vocabulary, into_dyn};
 use std::path::Path;
 
-/// Code that runs with a constraint of any concrete type (the trait has an associated
-/// state type, so it is not object-safe; this visitor keeps the samplers monomorphic).
-pub trait ConstraintUser {
-    /// Runs with `constraint`.
-    fn run<C: Constraint>(self, constraint: &C) -> Result<()>;
-}
-
-/// A built constraint of one of the supported kinds.
-pub enum Built {
-    /// A regular expression over the output's bytes (tensorized, so budget masks work).
-    Regex(Box<RegexConstraint>),
-    /// A context-free grammar or JSON Schema (llguidance).
-    Cfg(Box<CfgConstraint>),
-}
-
-impl Built {
-    /// Hands the concrete constraint to `user`.
-    pub fn dispatch(&self, user: impl ConstraintUser) -> Result<()> {
-        match self {
-            Built::Regex(c) => user.run(c.as_ref()),
-            Built::Cfg(c) => user.run(c.as_ref()),
-        }
-    }
-}
-
 /// Builds the constraint the arguments name, over `vocab`.
-pub fn build(args: &ConstraintArgs, format: Option<&str>, vocab: &Vocabulary) -> Result<Built> {
+pub fn build(
+    args: &ConstraintArgs,
+    format: Option<&str>,
+    vocab: &Vocabulary,
+) -> Result<DynConstraint<'static>> {
     let format = match format {
         Some(f) => Some(f.parse::<Format>().map_err(Failure)?),
         None => None,
@@ -63,16 +43,19 @@ pub fn build(args: &ConstraintArgs, format: Option<&str>, vocab: &Vocabulary) ->
     cfg(path, &source, format, vocab)
 }
 
-fn regex(pattern: &str, vocab: &Vocabulary) -> Result<Built> {
-    Ok(Built::Regex(Box::new(RegexConstraint::from_regex(
-        pattern, vocab,
-    )?)))
+fn regex(pattern: &str, vocab: &Vocabulary) -> Result<DynConstraint<'static>> {
+    Ok(into_dyn(RegexConstraint::from_regex(pattern, vocab)?))
 }
 
-fn cfg(path: &Path, source: &str, format: Format, vocab: &Vocabulary) -> Result<Built> {
+fn cfg(
+    path: &Path,
+    source: &str,
+    format: Format,
+    vocab: &Vocabulary,
+) -> Result<DynConstraint<'static>> {
     let name = path.display().to_string();
     let c = Compiler::new(vocab)
         .and_then(|c| c.compile(source, Some(format)))
         .map_err(|e| Failure(e.in_file(&name).to_string()))?;
-    Ok(Built::Cfg(Box::new(c)))
+    Ok(into_dyn(c))
 }

@@ -5,7 +5,7 @@ use crate::failure::{Result, fail};
 use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::toy::{RandomLm, gsk_lm, gsk_vocabulary};
-use sampler_core::{LanguageModel, TokenId, Vocabulary};
+use sampler_core::{DynLanguageModel, TokenId, Vocabulary};
 use std::sync::Arc;
 
 /// A loaded model with the vocabulary its constraints are built over.
@@ -123,7 +123,7 @@ fn greedy_encode(vocab: &Vocabulary, mut bytes: &[u8]) -> Result<Vec<TokenId>> {
 pub fn with_lm<R>(
     source: &mut Source,
     prompt: Vec<TokenId>,
-    f: impl FnOnce(&mut dyn DynLm) -> Result<R>,
+    f: impl FnOnce(&mut dyn DynLanguageModel) -> Result<R>,
 ) -> Result<R> {
     match source {
         Source::Real {
@@ -144,77 +144,6 @@ pub fn with_lm<R>(
         }
         Source::Gsk => f(&mut gsk_lm()),
         Source::Random(seed) => f(&mut RandomLm::new(5, 4, 1, *seed)),
-    }
-}
-
-/// Object-safe access to a language model (the trait's async fns are not object-safe).
-pub trait DynLm {
-    /// Next-token log-probabilities after `prefix` (blocking).
-    fn logprobs_now(
-        &mut self,
-        prefix: &[TokenId],
-    ) -> std::result::Result<Vec<f64>, sampler_core::LmError>;
-    /// Batched [`DynLm::logprobs_now`] (SMC particles in one pass).
-    fn logprobs_batch_now(
-        &mut self,
-        prefixes: &[&[TokenId]],
-    ) -> std::result::Result<Vec<Vec<f64>>, sampler_core::LmError>;
-    /// Tokens run through the network so far.
-    fn forward_tokens_now(&self) -> u64;
-    /// Vocabulary size.
-    fn vocab_size_now(&self) -> usize;
-    /// The EOS token.
-    fn eos_now(&self) -> TokenId;
-}
-
-impl<L: LanguageModel> DynLm for L {
-    fn logprobs_now(
-        &mut self,
-        prefix: &[TokenId],
-    ) -> std::result::Result<Vec<f64>, sampler_core::LmError> {
-        sampler_core::block_on(self.logprobs(prefix))
-    }
-    fn logprobs_batch_now(
-        &mut self,
-        prefixes: &[&[TokenId]],
-    ) -> std::result::Result<Vec<Vec<f64>>, sampler_core::LmError> {
-        sampler_core::block_on(self.logprobs_batch(prefixes))
-    }
-    fn forward_tokens_now(&self) -> u64 {
-        self.forward_tokens()
-    }
-    fn vocab_size_now(&self) -> usize {
-        self.vocab_size()
-    }
-    fn eos_now(&self) -> TokenId {
-        self.eos()
-    }
-}
-
-/// A [`LanguageModel`] over a `&mut dyn DynLm`, so samplers can be generic over it.
-pub struct LmRef<'a>(pub &'a mut dyn DynLm);
-
-impl LanguageModel for LmRef<'_> {
-    fn vocab_size(&self) -> usize {
-        self.0.vocab_size_now()
-    }
-    fn eos(&self) -> TokenId {
-        self.0.eos_now()
-    }
-    async fn logprobs(
-        &mut self,
-        prefix: &[TokenId],
-    ) -> std::result::Result<Vec<f64>, sampler_core::LmError> {
-        self.0.logprobs_now(prefix)
-    }
-    async fn logprobs_batch(
-        &mut self,
-        prefixes: &[&[TokenId]],
-    ) -> std::result::Result<Vec<Vec<f64>>, sampler_core::LmError> {
-        self.0.logprobs_batch_now(prefixes)
-    }
-    fn forward_tokens(&self) -> u64 {
-        self.0.forward_tokens_now()
     }
 }
 

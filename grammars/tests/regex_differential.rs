@@ -138,8 +138,9 @@ fn differential_walks(
             let m_ours = ours.mask(&s);
             assert_same_mask(vocab, "trie mask", &m_ours, &m_ref, &context);
             let m_tensor = ours
-                .budget_mask(&s, usize::MAX)
-                .expect("regex constraints have budget masks");
+                .regular()
+                .expect("regex constraints have budget masks")
+                .budget_mask(&s, usize::MAX);
             assert_same_mask(
                 vocab,
                 "tensorized mask (no budget)",

@@ -2,8 +2,8 @@
 //! take, with errors located by line and column for the editor.
 
 use crate::detect::GrammarKind;
-use grammars::{CfgConstraint, CfgState, Compiler};
-use sampler_core::{Constraint, RegexConstraint, TokenId, TokenSet, Vocabulary};
+use grammars::Compiler;
+use sampler_core::{DynConstraint, RegexConstraint, Vocabulary, into_dyn};
 use std::fmt;
 
 /// Why a grammar did not compile: a one-line message and, where known, its position.
@@ -71,134 +71,19 @@ impl From<sampler_core::RegexError> for GrammarError {
     }
 }
 
-/// A compiled constraint of any kind: a regex (regular, so budget masks work) or a
-/// context-free grammar / JSON Schema run by llguidance.
-pub enum BuiltConstraint {
-    /// A regex lifted to tokens (tensorized).
-    Regex(Box<RegexConstraint>),
-    /// Lark, GBNF or JSON Schema through llguidance.
-    Cfg(Box<CfgConstraint>),
-}
-
-impl fmt::Debug for BuiltConstraint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuiltConstraint::Regex(_) => f.write_str("BuiltConstraint::Regex"),
-            BuiltConstraint::Cfg(_) => f.write_str("BuiltConstraint::Cfg"),
-        }
-    }
-}
-
-impl BuiltConstraint {
-    /// One line for the page: the compile time `ms` (measured by the caller, since wasm32
-    /// has no `Instant`) and, for a tensorized regex, its size (states S, edges E, bytes of
-    /// the edge-by-token bitset B_f).
-    pub fn compile_note(&self, ms: f64) -> String {
-        let head = format!("constraint compiled in {ms:.1} ms");
-        match self {
-            BuiltConstraint::Regex(c) => match c.tensorized() {
-                Some(t) => format!(
-                    "{head} · tensorized: {} states, {} edges, {} bytes of B_f",
-                    t.num_states,
-                    t.num_edges(),
-                    t.bf_bytes()
-                ),
-                None => head,
-            },
-            BuiltConstraint::Cfg(_) => format!("{head} (llguidance)"),
-        }
-    }
-}
-
-/// The state of a [`BuiltConstraint`] after a prefix.
-#[derive(Clone, Debug)]
-pub enum BuiltState {
-    /// A regex constraint's state.
-    Regex(<RegexConstraint as Constraint>::State),
-    /// A grammar's state.
-    Cfg(CfgState),
-}
-
-impl Constraint for BuiltConstraint {
-    type State = BuiltState;
-
-    fn vocab_size(&self) -> usize {
-        match self {
-            BuiltConstraint::Regex(c) => c.vocab_size(),
-            BuiltConstraint::Cfg(c) => c.vocab_size(),
-        }
-    }
-
-    fn eos(&self) -> TokenId {
-        match self {
-            BuiltConstraint::Regex(c) => c.eos(),
-            BuiltConstraint::Cfg(c) => c.eos(),
-        }
-    }
-
-    fn initial(&self) -> BuiltState {
-        match self {
-            BuiltConstraint::Regex(c) => BuiltState::Regex(c.initial()),
-            BuiltConstraint::Cfg(c) => BuiltState::Cfg(c.initial()),
-        }
-    }
-
-    fn advance(&self, state: &BuiltState, token: TokenId) -> Option<BuiltState> {
-        match (self, state) {
-            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => {
-                c.advance(s, token).map(BuiltState::Regex)
-            }
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => {
-                c.advance(s, token).map(BuiltState::Cfg)
-            }
-            _ => None,
-        }
-    }
-
-    fn is_complete(&self, state: &BuiltState) -> bool {
-        match (self, state) {
-            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.is_complete(s),
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.is_complete(s),
-            _ => false,
-        }
-    }
-
-    fn allows(&self, state: &BuiltState, token: TokenId) -> bool {
-        match (self, state) {
-            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.allows(s, token),
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.allows(s, token),
-            _ => false,
-        }
-    }
-
-    fn mask(&self, state: &BuiltState) -> TokenSet {
-        match (self, state) {
-            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.mask(s),
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.mask(s),
-            _ => TokenSet::empty(self.vocab_size()),
-        }
-    }
-
-    fn is_regular(&self) -> bool {
-        match self {
-            BuiltConstraint::Regex(c) => c.is_regular(),
-            BuiltConstraint::Cfg(c) => c.is_regular(),
-        }
-    }
-
-    fn budget_mask(&self, state: &BuiltState, remaining: usize) -> Option<TokenSet> {
-        match (self, state) {
-            (BuiltConstraint::Regex(c), BuiltState::Regex(s)) => c.budget_mask(s, remaining),
-            (BuiltConstraint::Cfg(c), BuiltState::Cfg(s)) => c.budget_mask(s, remaining),
-            _ => None,
-        }
-    }
-
-    fn take_error(&self) -> Option<String> {
-        match self {
-            BuiltConstraint::Regex(c) => c.take_error(),
-            BuiltConstraint::Cfg(c) => Constraint::take_error(&**c),
-        }
+/// One line for the page: the compile time `ms` (measured by the caller, since wasm32 has
+/// no `Instant`) and, for a tensorized regex, its size (states S, edges E, bytes of the
+/// edge-by-token bitset B_f); grammars and schemas run by llguidance say so.
+pub fn compile_note(c: &DynConstraint<'_>, ms: f64) -> String {
+    let head = format!("constraint compiled in {ms:.1} ms");
+    match c.regular().and_then(|r| r.tensorized()) {
+        Some(t) => format!(
+            "{head} · tensorized: {} states, {} edges, {} bytes of B_f",
+            t.num_states,
+            t.num_edges(),
+            t.bf_bytes()
+        ),
+        None => format!("{head} (llguidance)"),
     }
 }
 
@@ -236,7 +121,7 @@ impl ConstraintBuilder {
         &mut self,
         kind: GrammarKind,
         text: &str,
-    ) -> Result<BuiltConstraint, GrammarError> {
+    ) -> Result<DynConstraint<'static>, GrammarError> {
         if text.len() > crate::state::caps::GRAMMAR_BYTES {
             return Err(GrammarError::plain(format!(
                 "the grammar is {} bytes, above the limit of {}",
@@ -249,7 +134,7 @@ impl ConstraintBuilder {
                 // A trailing newline from a file or an editor is not part of the pattern.
                 let pattern = text.trim_end_matches(['\n', '\r']);
                 let c = RegexConstraint::from_regex(pattern, &self.vocab)?;
-                Ok(BuiltConstraint::Regex(Box::new(c)))
+                Ok(into_dyn(c))
             }
             _ => {
                 if self.compiler.is_none() {
@@ -257,7 +142,7 @@ impl ConstraintBuilder {
                 }
                 let compiler = self.compiler.as_ref().expect("made above");
                 let c = compiler.compile(text, Some(kind.format()))?;
-                Ok(BuiltConstraint::Cfg(Box::new(c)))
+                Ok(into_dyn(c))
             }
         }
     }
@@ -269,7 +154,7 @@ pub fn build_constraint(
     kind: GrammarKind,
     text: &str,
     vocab: &Vocabulary,
-) -> Result<BuiltConstraint, GrammarError> {
+) -> Result<DynConstraint<'static>, GrammarError> {
     ConstraintBuilder::new(vocab.clone()).build(kind, text)
 }
 
@@ -278,12 +163,13 @@ mod tests {
     use super::*;
     use crate::state::ToyModel;
     use crate::toy::{GSK_REGEX, toy_vocabulary};
+    use sampler_core::{Constraint, TokenId};
 
     fn gsk() -> Vocabulary {
         toy_vocabulary(ToyModel::Gsk)
     }
 
-    fn accepts(c: &BuiltConstraint, tokens: &[TokenId]) -> bool {
+    fn accepts(c: &DynConstraint<'_>, tokens: &[TokenId]) -> bool {
         let mut s = c.initial();
         for &t in tokens {
             match c.advance(&s, t) {
@@ -303,7 +189,7 @@ mod tests {
             &gsk(),
         )
         .unwrap();
-        assert!(r.is_regular() && !g.is_regular());
+        assert!(r.regular().is_some() && g.regular().is_none());
         for w in 0..64u32 {
             for len in 0..=6 {
                 let tokens: Vec<TokenId> = (0..len).map(|i| (w >> i) & 1).collect();
@@ -319,14 +205,14 @@ mod tests {
     #[test]
     fn compile_note_names_time_and_tensor_size() {
         let r = build_constraint(GrammarKind::Regex, GSK_REGEX, &gsk()).unwrap();
-        let BuiltConstraint::Regex(c) = &r else {
-            panic!("a regex builds a regex constraint")
-        };
-        let t = c.tensorized().expect("regexes are tensorized");
+        let t = r
+            .regular()
+            .and_then(|r| r.tensorized())
+            .expect("regexes are tensorized");
         // 00000 | 1[01]{4}: at least six states on the way plus the final one.
         assert!(t.num_states >= 7 && t.num_edges() >= 6, "{t:?}");
         assert_eq!(
-            r.compile_note(12.34),
+            compile_note(&r, 12.34),
             format!(
                 "constraint compiled in 12.3 ms · tensorized: {} states, {} edges, {} bytes of B_f",
                 t.num_states,
@@ -341,7 +227,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            g.compile_note(3.0),
+            compile_note(&g, 3.0),
             "constraint compiled in 3.0 ms (llguidance)"
         );
     }
@@ -364,7 +250,12 @@ mod tests {
             let c = b
                 .build(e.kind, e.grammar)
                 .unwrap_or_else(|m| panic!("{}: {m}", e.id));
-            assert_eq!(c.is_regular(), e.kind == GrammarKind::Regex, "{}", e.id);
+            assert_eq!(
+                c.regular().is_some(),
+                e.kind == GrammarKind::Regex,
+                "{}",
+                e.id
+            );
             assert!(!c.mask(&c.initial()).is_empty(), "{}", e.id);
         }
     }

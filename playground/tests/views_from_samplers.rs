@@ -2,7 +2,7 @@
 //! what the samplers themselves hold: the trie's masses, SMC's particles and weights, MCMC's
 //! chain states. Each check is paired with a broken view that it catches.
 
-use playground::constraint::{BuiltConstraint, build_constraint};
+use playground::constraint::build_constraint;
 use playground::detect::GrammarKind;
 use playground::exact::{ExactLimits, ground_truth_ready, tv};
 use playground::examples::{TOY_RANDOM, example};
@@ -10,19 +10,20 @@ use playground::runner::{Outcome, Run};
 use playground::state::ToyModel;
 use playground::toy::{GSK_REGEX, ToyLm, toy_vocabulary};
 use playground::views::{Labels, TrieView, Views};
+use sampler_core::DynConstraint;
 use sampler_core::samplers::trie::Trie;
-use sampler_core::samplers::{Counters, Ctx, Method, Params, asap, rejection};
+use sampler_core::samplers::{Ctx, Method, Params, asap, rejection};
 use sampler_core::{Event, SeededRng, VecSink, Vocabulary, block_on};
 
 const RANDOM_GRAMMAR: &str = "ab|ba|aab|c{1,2}";
 
-fn gsk() -> (ToyLm, BuiltConstraint, Vocabulary) {
+fn gsk() -> (ToyLm, DynConstraint<'static>, Vocabulary) {
     let v = toy_vocabulary(ToyModel::Gsk);
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     (ToyLm::new(ToyModel::Gsk), c, v)
 }
 
-fn random() -> (ToyLm, BuiltConstraint, Vocabulary) {
+fn random() -> (ToyLm, DynConstraint<'static>, Vocabulary) {
     let v = toy_vocabulary(TOY_RANDOM);
     let c = build_constraint(GrammarKind::Regex, RANDOM_GRAMMAR, &v).unwrap();
     (ToyLm::new(TOY_RANDOM), c, v)
@@ -32,7 +33,7 @@ fn run(
     method: Method,
     params: Params,
     seed: u64,
-    toy: fn() -> (ToyLm, BuiltConstraint, Vocabulary),
+    toy: fn() -> (ToyLm, DynConstraint<'static>, Vocabulary),
 ) -> (Run, Views) {
     let (mut lm, c, v) = toy();
     let r = Run::new(method, params, seed);
@@ -58,16 +59,15 @@ fn trie_run(strategy: Option<rejection::Strategy>, n: usize, seed: u64) -> (Trie
     let mut sink = VecSink::default();
     let mut rng = SeededRng::new(seed);
     let mut out = |_: &sampler_core::samplers::Sample| {};
-    let mut ctx = Ctx {
-        lm: &mut lm,
-        constraint: &c,
-        rng: &mut rng,
-        sink: &mut sink,
-        params: &params,
-        counters: Counters::default(),
-        vocab: Some(&v),
-        out: &mut out,
-    };
+    let mut ctx = Ctx::new(
+        &mut lm,
+        &c,
+        &mut rng,
+        &mut sink,
+        &params,
+        Some(&v),
+        &mut out,
+    );
     match strategy {
         None => block_on(asap::asap_sample(&mut ctx, &mut trie)).unwrap(),
         Some(s) => block_on(rejection::rejection_sample(&mut ctx, s, &mut trie, None)).unwrap(),
@@ -531,4 +531,40 @@ fn the_default_example_and_its_link_reproduce_the_same_samples() {
     let a = draw(&state);
     assert_eq!(a.len(), state.n);
     assert_eq!(a, draw(&back));
+}
+
+/// Every method the page offers runs through the playground's runner on a compiled regex
+/// and yields valid samples — `p-gcd-smc` included, whose guide needs the tensorized
+/// automaton to come through the runner's counting wrapper and the constraint handle.
+/// On a grammar (no automaton) it ends with a message instead.
+#[test]
+fn every_method_runs_on_a_compiled_regex_p_gcd_included() {
+    let params = Params {
+        n: 2,
+        steps: 2,
+        particles: 3,
+        max_tokens: 6,
+        ..Params::default()
+    };
+    for method in Method::ALL {
+        let (r, _) = run(method, params.clone(), 3, random);
+        let samples = r.samples();
+        assert!(!samples.is_empty(), "{method}");
+        // Dead SMC particles come out with weight 0: only weighted samples must be valid.
+        let weighted = samples.iter().filter(|s| s.weight != Some(0.0));
+        if method != Method::Lm {
+            assert!(weighted.clone().all(|s| s.valid), "{method}: {samples:?}");
+        }
+        // Twisted SMC may lose every particle on this language; P-GCD's guide must not.
+        if method == Method::PGcdSmc {
+            assert!(weighted.count() > 0, "{method}: {samples:?}");
+        }
+    }
+    let v = toy_vocabulary(TOY_RANDOM);
+    let c = build_constraint(GrammarKind::Gbnf, "root ::= \"ab\" | \"ba\"", &v).unwrap();
+    let r = Run::new(Method::PGcdSmc, params, 1);
+    match r.drive_ready(&mut ToyLm::new(TOY_RANDOM), &c, Some(&v)) {
+        Outcome::Failed(m) => assert!(m.contains("needs a regular constraint"), "{m}"),
+        o => panic!("p-gcd-smc on a grammar: {o:?}"),
+    }
 }

@@ -6,7 +6,8 @@ use crate::{TensorizedAutomaton, TokenId, TokenSet};
 ///
 /// A token sequence is valid when its bytes are in the language and it ends with EOS; EOS
 /// is allowed exactly where the bytes so far are a complete sentence. States are cheap to
-/// clone so particles and tries can fork them.
+/// clone so particles and tries can fork them. The trait is object-safe:
+/// [`crate::DynConstraint`] holds any constraint behind one type.
 pub trait Constraint {
     /// Where the constraint is after a prefix.
     type State: Clone + std::fmt::Debug;
@@ -39,23 +40,10 @@ pub trait Constraint {
         }
         m
     }
-    /// Whether the constraint is regular, so budget-aware masks exist.
-    fn is_regular(&self) -> bool {
-        false
-    }
-    /// Tokens after which the sequence can still be completed (EOS included) within
-    /// `remaining` more tokens counting this one and the EOS; `None` when unsupported.
-    fn budget_mask(&self, _state: &Self::State, _remaining: usize) -> Option<TokenSet> {
-        None
-    }
-    /// The tensorized automaton behind a regular constraint (seed 001 §3.1), when it has
-    /// one: what the HMM-guided proposal (`p-gcd-smc`) multiplies with its HMM.
-    fn tensorized(&self) -> Option<&TensorizedAutomaton> {
-        None
-    }
-    /// The state of [`Constraint::tensorized`] that `state` stands for; `None` without a
-    /// tensorized form or when `state` was not reached at a token boundary.
-    fn tensor_state(&self, _state: &Self::State) -> Option<u32> {
+    /// What the constraint offers when its language is regular (budget-aware masks, the
+    /// tensorized automaton); `None` for a context-free one. Methods that need it
+    /// (`gcd-budget`, `p-gcd-smc`) ask here, so a wrapper forwards this one method.
+    fn regular(&self) -> Option<&dyn Regular<Self::State>> {
         None
     }
     /// An error met while answering since the last call (cleared by taking it): the answers
@@ -63,5 +51,87 @@ pub trait Constraint {
     /// rather than return samples biased by it. Constraints that cannot fail keep `None`.
     fn take_error(&self) -> Option<String> {
         None
+    }
+}
+
+/// The capabilities of a constraint whose language is regular: budget-aware masks from the
+/// tensorized automaton (seed 001 §3).
+pub trait Regular<S> {
+    /// Tokens after which the sequence can still be completed (EOS included) within
+    /// `remaining` more tokens counting this one and the EOS.
+    fn budget_mask(&self, state: &S, remaining: usize) -> TokenSet;
+    /// The tensorized automaton behind the language, when built: what the HMM-guided
+    /// proposal (`p-gcd-smc`) multiplies with its HMM.
+    fn tensorized(&self) -> Option<&TensorizedAutomaton> {
+        None
+    }
+    /// The state of [`Regular::tensorized`] that `state` stands for; `None` without a
+    /// tensorized form or when `state` was not reached at a token boundary.
+    fn tensor_state(&self, _state: &S) -> Option<u32> {
+        None
+    }
+}
+
+/// A shared reference is the constraint it points to.
+impl<C: Constraint + ?Sized> Constraint for &C {
+    type State = C::State;
+    fn vocab_size(&self) -> usize {
+        (**self).vocab_size()
+    }
+    fn eos(&self) -> TokenId {
+        (**self).eos()
+    }
+    fn initial(&self) -> C::State {
+        (**self).initial()
+    }
+    fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
+        (**self).advance(state, token)
+    }
+    fn is_complete(&self, state: &C::State) -> bool {
+        (**self).is_complete(state)
+    }
+    fn allows(&self, state: &C::State, token: TokenId) -> bool {
+        (**self).allows(state, token)
+    }
+    fn mask(&self, state: &C::State) -> TokenSet {
+        (**self).mask(state)
+    }
+    fn regular(&self) -> Option<&dyn Regular<C::State>> {
+        (**self).regular()
+    }
+    fn take_error(&self) -> Option<String> {
+        (**self).take_error()
+    }
+}
+
+/// A box is the constraint it holds (so a [`crate::DynConstraint`] is one).
+impl<C: Constraint + ?Sized> Constraint for Box<C> {
+    type State = C::State;
+    fn vocab_size(&self) -> usize {
+        (**self).vocab_size()
+    }
+    fn eos(&self) -> TokenId {
+        (**self).eos()
+    }
+    fn initial(&self) -> C::State {
+        (**self).initial()
+    }
+    fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
+        (**self).advance(state, token)
+    }
+    fn is_complete(&self, state: &C::State) -> bool {
+        (**self).is_complete(state)
+    }
+    fn allows(&self, state: &C::State, token: TokenId) -> bool {
+        (**self).allows(state, token)
+    }
+    fn mask(&self, state: &C::State) -> TokenSet {
+        (**self).mask(state)
+    }
+    fn regular(&self) -> Option<&dyn Regular<C::State>> {
+        (**self).regular()
+    }
+    fn take_error(&self) -> Option<String> {
+        (**self).take_error()
     }
 }

@@ -7,7 +7,9 @@
 //! - [`LanguageModel`]: next-token log-probabilities over a vocabulary (async, so that a
 //!   WebGPU read-back can be awaited).
 //! - [`Constraint`]: an incremental token-level constraint (per-token check, full mask,
-//!   completeness and, for regular constraints, budget-aware masks).
+//!   completeness and, for regular constraints, a [`Regular`] view with budget-aware masks).
+//! - [`DynLm`] and [`DynConstraint`]: one type for any model and any constraint, which
+//!   the front ends (CLI, playground, page) hold instead of writing their own "any" types.
 //! - [`Vocabulary`]: the byte string of every token, which lifts byte-level automata to tokens.
 //! - [`Event`] and [`EventSink`]: what a sampler reports while it runs.
 //! - [`RandomSource`]: injected randomness, so tests can enumerate every random path.
@@ -27,6 +29,8 @@
 pub mod block_on;
 pub mod byte_automaton;
 pub mod constraint;
+pub mod dyn_constraint;
+pub mod dyn_lm;
 pub mod error;
 pub mod event;
 pub mod exact;
@@ -45,7 +49,9 @@ pub mod vocab;
 
 pub use block_on::block_on;
 pub use byte_automaton::ByteAutomaton;
-pub use constraint::Constraint;
+pub use constraint::{Constraint, Regular};
+pub use dyn_constraint::{DynConstraint, DynState, into_dyn};
+pub use dyn_lm::{DynLanguageModel, DynLm, LmFuture};
 pub use error::SampleError;
 pub use event::{Event, EventSink, NullSink, VecSink};
 pub use limits::{LimitExceeded, Limits};

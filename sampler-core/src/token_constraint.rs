@@ -3,7 +3,9 @@
 use crate::Vocabulary;
 use crate::limits::{LimitExceeded, Limits};
 use crate::regex::{RegexAutomaton, RegexError};
-use crate::{ByteAutomaton, Constraint, TensorizedAutomaton, TokenId, TokenSet, TokenTrie};
+use crate::{
+    ByteAutomaton, Constraint, Regular, TensorizedAutomaton, TokenId, TokenSet, TokenTrie,
+};
 use std::collections::HashMap;
 
 /// The tensorized form and the state index a regular constraint needs for budget masks.
@@ -42,8 +44,8 @@ impl<A: ByteAutomaton> TokenConstraint<A> {
         }
     }
 
-    /// Lifts a finite-state `automaton` and tensorizes it, so that [`Constraint::is_regular`]
-    /// holds and [`Constraint::budget_mask`] answers.
+    /// Lifts a finite-state `automaton` and tensorizes it, so that [`Constraint::regular`]
+    /// answers (budget masks, the tensorized automaton).
     pub fn new_regular(
         automaton: A,
         vocab: &Vocabulary,
@@ -80,6 +82,11 @@ impl<A: ByteAutomaton> TokenConstraint<A> {
             m.insert(self.vocab.eos());
         }
         m
+    }
+
+    /// The budget-aware mask of [`Regular::budget_mask`]; `None` when not tensorized.
+    pub fn budget_mask(&self, state: &A::State, remaining: usize) -> Option<TokenSet> {
+        Some(self.budget.as_ref()?.budget_mask(state, remaining))
     }
 
     /// The tensor state index of `state`, when tensorized and reachable at a token boundary.
@@ -153,26 +160,27 @@ impl<A: ByteAutomaton> Constraint for TokenConstraint<A> {
         }
     }
 
-    fn is_regular(&self) -> bool {
-        self.budget.is_some()
+    fn regular(&self) -> Option<&dyn Regular<A::State>> {
+        self.budget.as_ref().map(|b| b as &dyn Regular<A::State>)
+    }
+}
+
+impl<S: Copy + Eq + std::hash::Hash> Regular<S> for Budget<S> {
+    fn budget_mask(&self, state: &S, remaining: usize) -> TokenSet {
+        let n = self.tensor.vocab_size;
+        // A state not reached at a token boundary has no tensor index: nothing is known.
+        match self.index.get(state) {
+            Some(&s) => TokenSet::from_u32_words(&self.tensor.state_mask_words(s, remaining), n),
+            None => TokenSet::empty(n),
+        }
     }
 
     fn tensorized(&self) -> Option<&TensorizedAutomaton> {
-        self.budget.as_ref().map(|b| &b.tensor)
+        Some(&self.tensor)
     }
 
-    fn tensor_state(&self, state: &A::State) -> Option<u32> {
-        self.budget.as_ref()?.index.get(state).copied()
-    }
-
-    fn budget_mask(&self, state: &A::State, remaining: usize) -> Option<TokenSet> {
-        let b = self.budget.as_ref()?;
-        // A state not reached at a token boundary has no tensor index: nothing is known.
-        let words = match b.index.get(state) {
-            Some(&s) => b.tensor.state_mask_words(s, remaining),
-            None => return Some(TokenSet::empty(self.vocab.len())),
-        };
-        Some(TokenSet::from_u32_words(&words, self.vocab.len()))
+    fn tensor_state(&self, state: &S) -> Option<u32> {
+        self.index.get(state).copied()
     }
 }
 
@@ -191,7 +199,7 @@ mod tests {
     #[test]
     fn masks_and_advance_agree() {
         let c = RegexConstraint::from_regex("(ab)+", &vocab()).unwrap();
-        assert!(c.is_regular());
+        let r = c.regular().expect("a regex constraint is regular");
         let s0 = c.initial();
         assert_eq!(c.mask(&s0).iter().collect::<Vec<_>>(), vec![0, 2]);
         assert!(c.advance(&s0, 3).is_none(), "empty token");
@@ -201,13 +209,10 @@ mod tests {
         let s = c.advance(&s0, 2).unwrap();
         assert!(c.is_complete(&s));
         assert_eq!(c.mask(&s).iter().collect::<Vec<_>>(), vec![0, 2, 5]);
-        assert_eq!(
-            c.budget_mask(&s, 1).unwrap().iter().collect::<Vec<_>>(),
-            vec![5]
-        );
-        assert_eq!(c.budget_mask(&s, usize::MAX).unwrap(), c.mask(&s));
+        assert_eq!(r.budget_mask(&s, 1).iter().collect::<Vec<_>>(), vec![5]);
+        assert_eq!(r.budget_mask(&s, usize::MAX), c.mask(&s));
         let plain = TokenConstraint::new(RegexAutomaton::new("a").unwrap(), &vocab());
-        assert!(!plain.is_regular() && plain.budget_mask(&0, 3).is_none());
+        assert!(plain.regular().is_none());
     }
 
     #[test]

@@ -116,7 +116,7 @@ proptest! {
         let c = RegexConstraint::from_regex(REGEXES[ri], &v).unwrap();
         for (s, _) in random_states(&c, &v, seed) {
             let plain = c.mask(&s);
-            let budget = c.budget_mask(&s, usize::MAX).unwrap();
+            let budget = c.regular().unwrap().budget_mask(&s, usize::MAX);
             if singles {
                 // Every byte has a token, so any live byte prefix is completable in tokens.
                 prop_assert_eq!(budget, plain);
@@ -138,7 +138,7 @@ proptest! {
             let (mut s, mut seq) = (c.initial(), Vec::new());
             let mut remaining = n;
             loop {
-                let m = c.budget_mask(&s, remaining).unwrap();
+                let m = c.regular().unwrap().budget_mask(&s, remaining);
                 if m.is_empty() {
                     // Only possible at the start, when no sentence fits the budget at all.
                     prop_assert!(seq.is_empty(), "dead end after {seq:?}");
@@ -168,7 +168,7 @@ proptest! {
         let v = vocab(&ws, singles);
         let c = RegexConstraint::from_regex(REGEXES[ri], &v).unwrap();
         for (s, prefix) in random_states(&c, &v, seed).into_iter().take(3) {
-            let m = c.budget_mask(&s, n).unwrap();
+            let m = c.regular().unwrap().budget_mask(&s, n);
             for t in 0..v.len() as TokenId {
                 let expected = if t == v.eos() {
                     n >= 1 && re.is_match(&prefix)

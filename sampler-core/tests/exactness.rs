@@ -49,23 +49,14 @@ fn drive<L: LanguageModel, C: Constraint>(
 ) -> (Result<(), SampleError>, Vec<Sample>, Counters) {
     let mut out = Vec::new();
     let mut push = |s: &Sample| out.push(s.clone());
-    let mut ctx = Ctx {
-        lm,
-        constraint: c,
-        rng,
-        sink,
-        params,
-        counters: Counters::default(),
-        vocab: None,
-        out: &mut push,
-    };
+    let mut ctx = Ctx::new(lm, c, rng, sink, params, None, &mut push);
     let r = block_on(async {
         match algo {
             Algo::Rejection(s) => rejection_sample(&mut ctx, s, trie, None).await,
             Algo::Asap => asap_sample(&mut ctx, trie).await,
         }
     });
-    let counters = ctx.counters;
+    let counters = ctx.counters();
     (r, out, counters)
 }
 

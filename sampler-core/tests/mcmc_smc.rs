@@ -7,10 +7,10 @@
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
 use sampler_core::samplers::path_enum::{PathRng, enumerate_paths};
 use sampler_core::samplers::smc::{self, TokenProposal};
-use sampler_core::samplers::{Counters, Ctx, Method, Params, Resampling, Sample, run};
+use sampler_core::samplers::{Ctx, Method, Params, Resampling, Sample, run};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
-    Constraint, Event, LanguageModel, NullSink, RandomSource, SeededRng, TokenId, VecSink,
+    Constraint, Event, LanguageModel, NullSink, RandomSource, Regular, SeededRng, TokenId, VecSink,
     Vocabulary, block_on,
 };
 use std::collections::BTreeMap;
@@ -93,16 +93,7 @@ fn with_ctx<L: LanguageModel, C: Constraint, R>(
     f: impl FnOnce(&mut Ctx<'_, L, C>) -> R,
 ) -> R {
     let (mut sink, mut out) = (NullSink, |_: &Sample| {});
-    let mut ctx = Ctx {
-        lm,
-        constraint: c,
-        rng,
-        sink: &mut sink,
-        params: p,
-        counters: Counters::default(),
-        vocab: None,
-        out: &mut out,
-    };
+    let mut ctx = Ctx::new(lm, c, rng, &mut sink, p, None, &mut out);
     f(&mut ctx)
 }
 
@@ -482,10 +473,13 @@ impl Constraint for BudgetFinite {
     fn is_complete(&self, s: &Vec<u8>) -> bool {
         self.0.is_complete(s)
     }
-    fn is_regular(&self) -> bool {
-        true
+    fn regular(&self) -> Option<&dyn Regular<Vec<u8>>> {
+        Some(self)
     }
-    fn budget_mask(&self, s: &Vec<u8>, remaining: usize) -> Option<sampler_core::TokenSet> {
+}
+
+impl Regular<Vec<u8>> for BudgetFinite {
+    fn budget_mask(&self, s: &Vec<u8>, remaining: usize) -> sampler_core::TokenSet {
         let mut m = sampler_core::TokenSet::empty(self.vocab_size());
         for t in 0..self.vocab_size() as TokenId {
             let ok = if t == self.eos() {
@@ -499,7 +493,7 @@ impl Constraint for BudgetFinite {
                 m.insert(t);
             }
         }
-        Some(m)
+        m
     }
 }
 

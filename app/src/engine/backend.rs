@@ -1,10 +1,11 @@
 //! Where the network runs. The page talks to [`Backend`] only, so a GPU forward pass is one
-//! more variant here (and in [`BackendLm`]) rather than a change to the samplers or the UI.
+//! more variant here (and one more model behind [`BackendLm`]'s handle) rather than a change
+//! to the samplers or the UI.
 
 use super::{FramePause, yield_now};
 use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
-use sampler_core::{LanguageModel, LmError, TokenId};
+use sampler_core::{DynLm, LanguageModel, LmError, TokenId};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -161,8 +162,8 @@ impl Backend {
     /// The model conditioned on `prompt`, as the samplers see it; its forward passes fail
     /// with [`super::STOPPED`] once `stop` says so.
     pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
-        let inner = match self {
-            Backend::Cpu(m) => Inner::Cpu(PromptedModel::new(m.clone(), prompt)?),
+        let inner: DynLm<'static> = match self {
+            Backend::Cpu(m) => Box::new(FramePaced(PromptedModel::new(m.clone(), prompt)?)),
             Backend::Gpu(g) => {
                 let model = g.slot.borrow_mut().take().ok_or_else(|| {
                     LmError("the GPU model was lost after an earlier error; reload the page".into())
@@ -170,10 +171,10 @@ impl Backend {
                 if let Err(e) = model.gpu().check() {
                     return Err(LmError(format!("WebGPU failed: {e}")));
                 }
-                Inner::Gpu {
+                Box::new(LentGpu {
                     lm: Some(Box::new(GpuPromptedModel::new(model, prompt)?)),
                     slot: g.slot.clone(),
-                }
+                })
             }
         };
         Ok(BackendLm { inner, stop })
@@ -224,91 +225,122 @@ impl Backend {
 
 /// A conditioned model that yields to the browser before every forward pass, so the page
 /// repaints each streamed token and Stop (Esc) takes effect before the next forward pass.
+/// The model underneath is either backend's, behind sampler-core's one handle.
 pub struct BackendLm {
-    inner: Inner,
+    inner: DynLm<'static>,
     stop: StopCheck,
 }
 
-enum Inner {
-    Cpu(PromptedModel),
-    Gpu {
-        /// Always `Some` until dropped.
-        lm: Option<Box<GpuPromptedModel>>,
-        /// Where the [`GpuModel`] goes back when the run ends.
-        slot: Rc<RefCell<Option<GpuModel>>>,
-    },
-}
-
-impl Drop for BackendLm {
-    fn drop(&mut self) {
-        if let Inner::Gpu { lm, slot } = &mut self.inner
-            && let Some(lm) = lm.take()
-        {
-            *slot.borrow_mut() = Some(lm.into_model());
+impl BackendLm {
+    /// Fails with [`super::STOPPED`] once the user pressed Stop; yields to the browser first.
+    async fn pause(&self) -> Result<(), LmError> {
+        yield_now().await;
+        if (self.stop)() {
+            return Err(LmError(super::STOPPED.into()));
         }
-    }
-}
-
-impl Inner {
-    fn gpu(lm: &Option<Box<GpuPromptedModel>>) -> &GpuPromptedModel {
-        lm.as_ref().expect("the GPU model is present until drop")
+        Ok(())
     }
 }
 
 impl LanguageModel for BackendLm {
     fn vocab_size(&self) -> usize {
-        match &self.inner {
-            Inner::Cpu(m) => m.vocab_size(),
-            Inner::Gpu { lm, .. } => Inner::gpu(lm).vocab_size(),
-        }
+        self.inner.vocab_size()
     }
 
     fn eos(&self) -> TokenId {
-        match &self.inner {
-            Inner::Cpu(m) => m.eos(),
-            Inner::Gpu { lm, .. } => Inner::gpu(lm).eos(),
-        }
+        self.inner.eos()
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        yield_now().await;
-        if (self.stop)() {
-            return Err(LmError(super::STOPPED.into()));
-        }
-        match &mut self.inner {
-            Inner::Cpu(m) => m.logprobs_pausing(prefix, &mut FramePause::new()).await,
-            Inner::Gpu { lm, .. } => {
-                let m = lm.as_mut().expect("the GPU model is present until drop");
-                m.logprobs(prefix)
-                    .await
-                    .map_err(|e| LmError(format!("WebGPU failed: {}", e.0)))
-            }
-        }
+        self.pause().await?;
+        self.inner.logprobs(prefix).await
     }
 
     async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
-        if let Inner::Cpu(m) = &mut self.inner {
-            // SMC particles: one pass over every particle's new token.
-            yield_now().await;
-            if (self.stop)() {
-                return Err(LmError(super::STOPPED.into()));
-            }
-            return m
-                .logprobs_batch_pausing(prefixes, &mut FramePause::new())
-                .await;
-        }
-        let mut out = Vec::with_capacity(prefixes.len());
-        for p in prefixes {
-            out.push(self.logprobs(p).await?);
-        }
-        Ok(out)
+        self.pause().await?;
+        self.inner.logprobs_batch(prefixes).await
     }
 
     fn forward_tokens(&self) -> u64 {
-        match &self.inner {
-            Inner::Cpu(m) => m.forward_tokens(),
-            Inner::Gpu { lm, .. } => Inner::gpu(lm).forward_tokens(),
+        self.inner.forward_tokens()
+    }
+}
+
+/// The CPU model, its forward passes split at layer boundaries so frames keep coming.
+struct FramePaced(PromptedModel);
+
+impl LanguageModel for FramePaced {
+    fn vocab_size(&self) -> usize {
+        self.0.vocab_size()
+    }
+
+    fn eos(&self) -> TokenId {
+        self.0.eos()
+    }
+
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        self.0
+            .logprobs_pausing(prefix, &mut FramePause::new())
+            .await
+    }
+
+    /// SMC particles: one pass over every particle's new token.
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        self.0
+            .logprobs_batch_pausing(prefixes, &mut FramePause::new())
+            .await
+    }
+
+    fn forward_tokens(&self) -> u64 {
+        self.0.forward_tokens()
+    }
+}
+
+/// The GPU model lent out of the backend for one run, conditioned on the prompt; the
+/// [`GpuModel`] goes back to the backend's slot when this drops.
+struct LentGpu {
+    /// Always `Some` until dropped.
+    lm: Option<Box<GpuPromptedModel>>,
+    slot: Rc<RefCell<Option<GpuModel>>>,
+}
+
+impl LentGpu {
+    fn lm(&self) -> &GpuPromptedModel {
+        self.lm
+            .as_ref()
+            .expect("the GPU model is present until drop")
+    }
+}
+
+impl Drop for LentGpu {
+    fn drop(&mut self) {
+        if let Some(lm) = self.lm.take() {
+            *self.slot.borrow_mut() = Some(lm.into_model());
         }
+    }
+}
+
+impl LanguageModel for LentGpu {
+    fn vocab_size(&self) -> usize {
+        self.lm().vocab_size()
+    }
+
+    fn eos(&self) -> TokenId {
+        self.lm().eos()
+    }
+
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        let m = self
+            .lm
+            .as_mut()
+            .expect("the GPU model is present until drop");
+        m.logprobs(prefix)
+            .await
+            .map_err(|e| LmError(format!("WebGPU failed: {}", e.0)))
+    }
+
+    fn forward_tokens(&self) -> u64 {
+        self.lm().forward_tokens()
     }
 }
 

@@ -20,7 +20,7 @@ use sampler_core::samplers::Method;
 
 /// The methods the page offers (every implemented one).
 pub fn methods() -> impl Iterator<Item = Method> {
-    Method::ALL.into_iter().filter(|m| *m != Method::PGcdSmc)
+    Method::ALL.into_iter()
 }
 
 /// One line on what a method does, for the select's tooltip and the hint under it.
@@ -40,6 +40,9 @@ fn method_hint(m: &str) -> &'static str {
         }
         "wrs-smc" | "awrs-smc" | "twisted-smc" | "smc-gcd" => {
             "SMC: M weighted particles, resampled when ESS < τ·M"
+        }
+        "p-gcd-smc" => {
+            "SMC guided by an HMM distilled from the model × the regex's automaton (regexes)"
         }
         "awrs-lcd" => "adaptive weighted rejection per token, without the weight",
         _ => "",

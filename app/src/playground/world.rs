@@ -4,12 +4,13 @@
 use super::editor::GrammarErr;
 use super::yielding::Yielding;
 use crate::engine::{Engine, OnCall};
-use playground::constraint::{BuiltConstraint, ConstraintBuilder};
+use playground::constraint::{ConstraintBuilder, compile_note};
 use playground::exact::{ExactLimits, ground_truth, ground_truth_ready};
 use playground::runner::Run;
 use playground::state::{ModelChoice, PlaygroundState, ToyModel};
 use playground::toy::{ToyLm, toy_vocabulary};
 use playground::views::Labels;
+use sampler_core::DynConstraint;
 use sampler_core::exact::ExactDistribution;
 use sampler_core::{TokenId, Vocabulary};
 use std::cell::RefCell;
@@ -32,7 +33,7 @@ pub enum World {
         /// Its vocabulary.
         vocab: Vocabulary,
         /// The grammar over it.
-        constraint: BuiltConstraint,
+        constraint: DynConstraint<'static>,
         /// How long the grammar took to compile, and the constraint's size.
         compile_note: String,
     },
@@ -43,7 +44,7 @@ pub enum World {
         /// The prompt's tokens.
         prompt: Vec<TokenId>,
         /// The grammar over its vocabulary.
-        constraint: BuiltConstraint,
+        constraint: DynConstraint<'static>,
         /// How long the grammar took to compile, and the constraint's size.
         compile_note: String,
         /// The setup (what the sampling worker builds its own constraint and prompt from).
@@ -90,10 +91,10 @@ fn compile(
     state: &PlaygroundState,
     vocab: &Vocabulary,
     key: BuilderKey,
-) -> Result<(BuiltConstraint, String), BuildError> {
+) -> Result<(DynConstraint<'static>, String), BuildError> {
     let t0 = crate::ui::now_ms();
     let built = compile_untimed(state, vocab, key)?;
-    let note = built.compile_note(crate::ui::now_ms() - t0);
+    let note = compile_note(&built, crate::ui::now_ms() - t0);
     Ok((built, note))
 }
 
@@ -101,7 +102,7 @@ fn compile_untimed(
     state: &PlaygroundState,
     vocab: &Vocabulary,
     key: BuilderKey,
-) -> Result<BuiltConstraint, BuildError> {
+) -> Result<DynConstraint<'static>, BuildError> {
     BUILDERS
         .with(|b| {
             let mut b = b.borrow_mut();

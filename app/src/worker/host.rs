@@ -5,10 +5,11 @@
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use super::shared_clock_ms;
 use crate::engine::{BackendLm, Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
-use playground::constraint::{BuiltConstraint, ConstraintBuilder};
+use playground::constraint::ConstraintBuilder;
 use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
 use playground::state::PlaygroundState;
+use sampler_core::DynConstraint;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -217,7 +218,7 @@ async fn exact(id: u64, state: PlaygroundState) {
     post(&FromWorker::Exact { id, result });
 }
 
-type Prepared = (Rc<Engine>, BuiltConstraint, BackendLm);
+type Prepared = (Rc<Engine>, DynConstraint<'static>, BackendLm);
 
 /// The model (conditioned on the state's prompt, failing once `stop` says so) and the
 /// grammar compiled over its vocabulary.

@@ -290,7 +290,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let mean_allowed =
             states.iter().map(|s| c.mask(s).count()).sum::<usize>() as f64 / states.len() as f64;
         let tensor_us = time_us(&states, |s| {
-            c.budget_mask(s, 1 << 20).unwrap_or_else(|| c.mask(s))
+            c.regular()
+                .map_or_else(|| c.mask(s), |r| r.budget_mask(s, 1 << 20))
         });
         let t0 = Instant::now();
         let (llg_compile_ms, llg_us) = match compiler.compile_regex_reference(&re) {
@@ -303,13 +304,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 (None, None)
             }
         };
-        let tz = c.tensorized();
+        let tz = c.regular().and_then(|r| r.tensorized());
         let (mut wgsl_us, mut wgsl_dispatch_us, mut wgsl_ok) = (None, None, None);
         let (mut gpu_sample_us, mut cpu_sample_us, mut draws_agree) = (None, None, None);
         if let (Some(w), Some(t)) = (&wgsl, tz) {
             let flags: Vec<Vec<u32>> = states
                 .iter()
-                .filter_map(|s| c.tensor_state(s))
+                .filter_map(|s| c.regular()?.tensor_state(s))
                 .map(|q| t.edge_flags(&t.one_hot(q), 1 << 20))
                 .collect();
             match w.time(t, &flags) {

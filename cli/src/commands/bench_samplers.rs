@@ -9,7 +9,7 @@
 //! method on one real-model problem.
 
 use crate::args::{BenchArgs, ConstraintArgs};
-use crate::constraint_source::{Built, build};
+use crate::constraint_source::build;
 use crate::failure::{Failure, Result};
 use crate::model_source::toy_random_vocabulary;
 use lm::{Model, PromptedModel};
@@ -17,8 +17,8 @@ use sampler_core::exact::{ExactDistribution, Limits, enumerate, kl_divergence, t
 use sampler_core::samplers::{self, Counters, Method, Params, Sample};
 use sampler_core::toy::{RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
-    Constraint, Event, EventSink, LanguageModel, LmError, RandomSource, RegexConstraint, SeededRng,
-    TokenId, Vocabulary, block_on,
+    Constraint, DynConstraint, Event, EventSink, LanguageModel, LmError, RandomSource,
+    RegexConstraint, SeededRng, TokenId, Vocabulary, block_on,
 };
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -305,13 +305,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     match example(&vocab) {
         Ok((c, prompt_text)) => {
             let prompt = model.tokenizer().encode_prompt(&prompt_text, true)?;
-            c.table7(
+            table7(
                 &mut s1,
                 &format!(
                     "real model, `{EXAMPLE}.json` (JSON Schema) with its chat prompt, max 12 \
                      tokens, 5 valid samples, budget 30 s per method"
                 ),
                 &mut || fresh(&model, &prompt),
+                &c,
                 Rejection {
                     n: 5,
                     max_tokens: 12,
@@ -368,7 +369,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 }
 
 /// The example grammar of section 1 and its prompt text.
-fn example(vocab: &Vocabulary) -> Result<(Box<dyn ExampleConstraint>, String)> {
+fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, String)> {
     let schema = format!("{EXAMPLE}.json");
     let prompt = std::fs::read_to_string(format!("{EXAMPLE}.prompt.txt"))
         .map_err(|e| Failure(format!("{EXAMPLE}.prompt.txt: {e}")))?;
@@ -377,37 +378,7 @@ fn example(vocab: &Vocabulary) -> Result<(Box<dyn ExampleConstraint>, String)> {
         regex: None,
         json_schema: Some(Path::new(&schema).to_path_buf()),
     };
-    match build(&args, None, vocab)? {
-        Built::Cfg(c) => Ok((Box::new(*c), prompt)),
-        Built::Regex(c) => Ok((Box::new(*c), prompt)),
-    }
-}
-
-/// Lets section 1 take the example's constraint whatever its concrete type.
-trait ExampleConstraint {
-    /// Runs the rejection table on this constraint.
-    fn table7(
-        &self,
-        out: &mut String,
-        title: &str,
-        mk: &mut dyn FnMut() -> Result<Memoless>,
-        r: Rejection,
-    );
-}
-
-/// The real model as section 1 and 4 use it (no memo: costs are what is measured).
-type Memoless = PromptedModel;
-
-impl<C: Constraint> ExampleConstraint for C {
-    fn table7(
-        &self,
-        out: &mut String,
-        title: &str,
-        mk: &mut dyn FnMut() -> Result<Memoless>,
-        r: Rejection,
-    ) {
-        table7(out, title, mk, self, r);
-    }
+    Ok((build(&args, None, vocab)?, prompt))
 }
 
 /// A fresh real model conditioned on `prompt`, with the prompt already prefilled.
@@ -651,7 +622,7 @@ fn fig2<L: LanguageModel, C: Constraint>(
     let mut rows: Vec<(Method, &str)> = MCMC.iter().map(|&m| (m, "steps k")).collect();
     rows.extend(
         SMC.iter()
-            .filter(|m| !m.needs_regular() || c.is_regular())
+            .filter(|m| !m.needs_regular() || c.regular().is_some())
             .map(|&m| (m, "particles M")),
     );
     let mut by_g = Vec::new();

@@ -2,11 +2,11 @@
 //! non-canonical tokenizations) with its probability.
 
 use crate::args::EnumerateArgs;
-use crate::constraint_source::{ConstraintUser, build};
+use crate::constraint_source::build;
 use crate::failure::Result;
-use crate::model_source::{LmRef, Source, with_lm};
+use crate::model_source::{Source, with_lm};
+use sampler_core::block_on;
 use sampler_core::exact::{Limits, enumerate};
-use sampler_core::{Constraint, Vocabulary, block_on};
 use serde_json::json;
 
 /// Most sequences listed before refusing ("too large to enumerate").
@@ -18,41 +18,23 @@ pub fn run(args: &EnumerateArgs) -> Result<()> {
     let vocab = source.vocabulary();
     let prompt = source.prompt_tokens(&args.model)?;
     let constraint = build(&args.constraint, args.grammar_format.as_deref(), &vocab)?;
-    constraint.dispatch(Job {
-        source: &mut source,
-        prompt,
-        vocab: &vocab,
+    let limits = Limits {
         max_tokens: args.max_tokens,
-    })
-}
-
-struct Job<'a> {
-    source: &'a mut Source,
-    prompt: Vec<u32>,
-    vocab: &'a Vocabulary,
-    max_tokens: usize,
-}
-
-impl ConstraintUser for Job<'_> {
-    fn run<C: Constraint>(self, constraint: &C) -> Result<()> {
-        let limits = Limits {
-            max_tokens: self.max_tokens,
-            max_sequences: MAX_SEQUENCES,
-        };
-        let dist = with_lm(self.source, self.prompt, |lm| {
-            Ok(block_on(enumerate(&mut LmRef(lm), constraint, limits))?)
-        })?;
-        let mut entries: Vec<_> = dist.entries.iter().collect();
-        entries.sort_by(|a, b| b.p.total_cmp(&a.p));
-        for e in entries {
-            let line = json!({
-                "text": String::from_utf8_lossy(&self.vocab.decode(&e.tokens)),
-                "tokens": e.tokens,
-                "logp": e.logp,
-                "p": e.p,
-            });
-            crate::stdout::line(line);
-        }
-        Ok(())
+        max_sequences: MAX_SEQUENCES,
+    };
+    let dist = with_lm(&mut source, prompt, |mut lm| {
+        Ok(block_on(enumerate(&mut lm, &constraint, limits))?)
+    })?;
+    let mut entries: Vec<_> = dist.entries.iter().collect();
+    entries.sort_by(|a, b| b.p.total_cmp(&a.p));
+    for e in entries {
+        let line = json!({
+            "text": String::from_utf8_lossy(&vocab.decode(&e.tokens)),
+            "tokens": e.tokens,
+            "logp": e.logp,
+            "p": e.p,
+        });
+        crate::stdout::line(line);
     }
+    Ok(())
 }

@@ -1,12 +1,12 @@
 //! `strait sample`: run one sampler and print one JSON line per output sample.
 
 use crate::args::SampleArgs;
-use crate::constraint_source::{ConstraintUser, build};
+use crate::constraint_source::build;
 use crate::failure::{Failure, Result};
-use crate::model_source::{LmRef, Source, with_lm};
+use crate::model_source::{Source, with_lm};
 use sampler_core::hmm::HmmConfig;
 use sampler_core::samplers::{self, Method, Params, Sample};
-use sampler_core::{Constraint, Event, EventSink, SeededRng, Vocabulary, block_on};
+use sampler_core::{Event, EventSink, SeededRng, Vocabulary, block_on};
 use serde_json::json;
 use std::time::Instant;
 
@@ -32,26 +32,23 @@ pub fn run(args: &SampleArgs) -> Result<()> {
     let vocab = source.vocabulary();
     let prompt = source.prompt_tokens(&args.model)?;
     let constraint = build(&args.constraint, args.grammar_format.as_deref(), &vocab)?;
-    constraint.dispatch(Job {
-        source: &mut source,
-        prompt,
-        vocab: &vocab,
-        method,
-        params,
-        seed: args.seed,
-        events: args.events,
+    let start = Instant::now();
+    let mut rng = SeededRng::new(args.seed);
+    let mut sink = StdoutSink { on: args.events };
+    with_lm(&mut source, prompt, |mut lm| {
+        let mut print = |s: &Sample| crate::stdout::line(sample_line(&vocab, s, start));
+        block_on(samplers::run(
+            method,
+            &params,
+            &mut lm,
+            &constraint,
+            &mut rng,
+            &mut sink,
+            Some(&vocab),
+            &mut print,
+        ))?;
+        Ok(())
     })
-}
-
-/// Everything a sampling run needs once the constraint's type is known.
-struct Job<'a> {
-    source: &'a mut Source,
-    prompt: Vec<u32>,
-    vocab: &'a Vocabulary,
-    method: Method,
-    params: Params,
-    seed: u64,
-    events: bool,
 }
 
 /// Writes events as JSON lines on stdout when `--events` is given.
@@ -67,38 +64,6 @@ impl EventSink for StdoutSink {
                 Err(e) => eprintln!("strait: cannot write event: {e}"),
             }
         }
-    }
-}
-
-impl ConstraintUser for Job<'_> {
-    fn run<C: Constraint>(self, constraint: &C) -> Result<()> {
-        let Job {
-            source,
-            prompt,
-            vocab,
-            method,
-            params,
-            seed,
-            events,
-        } = self;
-        let start = Instant::now();
-        let mut rng = SeededRng::new(seed);
-        let mut sink = StdoutSink { on: events };
-        with_lm(source, prompt, |lm| {
-            let mut lm = LmRef(lm);
-            let mut print = |s: &Sample| crate::stdout::line(sample_line(vocab, s, start));
-            block_on(samplers::run(
-                method,
-                &params,
-                &mut lm,
-                constraint,
-                &mut rng,
-                &mut sink,
-                Some(vocab),
-                &mut print,
-            ))?;
-            Ok(())
-        })
     }
 }
 

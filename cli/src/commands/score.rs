@@ -3,6 +3,7 @@
 use crate::args::ScoreArgs;
 use crate::failure::Result;
 use crate::model_source::{Source, with_lm};
+use sampler_core::block_on;
 use serde_json::json;
 
 /// Prints `{"text", "tokens", "logp", "token_logps"}` for `--text` after the prompt.
@@ -11,11 +12,11 @@ pub fn run(args: &ScoreArgs) -> Result<()> {
     let prompt = source.prompt_tokens(&args.model)?;
     let tokens = source.encode(&args.text)?;
     let per_token = with_lm(&mut source, prompt, |lm| {
-        let eos = lm.eos_now();
+        let eos = lm.dyn_eos();
         let mut out = Vec::with_capacity(tokens.len() + 1);
         let mut prefix = Vec::with_capacity(tokens.len());
         for &t in tokens.iter().chain(std::iter::once(&eos)) {
-            let lp = lm.logprobs_now(&prefix)?;
+            let lp = block_on(lm.dyn_logprobs(&prefix))?;
             out.push(lp[t as usize]);
             prefix.push(t);
         }

@@ -2,7 +2,7 @@
 //! the sampler's own context counts them, so the page can show progress between samples.
 
 use super::LiveCounters;
-use sampler_core::{Constraint, LanguageModel, LmError, TokenId, TokenSet};
+use sampler_core::{Constraint, LanguageModel, LmError, Regular, TokenId, TokenSet};
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -73,6 +73,7 @@ impl<C: Constraint> Constraint for CountingConstraint<'_, C> {
         self.inner.advance(state, token)
     }
     fn is_complete(&self, state: &C::State) -> bool {
+        self.count(1);
         self.inner.is_complete(state)
     }
     fn allows(&self, state: &C::State, token: TokenId) -> bool {
@@ -83,12 +84,10 @@ impl<C: Constraint> Constraint for CountingConstraint<'_, C> {
         self.count(self.inner.vocab_size() as u64);
         self.inner.mask(state)
     }
-    fn is_regular(&self) -> bool {
-        self.inner.is_regular()
-    }
-    fn budget_mask(&self, state: &C::State, remaining: usize) -> Option<TokenSet> {
-        self.count(self.inner.vocab_size() as u64);
-        self.inner.budget_mask(state, remaining)
+    /// The inner constraint's regular view, uncounted: the sampler's context counts a
+    /// budget mask or a tensor-state lookup, but the live counters miss them.
+    fn regular(&self) -> Option<&dyn Regular<C::State>> {
+        self.inner.regular()
     }
     fn take_error(&self) -> Option<String> {
         self.inner.take_error()

@@ -73,15 +73,15 @@ pub async fn sample_sequences<L: LanguageModel, C: Constraint>(
     n: usize,
     max_len: usize,
 ) -> Result<Vec<Vec<TokenId>>, SampleError> {
-    let eos = ctx.lm.eos();
-    ctx.counters.generations += n as u64;
+    let eos = ctx.eos();
+    ctx.count_generations(n);
     let mut seqs = Vec::with_capacity(n);
     for _ in 0..n {
         let mut seq: Vec<TokenId> = Vec::new();
         while seq.len() < max_len.max(1) {
             let lp = ctx.logprobs(&seq).await?;
             let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
-            let t = ctx.rng.categorical(&probs) as TokenId;
+            let t = ctx.rng().categorical(&probs) as TokenId;
             seq.push(t);
             if t == eos {
                 break;
@@ -100,8 +100,8 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
     cfg: &HmmConfig,
 ) -> Result<Hmm, SampleError> {
     cfg.validate()?;
-    let max_len = cfg.max_len.min(ctx.params.max_tokens).max(1);
-    let note = |ctx: &mut Ctx<'_, L, C>, message: String| ctx.sink.emit(Event::Note { message });
+    let max_len = cfg.max_len.min(ctx.params().max_tokens).max(1);
+    let note = |ctx: &mut Ctx<'_, L, C>, message: String| ctx.emit(Event::Note { message });
     note(
         ctx,
         format!(
@@ -110,7 +110,7 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
             cfg.sequences, cfg.hidden_states
         ),
     );
-    let vocab = ctx.lm.vocab_size();
+    let vocab = ctx.vocab_size();
     let (h, v) = (cfg.hidden_states as u128, vocab as u128);
     let bytes = (h * v + h * h + h) * 8;
     if bytes > MAX_HMM_BYTES as u128 {
@@ -123,7 +123,7 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
     }
     let data = sample_sequences(ctx, cfg.sequences, max_len).await?;
     let tokens: usize = data.iter().map(Vec::len).sum();
-    let mut hmm = Hmm::init_from_data(cfg.hidden_states, vocab, &data, 1e-2, &mut *ctx.rng);
+    let mut hmm = Hmm::init_from_data(cfg.hidden_states, vocab, &data, 1e-2, ctx.rng());
     note(
         ctx,
         format!(

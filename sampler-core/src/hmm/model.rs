@@ -50,6 +50,16 @@ fn normalize(row: &mut [f64]) {
     }
 }
 
+/// The state posteriors γ_t an E-step uses.
+#[derive(Clone, Copy)]
+enum Posterior {
+    /// Baum–Welch's smoothed α_t·β_t.
+    Smoothed,
+    /// Test-only mutant: the filtered α_t (the tests must catch it).
+    #[cfg(test)]
+    FilteredMutant,
+}
+
 /// Expected counts gathered over the data set by the E-step.
 struct Counts {
     initial: Vec<f64>,
@@ -206,9 +216,7 @@ impl Hmm {
     }
 
     /// The E-step for one sequence: adds its expected counts to `c`, returns log P(x).
-    /// `mutant` (tests only) uses the filtered α_t for the state posteriors γ_t instead of
-    /// the smoothed α_t·β_t.
-    fn accumulate(&self, seq: &[TokenId], c: &mut Counts, mutant: bool) -> f64 {
+    fn accumulate(&self, seq: &[TokenId], c: &mut Counts, posterior: Posterior) -> f64 {
         let (h, t_len) = (self.hidden, seq.len());
         if t_len == 0 {
             return 0.0;
@@ -247,10 +255,10 @@ impl Hmm {
         for t in 0..t_len {
             let v = seq[t] as usize;
             for i in 0..h {
-                let gamma = if mutant {
-                    alpha[t * h + i]
-                } else {
-                    alpha[t * h + i] * beta[t * h + i]
+                let gamma = match posterior {
+                    Posterior::Smoothed => alpha[t * h + i] * beta[t * h + i],
+                    #[cfg(test)]
+                    Posterior::FilteredMutant => alpha[t * h + i],
                 };
                 if t == 0 {
                     c.initial[i] += gamma;
@@ -276,11 +284,11 @@ impl Hmm {
     /// One Baum–Welch iteration on `data` with Dirichlet pseudo-count `pseudo` (0 for
     /// maximum likelihood): replaces the parameters and reports the objective before.
     pub fn em_step(&mut self, data: &[Vec<TokenId>], pseudo: f64) -> EmStep {
-        self.em_step_impl(data, pseudo, false)
+        self.em_step_impl(data, pseudo, Posterior::Smoothed)
     }
 
-    /// [`Hmm::em_step`], with the E-step mutant of [`Hmm::accumulate`] when `mutant`.
-    fn em_step_impl(&mut self, data: &[Vec<TokenId>], pseudo: f64, mutant: bool) -> EmStep {
+    /// [`Hmm::em_step`] with the state posteriors `posterior`.
+    fn em_step_impl(&mut self, data: &[Vec<TokenId>], pseudo: f64, posterior: Posterior) -> EmStep {
         let h = self.hidden;
         let mut c = Counts {
             initial: vec![pseudo; h],
@@ -289,7 +297,7 @@ impl Hmm {
         };
         let log_likelihood: f64 = data
             .iter()
-            .map(|s| self.accumulate(s, &mut c, mutant))
+            .map(|s| self.accumulate(s, &mut c, posterior))
             .sum();
         let objective = log_likelihood + self.log_prior(pseudo);
         normalize(&mut c.initial);
@@ -461,7 +469,7 @@ mod tests {
             let d = max_param_diff(&real, &brute);
             assert!(d < 1e-12, "pseudo {pseudo}: {d}");
             let mut mutant = start.clone();
-            mutant.em_step_impl(&data, pseudo, true);
+            mutant.em_step_impl(&data, pseudo, Posterior::FilteredMutant);
             let d = max_param_diff(&mutant, &brute);
             eprintln!("pseudo {pseudo}: mutant E-step differs from brute-force EM by {d:.3}");
             assert!(d > 1e-3, "pseudo {pseudo}: {d}");

@@ -5,7 +5,7 @@
 use super::{Guide, Hmm, HmmConfig};
 use crate::samplers::path_enum::{PathRng, enumerate_paths};
 use crate::samplers::smc::{self, TokenProposal};
-use crate::samplers::{Counters, Ctx, Method, Params, Sample, run};
+use crate::samplers::{Ctx, Method, Params, Sample, run};
 use crate::toy::{RandomLm, gsk_lm, gsk_vocabulary};
 use crate::{
     Constraint, Event, LanguageModel, NullSink, RandomSource, RegexConstraint, SeededRng, TokenId,
@@ -184,16 +184,7 @@ fn with_ctx<L: LanguageModel, C: Constraint, R>(
     f: impl FnOnce(&mut Ctx<'_, L, C>) -> R,
 ) -> R {
     let (mut sink, mut out) = (NullSink, |_: &Sample| {});
-    let mut ctx = Ctx {
-        lm,
-        constraint: c,
-        rng,
-        sink: &mut sink,
-        params: p,
-        counters: Counters::default(),
-        vocab: None,
-        out: &mut out,
-    };
+    let mut ctx = Ctx::new(lm, c, rng, &mut sink, p, None, &mut out);
     f(&mut ctx)
 }
 
@@ -516,7 +507,7 @@ fn oversized_hmms_and_guides_are_refused_before_distilling() {
     let p = Params::default();
     let e = with_ctx(&mut lm, &c, &mut SeededRng::new(0), &p, |ctx| {
         let e = block_on(super::distill(ctx, &cfg)).unwrap_err();
-        assert_eq!(ctx.counters.lm_calls, 0);
+        assert_eq!(ctx.counters().lm_calls, 0);
         e
     });
     assert!(e.to_string().contains("lower --hmm-states"), "{e}");

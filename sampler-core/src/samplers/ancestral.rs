@@ -37,19 +37,19 @@ pub async fn generate<L: LanguageModel, C: Constraint>(
     masking: Masking,
     particle: usize,
 ) -> Result<Generation, SampleError> {
-    let eos = ctx.constraint.eos();
+    let eos = ctx.eos();
     let mut tokens = prefix.to_vec();
     let mut state = state;
     let (mut logp, mut log_q) = (0.0, 0.0);
-    ctx.counters.generations += 1;
-    while tokens.len() < ctx.params.max_tokens {
+    ctx.count_generations(1);
+    while tokens.len() < ctx.params().max_tokens {
         let lp = ctx.logprobs(&tokens).await?;
         let allowed = match (masking, &state) {
             (Masking::None, _) => None,
             (_, None) => return Err(ctx.dead_end(&tokens)),
             (Masking::Viable, Some(s)) => Some(ctx.mask(s)),
             (Masking::Budget, Some(s)) => {
-                let remaining = ctx.params.max_tokens - tokens.len();
+                let remaining = ctx.params().max_tokens - tokens.len();
                 Some(ctx.budget_mask(s, remaining)?)
             }
         };
@@ -65,14 +65,14 @@ pub async fn generate<L: LanguageModel, C: Constraint>(
         if z <= 0.0 {
             return Err(ctx.dead_end(&tokens));
         }
-        let t = ctx.rng.categorical(&weights) as TokenId;
+        let t = ctx.rng().categorical(&weights) as TokenId;
         let kept = allowed.as_ref().map(|_| z);
         ctx.emit_token(particle, tokens.len(), t, &lp, kept, allowed.as_ref());
         logp += lp[t as usize];
         log_q += (weights[t as usize] / z).ln();
         state = match &state {
             Some(s) if t != eos => ctx.advance(s, t),
-            Some(s) => ctx.constraint.is_complete(s).then(|| s.clone()),
+            Some(s) => ctx.is_complete(s).then(|| s.clone()),
             None => None,
         };
         tokens.push(t);
@@ -94,8 +94,8 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     masking: Masking,
 ) -> Result<(), SampleError> {
-    for _ in 0..ctx.params.n {
-        let init = Some(ctx.constraint.initial());
+    for _ in 0..ctx.params().n {
+        let init = Some(ctx.initial());
         let g = generate(ctx, &[], init, masking, 0).await?;
         ctx.finish(g.tokens, g.logp, g.valid, None, None)?;
     }

@@ -13,7 +13,7 @@ use super::Ctx;
 use super::trie::{NodeId, ROOT, Trie, normalize};
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
-/// Draws `ctx.params.n` ASAp samples in order, refining the caller's `trie` of c̃ after
+/// Draws `ctx.params().n` ASAp samples in order, refining the caller's `trie` of c̃ after
 /// each. A generation that reaches a prefix with no allowed mass (a dead end) updates c̃
 /// and is retried; once c̃(ε) = 0 the run stops with [`SampleError::ZeroProbability`], after
 /// `max_generations` of those in a row with [`SampleError::GaveUp`].
@@ -21,22 +21,22 @@ pub async fn asap_sample<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     trie: &mut Trie,
 ) -> Result<(), SampleError> {
-    trie.set_event_top_k(ctx.params.top_k_events);
+    trie.set_event_top_k(ctx.params().top_k_events);
     let mut produced = 0;
     let mut failures = 0u64;
-    while produced < ctx.params.n {
+    while produced < ctx.params().n {
         ctx.check_cancelled()?;
         if trie.root_is_dead() {
             return Err(SampleError::ZeroProbability);
         }
-        if failures >= ctx.params.max_generations {
+        if failures >= ctx.params().max_generations {
             return Err(SampleError::GaveUp {
                 generations: failures,
             });
         }
         let (tokens, logp, path, complete) = generate(ctx, trie).await?;
         for &n in path.iter().rev() {
-            ctx.sink.emit(Event::EfgUpdate {
+            ctx.emit(Event::EfgUpdate {
                 prefix: trie.prefix(n),
                 efg: trie.node_mass(n),
             });
@@ -47,7 +47,7 @@ pub async fn asap_sample<L: LanguageModel, C: Constraint>(
             failures = 0;
         } else {
             failures += 1;
-            ctx.sink.emit(Event::Rejected {
+            ctx.emit(Event::Rejected {
                 tokens,
                 logp,
                 reason: "dead end".into(),
@@ -61,7 +61,7 @@ pub async fn asap_sample<L: LanguageModel, C: Constraint>(
 pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
 ) -> Result<(), SampleError> {
-    let mut trie = Trie::new(ctx.constraint.vocab_size());
+    let mut trie = Trie::new(ctx.vocab_size());
     asap_sample(ctx, &mut trie).await
 }
 
@@ -71,12 +71,12 @@ async fn generate<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     trie: &mut Trie,
 ) -> Result<(Vec<TokenId>, f64, Vec<NodeId>, bool), SampleError> {
-    let eos = ctx.constraint.eos();
-    let max = ctx.params.max_tokens;
-    ctx.counters.generations += 1;
+    let eos = ctx.eos();
+    let max = ctx.params().max_tokens;
+    ctx.count_generations(1);
     let mut tokens: Vec<TokenId> = Vec::new();
     let mut logp = 0.0;
-    let mut state = ctx.constraint.initial();
+    let mut state = ctx.initial();
     let mut path: Vec<NodeId> = Vec::new();
     // P(last token | the prefix before it).
     let mut edge_p = 1.0;
@@ -96,10 +96,10 @@ async fn generate<L: LanguageModel, C: Constraint>(
             }
         };
         let node = match path.last() {
-            None => trie.ensure_root(&probs, ctx.sink),
+            None => trie.ensure_root(&probs, ctx.sink()),
             Some(&parent) => {
                 let t = tokens[tokens.len() - 1];
-                trie.ensure_child(parent, t, edge_p, &probs, ctx.sink)
+                trie.ensure_child(parent, t, edge_p, &probs, ctx.sink())
             }
         };
         path.push(node);
@@ -110,7 +110,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
                 .filter(|&t| !mask.contains(t) || (t != eos && !room))
                 .map(|t| (t, probs[t as usize]))
                 .collect();
-            trie.prune(node, &invalid, ctx.sink);
+            trie.prune(node, &invalid, ctx.sink());
             trie.set_expanded(node);
         }
         let weights = trie.weights(node, &probs);
@@ -118,7 +118,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
         if z <= 0.0 {
             return Ok((tokens, logp, path, false));
         }
-        let a = ctx.rng.categorical(&weights) as TokenId;
+        let a = ctx.rng().categorical(&weights) as TokenId;
         ctx.emit_token(0, tokens.len(), a, &lp, Some(z), None);
         logp += lp[a as usize];
         edge_p = probs[a as usize];

@@ -78,16 +78,25 @@ pub fn awrs(
     rng: &mut dyn RandomSource,
     allowed: &mut dyn FnMut(TokenId) -> bool,
 ) -> TokenDraw {
-    awrs_impl(probs, rng, allowed, false)
+    awrs_impl(probs, rng, allowed, Numerator::Loop1)
 }
 
-/// [`awrs`], or with `psi_over_both_loops` the wrong variant that removes the mass
-/// rejected in both loops from the numerator (kept to show that the test catches it).
+/// Which rejected mass [`awrs_impl`] removes from Ẑ's numerator.
+#[derive(Clone, Copy)]
+enum Numerator {
+    /// Seed 003 Def. 2: the mass rejected in loop 1 only.
+    Loop1,
+    /// Test-only mutant: the mass rejected in both loops (the tests must catch it).
+    #[cfg(test)]
+    BothLoops,
+}
+
+/// [`awrs`], with Ẑ's numerator as `numerator` says.
 fn awrs_impl(
     probs: &[f64],
     rng: &mut dyn RandomSource,
     allowed: &mut dyn FnMut(TokenId) -> bool,
-    psi_over_both_loops: bool,
+    numerator: Numerator,
 ) -> TokenDraw {
     let mut weights = probs.to_vec();
     let (mut rejected, mut checks) = (Vec::new(), 0);
@@ -99,12 +108,14 @@ fn awrs_impl(
             checks,
         };
     };
-    let mut kept: f64 = weights.iter().sum();
+    let kept_after_loop1: f64 = weights.iter().sum();
     // Loop 2 always ends: x is allowed and still in `weights`.
     adaptive_loop(&mut weights, rng, allowed, &mut rejected, &mut checks);
-    if psi_over_both_loops {
-        kept = weights.iter().sum();
-    }
+    let kept = match numerator {
+        Numerator::Loop1 => kept_after_loop1,
+        #[cfg(test)]
+        Numerator::BothLoops => weights.iter().sum(),
+    };
     TokenDraw {
         token: Some(x),
         z_hat: kept / (rejected.len() + 1) as f64,
@@ -178,19 +189,18 @@ pub fn wrs(
 pub async fn run_lcd<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
 ) -> Result<(), SampleError> {
-    let eos = ctx.constraint.eos();
-    for _ in 0..ctx.params.n {
-        ctx.counters.generations += 1;
-        let (mut tokens, mut state, mut logp) = (Vec::new(), ctx.constraint.initial(), 0.0);
+    let eos = ctx.eos();
+    for _ in 0..ctx.params().n {
+        ctx.count_generations(1);
+        let (mut tokens, mut state, mut logp) = (Vec::new(), ctx.initial(), 0.0);
         let mut ended = false;
-        while tokens.len() < ctx.params.max_tokens {
+        while tokens.len() < ctx.params().max_tokens {
             let lp = ctx.logprobs(&tokens).await?;
             let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
-            let (constraint, counters) = (ctx.constraint, &mut ctx.counters);
-            let draw = ars(&probs, &mut *ctx.rng, &mut |t| {
-                counters.constraint_checks += 1;
-                constraint.allows(&state, t)
-            });
+            let draw = {
+                let (rng, mut allows) = ctx.rng_and_check(&state);
+                ars(&probs, rng, &mut allows)
+            };
             let Some(t) = draw.token else {
                 return Err(ctx.dead_end(&tokens));
             };
@@ -296,7 +306,8 @@ mod tests {
     /// The mutant that subtracts the mass rejected in both loops is biased low.
     #[test]
     fn awrs_with_psi_over_both_loops_is_caught() {
-        let (_, mean, _) = exact_moments(&|r| awrs_impl(&P0, r, &mut allowed, true));
+        let (_, mean, _) =
+            exact_moments(&|r| awrs_impl(&P0, r, &mut allowed, Numerator::BothLoops));
         assert!(mean < z() - 1e-3, "mutant E[Ẑ] = {mean}, Z = {}", z());
     }
 

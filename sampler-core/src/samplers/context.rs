@@ -3,31 +3,103 @@
 
 use super::{Counters, Params, Sample};
 use crate::{
-    Constraint, Event, EventSink, LanguageModel, RandomSource, SampleError, TokenId, TokenSet,
-    Vocabulary,
+    Constraint, Event, EventSink, LanguageModel, RandomSource, SampleError, TensorizedAutomaton,
+    TokenId, TokenSet, Vocabulary,
 };
 
-/// Everything a sampler needs during one run; counts every model and constraint call.
+/// Everything a sampler needs during one run. The model and the constraint are reached
+/// only through its methods, which count every model call and constraint check (EOS
+/// included) and check for Stop and for constraint errors, so no sampler can bypass them.
 pub struct Ctx<'a, L, C> {
-    /// The language model (use [`Ctx::logprobs`], which counts, instead of calling it directly).
-    pub lm: &'a mut L,
-    /// The constraint (use the counting wrappers below).
-    pub constraint: &'a C,
-    /// Every random choice goes through here.
-    pub rng: &'a mut dyn RandomSource,
-    /// Where events go; also says when the user pressed Stop.
-    pub sink: &'a mut dyn EventSink,
-    /// Run parameters.
-    pub params: &'a Params,
-    /// Costs so far.
-    pub counters: Counters,
-    /// Decodes tokens for messages (dead ends); `None` prints token ids.
-    pub vocab: Option<&'a Vocabulary>,
-    /// Receives each finished sample as soon as it exists.
-    pub out: &'a mut dyn FnMut(&Sample),
+    lm: &'a mut L,
+    constraint: &'a C,
+    rng: &'a mut dyn RandomSource,
+    sink: &'a mut dyn EventSink,
+    params: &'a Params,
+    counters: Counters,
+    vocab: Option<&'a Vocabulary>,
+    out: &'a mut dyn FnMut(&Sample),
 }
 
 impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
+    /// A context for one run: `vocab` decodes tokens for messages (`None` prints token
+    /// ids); `out` receives each finished sample as soon as it exists.
+    pub fn new(
+        lm: &'a mut L,
+        constraint: &'a C,
+        rng: &'a mut dyn RandomSource,
+        sink: &'a mut dyn EventSink,
+        params: &'a Params,
+        vocab: Option<&'a Vocabulary>,
+        out: &'a mut dyn FnMut(&Sample),
+    ) -> Self {
+        Ctx {
+            lm,
+            constraint,
+            rng,
+            sink,
+            params,
+            counters: Counters::default(),
+            vocab,
+            out,
+        }
+    }
+
+    /// The run's parameters.
+    pub fn params(&self) -> &'a Params {
+        self.params
+    }
+
+    /// The run's randomness: every random choice goes through here.
+    pub fn rng(&mut self) -> &mut dyn RandomSource {
+        &mut *self.rng
+    }
+
+    /// The event sink (for the trie's and the views' events).
+    pub fn sink(&mut self) -> &mut dyn EventSink {
+        &mut *self.sink
+    }
+
+    /// Sends `event` to the sink.
+    pub fn emit(&mut self, event: Event) {
+        self.sink.emit(event);
+    }
+
+    /// The costs so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Counts `n` more generations (sequences started from the beginning).
+    pub fn count_generations(&mut self, n: usize) {
+        self.counters.generations += n as u64;
+    }
+
+    /// The vocabulary size (the constraint's, which the model shares).
+    pub fn vocab_size(&self) -> usize {
+        self.constraint.vocab_size()
+    }
+
+    /// The end-of-sequence token.
+    pub fn eos(&self) -> TokenId {
+        self.constraint.eos()
+    }
+
+    /// The constraint's state before any token.
+    pub fn initial(&self) -> C::State {
+        self.constraint.initial()
+    }
+
+    /// Whether the constraint is regular (budget masks exist).
+    pub fn is_regular(&self) -> bool {
+        self.constraint.regular().is_some()
+    }
+
+    /// The tensorized automaton of a regular constraint, when it has one.
+    pub fn tensorized(&self) -> Option<&'a TensorizedAutomaton> {
+        self.constraint.regular()?.tensorized()
+    }
+
     /// Fails with [`SampleError::Cancelled`] when the sink asks to stop.
     pub fn check_cancelled(&self) -> Result<(), SampleError> {
         if self.sink.cancelled() {
@@ -82,6 +154,33 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         self.constraint.allows(state, token)
     }
 
+    /// Whether the bytes so far are a sentence, so EOS may follow (one counted check).
+    pub fn is_complete(&mut self, state: &C::State) -> bool {
+        self.counters.constraint_checks += 1;
+        self.constraint.is_complete(state)
+    }
+
+    /// The randomness and a counted `allows` check on `state`, borrowed together: the
+    /// token samplers (WRS, AWRS, ARS) draw and check in one loop.
+    pub fn rng_and_check<'s>(
+        &'s mut self,
+        state: &'s C::State,
+    ) -> (&'s mut dyn RandomSource, impl FnMut(TokenId) -> bool + 's) {
+        let (constraint, counters) = (self.constraint, &mut self.counters);
+        let allows = move |t: TokenId| {
+            counters.constraint_checks += 1;
+            constraint.allows(state, t)
+        };
+        (&mut *self.rng, allows)
+    }
+
+    /// The automaton state of [`Ctx::tensorized`] that `state` stands for (counted like a
+    /// mask: the guide reads the budget mask off it).
+    pub fn tensor_state(&mut self, state: &C::State) -> Option<u32> {
+        self.counters.constraint_checks += self.constraint.vocab_size() as u64;
+        self.constraint.regular()?.tensor_state(state)
+    }
+
     /// The full mask (counted as one check per vocabulary token).
     pub fn mask(&mut self, state: &C::State) -> TokenSet {
         self.counters.constraint_checks += self.constraint.vocab_size() as u64;
@@ -97,7 +196,8 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
     ) -> Result<TokenSet, SampleError> {
         self.counters.constraint_checks += self.constraint.vocab_size() as u64;
         self.constraint
-            .budget_mask(state, remaining)
+            .regular()
+            .map(|r| r.budget_mask(state, remaining))
             .ok_or_else(|| {
                 SampleError::Unsupported(
                     "this method needs a regular constraint (regex, or a grammar that is regular)"

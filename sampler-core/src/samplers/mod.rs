@@ -60,28 +60,27 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     out: &mut dyn FnMut(&Sample),
 ) -> Result<Counters, SampleError> {
     params.validate()?;
-    if method.needs_regular() && !constraint.is_regular() {
+    if lm.vocab_size() != constraint.vocab_size() {
+        return Err(SampleError::Unsupported(format!(
+            "the model has {} tokens but the constraint was built for {}; build the constraint \
+             from the model's vocabulary",
+            lm.vocab_size(),
+            constraint.vocab_size()
+        )));
+    }
+    if method.needs_regular() && constraint.regular().is_none() {
         return Err(SampleError::Unsupported(format!(
             "method {method} needs a regular constraint (a regex, or a grammar that is regular); \
              this one is context-free"
         )));
     }
-    let mut ctx = Ctx {
-        lm,
-        constraint,
-        rng,
-        sink,
-        params,
-        counters: Counters::default(),
-        vocab,
-        out,
-    };
+    let mut ctx = Ctx::new(lm, constraint, rng, sink, params, vocab, out);
     let result = dispatch(method, &mut ctx).await;
     // A constraint that failed on the way explains any other ending (a pruned trie, a dead
     // end) and voids a success.
     ctx.check_constraint()?;
     result?;
-    Ok(ctx.counters)
+    Ok(ctx.counters())
 }
 
 /// Runs `method`'s sampler in `ctx`.
@@ -89,7 +88,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
     method: Method,
     ctx: &mut Ctx<'_, L, C>,
 ) -> Result<(), SampleError> {
-    let (constraint, params) = (ctx.constraint, ctx.params);
+    let params = ctx.params();
     match method {
         Method::Lm => ancestral::run(ctx, Masking::None).await?,
         Method::Lcd => ancestral::run(ctx, Masking::Viable).await?,
@@ -108,7 +107,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
         Method::WrsSmc => smc::run(ctx, smc::TokenProposal::Wrs).await?,
         Method::TwistedSmc => smc::run(ctx, smc::TokenProposal::Twisted).await?,
         Method::SmcGcd => {
-            let p = if constraint.is_regular() {
+            let p = if ctx.is_regular() {
                 smc::TokenProposal::BudgetMask
             } else {
                 smc::TokenProposal::Mask
@@ -116,7 +115,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
             smc::run(ctx, p).await?
         }
         Method::PGcdSmc => {
-            let tensor = constraint.tensorized().ok_or_else(|| {
+            let tensor = ctx.tensorized().ok_or_else(|| {
                 SampleError::Unsupported(
                     "method p-gcd-smc needs the constraint's tensorized automaton (a regex); \
                      this constraint has none"
@@ -131,7 +130,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
             let hmm = crate::hmm::distill(ctx, &params.hmm).await?;
             let guide =
                 crate::hmm::Guide::new(hmm, tensor, params.max_tokens, params.hmm.guide_floor)?;
-            ctx.sink.emit(crate::Event::Note {
+            ctx.emit(crate::Event::Note {
                 message: format!(
                     "p-gcd: guide built ({} automaton states × {} hidden states × {} budgets, \
                      {:.1} MB)",

@@ -55,7 +55,7 @@ struct Visit {
     edge: (TokenId, f64),
 }
 
-/// Draws `ctx.params.n` accepted samples with `strategy`, growing (unless frozen) the
+/// Draws `ctx.params().n` accepted samples with `strategy`, growing (unless frozen) the
 /// caller's `trie`; the trie is frozen after `freeze_after` accepted samples when given
 /// (seed 002 App. E.3). Fails with [`SampleError::ZeroProbability`] once p_ε is 0, and with
 /// [`SampleError::GaveUp`] after `max_generations` generations in a row without a valid one.
@@ -65,15 +65,15 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     trie: &mut Trie,
     freeze_after: Option<usize>,
 ) -> Result<(), SampleError> {
-    trie.set_event_top_k(ctx.params.top_k_events);
+    trie.set_event_top_k(ctx.params().top_k_events);
     let mut accepted = 0;
     let mut failures = 0u64;
-    while accepted < ctx.params.n {
+    while accepted < ctx.params().n {
         ctx.check_cancelled()?;
         if trie.root_is_dead() {
             return Err(SampleError::ZeroProbability);
         }
-        if failures >= ctx.params.max_generations {
+        if failures >= ctx.params().max_generations {
             return Err(SampleError::GaveUp {
                 generations: failures,
             });
@@ -89,7 +89,7 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
             }
             Outcome::Rejected(tokens, logp, reason) => {
                 failures += 1;
-                ctx.sink.emit(Event::Rejected {
+                ctx.emit(Event::Rejected {
                     tokens,
                     logp,
                     reason: reason.to_string(),
@@ -105,7 +105,7 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     strategy: Strategy,
 ) -> Result<(), SampleError> {
-    let mut trie = Trie::new(ctx.constraint.vocab_size());
+    let mut trie = Trie::new(ctx.vocab_size());
     rejection_sample(ctx, strategy, &mut trie, None).await
 }
 
@@ -147,13 +147,13 @@ async fn generate<L: LanguageModel, C: Constraint>(
     strategy: Strategy,
     trie: &mut Trie,
 ) -> Result<Outcome, SampleError> {
-    let eos = ctx.constraint.eos();
-    let max = ctx.params.max_tokens;
+    let eos = ctx.eos();
+    let max = ctx.params().max_tokens;
     let updating = !trie.is_frozen();
-    ctx.counters.generations += 1;
+    ctx.count_generations(1);
     let mut tokens: Vec<TokenId> = Vec::new();
     let mut logp = 0.0;
-    let mut state = Some(ctx.constraint.initial());
+    let mut state = Some(ctx.initial());
     let mut visits: Vec<Visit> = Vec::new();
     // The trie node of the current prefix while the generation is still inside the trie.
     let mut node: Option<NodeId> = None;
@@ -165,7 +165,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
         }
         let (probs, lp) = probs_at(ctx, trie, node, &tokens).await?;
         if tokens.is_empty() {
-            node = Some(trie.ensure_root(&probs, ctx.sink));
+            node = Some(trie.ensure_root(&probs, ctx.sink()));
         }
         if let Some(prev) = visits.last_mut().filter(|_| probs.len() > KEEP_PROBS_VOCAB) {
             prev.probs = None;
@@ -184,7 +184,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
         if z <= 0.0 {
             return Ok(Outcome::Rejected(tokens, logp, "dead end"));
         }
-        let a = ctx.rng.categorical(&weights) as TokenId;
+        let a = ctx.rng().categorical(&weights) as TokenId;
         ctx.emit_token(0, tokens.len(), a, &lp, node.map(|_| z), None);
         edge = (a, probs[a as usize]);
         if strategy == Strategy::Cars && updating {
@@ -202,11 +202,11 @@ async fn generate<L: LanguageModel, C: Constraint>(
             let depth = tokens.len() - 1;
             match strategy {
                 Strategy::Ars => {
-                    let u = materialize(trie, &mut visits[..=depth], ctx.sink);
-                    trie.prune(u, &[(a, probs[a as usize])], ctx.sink);
+                    let u = materialize(trie, &mut visits[..=depth], ctx.sink());
+                    trie.prune(u, &[(a, probs[a as usize])], ctx.sink());
                 }
                 Strategy::Rsft => {
-                    let init = ctx.constraint.initial();
+                    let init = ctx.initial();
                     let root = trie.cached_probs(ROOT).unwrap_or_else(|| probs.clone());
                     expand(ctx, trie, &mut visits[..1], &root, Some(&init), 0);
                 }
@@ -241,18 +241,18 @@ fn expand<L: LanguageModel, C: Constraint>(
     let Some(state) = state else {
         return;
     };
-    let u = materialize(trie, visits, ctx.sink);
+    let u = materialize(trie, visits, ctx.sink());
     if trie.is_expanded(u) {
         return;
     }
     let mask = ctx.mask(state);
-    let eos = ctx.constraint.eos();
-    let room = depth + 2 <= ctx.params.max_tokens;
+    let eos = ctx.eos();
+    let room = depth + 2 <= ctx.params().max_tokens;
     let invalid: Vec<(TokenId, f64)> = (0..probs.len() as TokenId)
         .filter(|&t| !mask.contains(t) || (t != eos && !room))
         .map(|t| (t, probs[t as usize]))
         .collect();
-    trie.prune(u, &invalid, ctx.sink);
+    trie.prune(u, &invalid, ctx.sink());
     trie.set_expanded(u);
 }
 
@@ -260,7 +260,7 @@ fn expand<L: LanguageModel, C: Constraint>(
 mod tests {
     use super::*;
     use crate::exact::{Limits, chi_square, enumerate, explore, total_variation};
-    use crate::samplers::{Counters, Params, Sample};
+    use crate::samplers::{Params, Sample};
     use crate::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
     use crate::{EventSink, NullSink, RandomSource, SeededRng, VecSink, Vocabulary, block_on};
     use std::collections::HashMap;
@@ -299,16 +299,7 @@ mod tests {
     ) -> (Result<(), SampleError>, Vec<Sample>) {
         let mut out = Vec::new();
         let mut push = |s: &Sample| out.push(s.clone());
-        let mut ctx = Ctx {
-            lm,
-            constraint: c,
-            rng,
-            sink,
-            params,
-            counters: Counters::default(),
-            vocab: None,
-            out: &mut push,
-        };
+        let mut ctx = Ctx::new(lm, c, rng, sink, params, None, &mut push);
         let r = block_on(rejection_sample(&mut ctx, strategy, trie, freeze_after));
         (r, out)
     }

@@ -67,6 +67,8 @@ pub struct Trie {
     vocab_size: usize,
     has_root: bool,
     frozen: bool,
+    /// Test-only mutant switch: `false` never propagates mass changes upward.
+    #[cfg(test)]
     propagate: bool,
     cached: usize,
     top_k: usize,
@@ -91,6 +93,7 @@ impl Trie {
             vocab_size,
             has_root: false,
             frozen: false,
+            #[cfg(test)]
             propagate: true,
             cached: 0,
             top_k: 5,
@@ -412,7 +415,11 @@ impl Trie {
 
     /// When p_u changed from `old`, its parent loses P(u|parent)·(old − new), and so on up.
     fn propagate_from(&mut self, mut node: NodeId, mut old: f64, sink: &mut dyn EventSink) {
-        while self.propagate {
+        #[cfg(test)]
+        if !self.propagate {
+            return;
+        }
+        loop {
             let new = self.nodes[node].p;
             let Some(parent) = self.nodes[node].parent else {
                 break;

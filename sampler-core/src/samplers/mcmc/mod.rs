@@ -25,8 +25,9 @@ pub enum ProposalScore {
     /// p_pos(i)·Q(suffix) for the drawn cut i only, in both directions: MH on the space
     /// extended with the cut, also exact (its test shows P^L stays stationary).
     DrawnCut,
-    /// Wrong on purpose: the ratio P(w')/P(w) without q (Metropolis without Hastings),
-    /// kept so a test shows the stationarity check catches a broken ratio.
+    /// Test-only mutant: the ratio P(w')/P(w) without q (Metropolis without Hastings),
+    /// so a test shows the stationarity check catches a broken ratio.
+    #[cfg(any(test, feature = "mutants"))]
     Ignored,
 }
 
@@ -52,6 +53,7 @@ impl Kernel {
         match self.score {
             ProposalScore::AllCuts => log_proposal(self.truncation, from, to),
             ProposalScore::DrawnCut => log_proposal_drawn_cut(self.truncation, from, to, cut),
+            #[cfg(any(test, feature = "mutants"))]
             ProposalScore::Ignored => 0.0,
         }
     }
@@ -76,7 +78,7 @@ pub async fn step<L: LanguageModel, C: Constraint>(
     step: usize,
 ) -> Result<bool, SampleError> {
     let pos = cut_distribution(kernel.truncation, state);
-    let cut = ctx.rng.categorical(&pos).min(state.len());
+    let cut = ctx.rng().categorical(&pos).min(state.len());
     let proposal = match extend(ctx, state.truncate(cut)).await {
         Ok(p) => Some(p),
         Err(SampleError::DeadEnd { .. }) => None,
@@ -96,12 +98,12 @@ pub async fn step<L: LanguageModel, C: Constraint>(
     } else {
         log_ratio.min(0.0).exp()
     };
-    let accepted = accept_prob > 0.0 && ctx.rng.bernoulli(accept_prob);
+    let accepted = accept_prob > 0.0 && ctx.rng().bernoulli(accept_prob);
     let suffix = proposal
         .as_ref()
         .map(|p| p.tokens[cut..].to_vec())
         .unwrap_or_default();
-    ctx.sink.emit(Event::McmcProposal {
+    ctx.emit(Event::McmcProposal {
         chain,
         step,
         cut,
@@ -123,9 +125,9 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     truncation: Truncation,
 ) -> Result<(), SampleError> {
     let kernel = Kernel::new(truncation);
-    for chain in 0..ctx.params.n {
+    for chain in 0..ctx.params().n {
         let mut state = initial(ctx).await?;
-        for k in 1..ctx.params.steps {
+        for k in 1..ctx.params().steps {
             ctx.check_cancelled()?;
             step(ctx, kernel, &mut state, chain, k).await?;
         }

@@ -113,8 +113,8 @@ fn next_state<L: LanguageModel, C: Constraint>(
     t: TokenId,
 ) -> Option<C::State> {
     let s = state?;
-    if t == ctx.constraint.eos() {
-        ctx.constraint.is_complete(s).then(|| s.clone())
+    if t == ctx.eos() {
+        ctx.is_complete(s).then(|| s.clone())
     } else {
         ctx.advance(s, t)
     }
@@ -126,22 +126,22 @@ pub async fn extend<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     prefix: Trace<C::State>,
 ) -> Result<Trace<C::State>, SampleError> {
-    let eos = ctx.constraint.eos();
-    ctx.counters.generations += 1;
+    let eos = ctx.eos();
+    ctx.count_generations(1);
     let mut tr = prefix;
     let mut state = match tr.tokens.last() {
-        None => Some(ctx.constraint.initial()),
+        None => Some(ctx.initial()),
         Some(&last) => {
             let before = tr.states.last().cloned().flatten();
             next_state(ctx, before.as_ref(), last)
         }
     };
-    while tr.len() < ctx.params.max_tokens {
+    while tr.len() < ctx.params().max_tokens {
         let pos = position(ctx, &tr.tokens, state.as_ref()).await?;
         if pos.z <= 0.0 {
             return Err(ctx.dead_end(&tr.tokens));
         }
-        let t = ctx.rng.categorical(&pos.weights) as TokenId;
+        let t = ctx.rng().categorical(&pos.weights) as TokenId;
         ctx.emit_token(0, tr.len(), t, &pos.lp, Some(pos.z), None);
         tr.tokens.push(t);
         tr.logp.push(pos.lp[t as usize]);
@@ -163,9 +163,9 @@ pub async fn score<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     tokens: &[TokenId],
 ) -> Result<Trace<C::State>, SampleError> {
-    let eos = ctx.constraint.eos();
+    let eos = ctx.eos();
     let mut tr = Trace::empty();
-    let mut state = Some(ctx.constraint.initial());
+    let mut state = Some(ctx.initial());
     for &t in tokens {
         let pos = position(ctx, &tr.tokens, state.as_ref()).await?;
         tr.tokens.push(t);

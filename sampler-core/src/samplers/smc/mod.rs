@@ -51,7 +51,7 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
     proposal: TokenProposal<'_>,
     ps: &mut [Particle<C::State>],
 ) -> Result<Vec<Option<TokenId>>, SampleError> {
-    let eos = ctx.constraint.eos();
+    let eos = ctx.eos();
     let active: Vec<usize> = (0..ps.len()).filter(|&m| ps[m].active).collect();
     let prefixes: Vec<&[TokenId]> = active.iter().map(|&m| &ps[m].tokens[..]).collect();
     let lps = ctx.logprobs_batch(&prefixes).await?;
@@ -80,7 +80,7 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             if let TokenProposal::PGcd(guide) = proposal {
                 p.belief = guide.advance_belief(&p.belief, t);
             }
-            if p.tokens.len() >= ctx.params.max_tokens {
+            if p.tokens.len() >= ctx.params().max_tokens {
                 // Incomplete at the budget: the final target gives it no mass.
                 (p.active, p.log_w) = (false, f64::NEG_INFINITY);
             }
@@ -99,11 +99,11 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
     proposal: TokenProposal<'_>,
     run: usize,
 ) -> Result<SmcResult, SampleError> {
-    let m = ctx.params.particles;
-    ctx.counters.generations += m as u64;
+    let m = ctx.params().particles;
+    ctx.count_generations(m);
     let start = Particle {
         tokens: Vec::new(),
-        state: ctx.constraint.initial(),
+        state: ctx.initial(),
         logp: 0.0,
         log_w: 0.0,
         active: true,
@@ -119,7 +119,7 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
         let drawn = extend_all(ctx, proposal, &mut ps).await?;
         let log_w: Vec<f64> = ps.iter().map(|p| p.log_w).collect();
         let e = ess(&log_w);
-        ctx.sink.emit(Event::ParticlesExtended {
+        ctx.emit(Event::ParticlesExtended {
             run,
             step,
             tokens: drawn,
@@ -129,12 +129,12 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
         if e == 0.0 {
             break; // every particle died
         }
-        if e < ctx.params.ess_threshold * m as f64 {
-            let anc = ancestors(ctx.params.resampling, &log_w, &mut *ctx.rng);
+        if e < ctx.params().ess_threshold * m as f64 {
+            let anc = ancestors(ctx.params().resampling, &log_w, ctx.rng());
             let mean = logsumexp(log_w.iter().copied()) - (m as f64).ln();
             ps = anc.iter().map(|&a| ps[a].clone()).collect();
             ps.iter_mut().for_each(|p| p.log_w = mean);
-            ctx.sink.emit(Event::Resampled {
+            ctx.emit(Event::Resampled {
                 run,
                 step,
                 ancestors: anc,
@@ -145,7 +145,7 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
     }
     let log_w: Vec<f64> = ps.iter().map(|p| p.log_w).collect();
     let log_evidence = logsumexp(log_w.iter().copied()) - (m as f64).ln();
-    ctx.sink.emit(Event::Evidence { run, log_evidence });
+    ctx.emit(Event::Evidence { run, log_evidence });
     let weights = normalized(&log_w);
     for (p, &w) in ps.iter().zip(&weights) {
         ctx.finish(p.tokens.clone(), p.logp, p.valid, Some(w), Some(run))?;
@@ -162,7 +162,7 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     proposal: TokenProposal<'_>,
 ) -> Result<(), SampleError> {
-    for r in 0..ctx.params.n {
+    for r in 0..ctx.params().n {
         run_once(ctx, proposal, r).await?;
     }
     Ok(())

@@ -58,29 +58,26 @@ pub fn propose<L: LanguageModel, C: Constraint>(
     position: usize,
 ) -> Result<Extension, SampleError> {
     let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
-    let (constraint, counters) = (ctx.constraint, &mut ctx.counters);
-    let mut allowed = |t: TokenId| {
-        counters.constraint_checks += 1;
-        constraint.allows(state, t)
-    };
     let ext = match proposal {
         TokenProposal::Awrs => {
-            let d = awrs(&probs, &mut *ctx.rng, &mut allowed);
+            let (rng, mut allowed) = ctx.rng_and_check(state);
+            let d = awrs(&probs, rng, &mut allowed);
             Extension {
                 token: d.token,
                 weight: d.z_hat,
             }
         }
         TokenProposal::Wrs => {
-            let d = wrs(&probs, 1, WRS_MAX_REJECTIONS, &mut *ctx.rng, &mut allowed);
+            let (rng, mut allowed) = ctx.rng_and_check(state);
+            let d = wrs(&probs, 1, WRS_MAX_REJECTIONS, rng, &mut allowed);
             Extension {
                 token: d.token,
                 weight: d.z_hat,
             }
         }
         TokenProposal::Twisted => {
-            let t = ctx.rng.categorical(&probs) as TokenId;
-            let ok = allowed(t);
+            let t = ctx.rng().categorical(&probs) as TokenId;
+            let ok = ctx.allows(state, t);
             Extension {
                 token: Some(t),
                 weight: if ok { 1.0 } else { 0.0 },
@@ -90,7 +87,7 @@ pub fn propose<L: LanguageModel, C: Constraint>(
             let mask = if proposal == TokenProposal::Mask {
                 ctx.mask(state)
             } else {
-                ctx.budget_mask(state, ctx.params.max_tokens.saturating_sub(position))?
+                ctx.budget_mask(state, ctx.params().max_tokens.saturating_sub(position))?
             };
             let w: Vec<f64> = (0..probs.len())
                 .map(|t| {
@@ -102,14 +99,13 @@ pub fn propose<L: LanguageModel, C: Constraint>(
                 })
                 .collect();
             let z: f64 = w.iter().sum();
-            let token = (z > 0.0).then(|| ctx.rng.categorical(&w) as TokenId);
+            let token = (z > 0.0).then(|| ctx.rng().categorical(&w) as TokenId);
             Extension { token, weight: z }
         }
         TokenProposal::PGcd(guide) => {
-            let remaining = ctx.params.max_tokens.saturating_sub(position);
+            let remaining = ctx.params().max_tokens.saturating_sub(position);
             // The guide reads the budget mask off the automaton: counted like a mask.
-            ctx.counters.constraint_checks += ctx.constraint.vocab_size() as u64;
-            let Some(s) = ctx.constraint.tensor_state(state) else {
+            let Some(s) = ctx.tensor_state(state) else {
                 return Ok(Extension {
                     token: None,
                     weight: 0.0,
@@ -117,7 +113,7 @@ pub fn propose<L: LanguageModel, C: Constraint>(
             };
             let q = guide.proposal(&probs, belief, s, remaining);
             if q.total > 0.0 {
-                let t = ctx.rng.categorical(&q.weights) as TokenId;
+                let t = ctx.rng().categorical(&q.weights) as TokenId;
                 Extension {
                     token: Some(t),
                     weight: guide.weight(&q, t),
