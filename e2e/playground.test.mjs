@@ -226,6 +226,24 @@ describe('playground (toy models)', () => {
     });
   });
 
+  it('P-GCD runs on a regex (HMM × automaton guide) and refuses a grammar with a message', async () => {
+    await step('p-gcd', async (page) => {
+      await setForm(page, { example: 'toy-random', method: 'p-gcd-smc', n: 2, particles: 4, seed: 5 });
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      assert.equal(await page.getAttribute('#view-smc', 'data-particles'), '4');
+      assert.equal(await page.locator('#view-smc .particle').count(), 4);
+      const d = await drawn(page);
+      assert.ok(Object.keys(d).length > 0, JSON.stringify(d));
+      for (const text of Object.keys(d)) assert.match(text, /^(ab|ba|aab|cc?)$/);
+      // A context-free grammar has no tensorized automaton for the guide.
+      await setForm(page, { grammar: 'root ::= "ab" | "ba"', kind: 'gbnf', method: 'p-gcd-smc', n: 1, particles: 2 });
+      const e = await run(page);
+      assert.equal(e.state, 'error', e.text);
+      assert.match(e.text, /needs a regular constraint/, e.text);
+    });
+  });
+
   it('switching toy models recompiles the grammar for the new vocabulary', async () => {
     await step('toy-switch', async (page) => {
       await open(page);

@@ -8,7 +8,10 @@
 //! sampling runs in a Web Worker started from this same module (`worker`).
 //!
 //! # Key modules
-//! - [`ui`]: the page (controls, output, keyboard shortcuts).
+//! - [`page`]: the page, top-down; [`page_state`]: the loaded model and the address's
+//!   parameters.
+//! - [`loader`]: WebGPU detection, the model's download and load, the status section.
+//! - [`quick_form`]: the quick generation form and its streamed output.
 //! - [`webgpu`]: is WebGPU usable here.
 //! - [`download`]: streamed, cached model download.
 //! - [`engine`]: the model and the samplers behind the page.
@@ -16,11 +19,17 @@
 //!   enumerations on the CPU path).
 //! - [`playground`]: the playground (toy and real models, every sampler animated, compare
 //!   mode, permalinks), on the DOM-free `playground` crate.
+//! - [`format`], [`clock`]: text formatting and `performance.now()`, shared by all.
 
+mod clock;
 mod download;
 mod engine;
+mod format;
+mod loader;
+mod page;
+mod page_state;
 mod playground;
-mod ui;
+mod quick_form;
 mod webgpu;
 mod worker;
 
@@ -29,6 +38,6 @@ fn main() {
     // The same module runs the sampling worker (`worker.js` calls `worker_main`): there is
     // no page to mount in a worker.
     if web_sys::window().is_some() {
-        leptos::mount::mount_to_body(ui::App);
+        leptos::mount::mount_to_body(page::App);
     }
 }

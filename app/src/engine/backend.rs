@@ -2,16 +2,15 @@
 //! more variant here (and one more model behind [`BackendLm`]'s handle) rather than a change
 //! to the samplers or the UI.
 
-use super::{FramePause, yield_now};
+use super::browser_turn::{FramePause, yield_now};
+use super::request::{STOPPED, StopCheck};
+use crate::format::fmt_mb;
 use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::{DynLm, LanguageModel, LmError, TokenId};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
-
-/// Says whether the user asked the run to stop.
-pub type StopCheck = Rc<dyn Fn() -> bool>;
 
 /// Which backend the user asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,8 +96,8 @@ impl Backend {
             .map_err(|e| format!("WebGPU ({adapter}): {e}"))?;
         let buffer_bytes = g.buffer_bytes();
         status(&format!(
-            "{adapter}: {:.1} MB of GPU buffers",
-            buffer_bytes as f64 / 1e6
+            "{adapter}: {} of GPU buffers",
+            fmt_mb(buffer_bytes)
         ));
         Ok(Backend::Gpu(GpuBackend {
             model,
@@ -152,15 +151,15 @@ impl Backend {
         match self {
             Backend::Cpu(_) => "CPU (wasm)".into(),
             Backend::Gpu(g) => format!(
-                "WebGPU ({}, {:.1} MB of GPU buffers)",
+                "WebGPU ({}, {} of GPU buffers)",
                 g.adapter,
-                g.buffer_bytes as f64 / 1e6
+                fmt_mb(g.buffer_bytes)
             ),
         }
     }
 
     /// The model conditioned on `prompt`, as the samplers see it; its forward passes fail
-    /// with [`super::STOPPED`] once `stop` says so.
+    /// with [`STOPPED`] once `stop` says so.
     pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
         let inner: DynLm<'static> = match self {
             Backend::Cpu(m) => Box::new(FramePaced(PromptedModel::new(m.clone(), prompt)?)),
@@ -232,11 +231,11 @@ pub struct BackendLm {
 }
 
 impl BackendLm {
-    /// Fails with [`super::STOPPED`] once the user pressed Stop; yields to the browser first.
+    /// Fails with [`STOPPED`] once the user pressed Stop; yields to the browser first.
     async fn pause(&self) -> Result<(), LmError> {
         yield_now().await;
         if (self.stop)() {
-            return Err(LmError(super::STOPPED.into()));
+            return Err(LmError(STOPPED.into()));
         }
         Ok(())
     }

@@ -4,8 +4,8 @@
 //! draws one uniform per token from the same seeded source as the CPU `lcd` sampler, so
 //! both paths give the same tokens (the end-to-end test compares them).
 
-use super::backend::{GpuLoan, StopCheck};
-use super::{Finished, Output, Request, STOPPED, TokenOut};
+use super::backend::GpuLoan;
+use super::request::{Finished, Output, Request, STOPPED, StopCheck, TokenOut};
 use lm::gpu::{DecodeMask, MaskedDecoder};
 use sampler_core::{
     Constraint, RegexConstraint, SeededRng, TensorizedAutomaton, TokenId, Vocabulary,

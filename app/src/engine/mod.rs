@@ -7,98 +7,18 @@
 //! from the tensorized automaton and masked sampling).
 
 mod backend;
+mod browser_turn;
 mod gpu_masks;
+mod request;
 
-pub use backend::{BackendLm, Choice, StopCheck};
+pub use backend::{BackendLm, Choice};
+pub use browser_turn::{set_pausing, yield_now};
 pub use playground::on_call::OnCall;
+pub use request::{Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
 
 use backend::Backend;
 use sampler_core::samplers::{self, Params, Sample};
 use sampler_core::{Event, EventSink, RegexConstraint, SampleError, SeededRng, Vocabulary};
-use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::JsFuture;
-
-/// Which sampler to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Method {
-    /// Unconstrained ancestral sampling.
-    Lm,
-    /// Token masking (locally constrained decoding).
-    Lcd,
-}
-
-impl Method {
-    /// The name the command line uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Lm => "lm",
-            Method::Lcd => "lcd",
-        }
-    }
-
-    fn sampler(self) -> samplers::Method {
-        match self {
-            Method::Lm => samplers::Method::Lm,
-            Method::Lcd => samplers::Method::Lcd,
-        }
-    }
-}
-
-/// One run's settings.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Request {
-    /// The prompt text.
-    pub prompt: String,
-    /// Wrap the prompt in the model's chat template.
-    pub chat: bool,
-    /// The constraint (used by `lcd`; `lm` ignores it but the result says whether it matched).
-    pub regex: String,
-    /// Most tokens to generate (EOS included).
-    pub max_tokens: usize,
-    /// Seed of the sampler's random source.
-    pub seed: u64,
-    /// The sampler.
-    pub method: Method,
-}
-
-/// One generated token as the page shows it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TokenOut {
-    /// Its text (lossy for tokens that split a UTF-8 character); empty for EOS.
-    pub text: String,
-    /// Its id.
-    pub id: u32,
-    /// P(token | prefix) under the unconstrained model.
-    pub p: f64,
-    /// The mass the mask kept at this step (token masking only).
-    pub z: Option<f64>,
-    /// Whether it is the end-of-sequence token.
-    pub eos: bool,
-}
-
-/// Where a run's tokens go.
-pub trait Output {
-    /// A token was drawn.
-    fn token(&mut self, t: TokenOut);
-}
-
-/// How a run ended.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Finished {
-    /// The generated text (EOS excluded), decoded as a whole.
-    pub text: String,
-    /// Whether the output is in the regex's language and ended with EOS.
-    pub valid: bool,
-    /// Whether the run reached EOS (otherwise it hit max tokens).
-    pub ended_with_eos: bool,
-    /// Whether the masks were computed on WebGPU (the WGSL kernel), not on the CPU.
-    pub gpu_masks: bool,
-    /// Tokens run through the network (prompt included).
-    pub forward_tokens: u64,
-}
-
-/// The message a run ends with when the user pressed Stop.
-pub const STOPPED: &str = "stopped";
 
 /// A loaded model ready to sample.
 pub struct Engine {
@@ -300,74 +220,4 @@ impl EventSink for PageSink<'_> {
     fn cancelled(&self) -> bool {
         (self.stop)()
     }
-}
-
-/// Hands the page's thread back to the browser at the pause points of a CPU forward pass once
-/// [`FramePause::SLICE_MS`] have passed, so the page paints and sees input while a token
-/// is computed (where the model runs on the page's thread; in the sampling worker pausing
-/// is off).
-pub struct FramePause {
-    since: f64,
-}
-
-impl FramePause {
-    /// Milliseconds of computing between pauses: about half a 60 Hz frame.
-    pub const SLICE_MS: f64 = 8.0;
-
-    /// Starts the first slice now.
-    pub fn new() -> Self {
-        FramePause {
-            since: crate::ui::now_ms(),
-        }
-    }
-}
-
-impl Default for FramePause {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Whether CPU forward passes pause at all (`?pause=off` turns it off, to measure what
-/// pausing costs and buys).
-static PAUSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Turns pausing in CPU forward passes on or off (see [`FramePause`]).
-pub fn set_pausing(on: bool) {
-    PAUSING.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-impl lm::Pause for FramePause {
-    fn due(&mut self) -> bool {
-        PAUSING.load(std::sync::atomic::Ordering::Relaxed)
-            && crate::ui::now_ms() - self.since >= Self::SLICE_MS
-    }
-
-    async fn pause(&mut self) {
-        yield_now().await;
-        self.since = crate::ui::now_ms();
-    }
-}
-
-/// Gives the browser a turn: it repaints when a frame is due and handles input. The turn
-/// is a `MessageChannel` task: unlike nested `setTimeout(0)` it is not clamped to 4 ms, and
-/// unlike `scheduler.yield()` its continuation does not jump ahead of rendering (measured
-/// by `e2e/smoothness.test.mjs`). Falls back to `setTimeout(0)`.
-pub async fn yield_now() {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        if let Ok(channel) = web_sys::MessageChannel::new() {
-            channel.port1().set_onmessage(Some(&resolve));
-            if channel.port2().post_message(&JsValue::UNDEFINED).is_ok() {
-                return;
-            }
-        }
-        if let Some(w) = web_sys::window()
-            && w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
-                .is_ok()
-        {
-            return;
-        }
-        let _ = resolve.call0(&JsValue::UNDEFINED);
-    });
-    let _ = JsFuture::from(promise).await;
 }

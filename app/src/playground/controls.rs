@@ -109,7 +109,7 @@ pub fn Controls(
                                 form.model_url.set((!v.trim().is_empty()).then(|| v.trim().to_string()));
                             }/>
                     </label>
-                    <Show when=move || form.model_url.get().is_some_and(|u| u != crate::ui::model_url())>
+                    <Show when=move || form.model_url.get().is_some_and(|u| u != crate::page_state::model_url())>
                         <button id="pg-load-model" class="secondary" on:click=move |_| {
                             if let Ok(s) = form.state() {
                                 link::reload_with_model(&s);
@@ -187,7 +187,7 @@ pub fn Controls(
             <div class="row">
                 <button id="pg-copy-link" class="secondary" on:click=move |_| {
                     if let Ok(s) = form.state() {
-                        link_text.set(link::copy_link(&super::with_mode(s, compare_mode.get_untracked())));
+                        link_text.set(link::copy_link(&link::with_mode(s, compare_mode.get_untracked())));
                     }
                 }>"Copy link"</button>
                 <input id="pg-link" type="text" readonly class="link-text" prop:value=move || link_text.get()

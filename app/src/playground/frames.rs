@@ -8,7 +8,7 @@ pub fn every_frame(tick: impl FnMut(f64) -> bool + 'static) {
     type Tick = Rc<RefCell<Box<dyn FnMut(f64) -> bool>>>;
     fn schedule(tick: Tick) {
         leptos::prelude::request_animation_frame(move || {
-            let now = crate::ui::now_ms();
+            let now = crate::clock::now_ms();
             let again = (tick.borrow_mut())(now);
             if again {
                 schedule(tick);

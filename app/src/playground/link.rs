@@ -158,3 +158,14 @@ pub fn export_events(session: Session) {
     let text = export::events_jsonl(&run.events_from(0));
     download("strait-events.jsonl", &text);
 }
+
+/// `s` as the link records it: the compare list only in compare mode.
+pub fn with_mode(
+    mut s: playground::state::PlaygroundState,
+    compare: bool,
+) -> playground::state::PlaygroundState {
+    if !compare {
+        s.compare.clear();
+    }
+    s
+}

@@ -5,7 +5,7 @@
 //! `.mcmc-step` (history rows).
 
 use super::session::Session;
-use super::token_view::fmt_p;
+use crate::format::fmt_p;
 use leptos::prelude::*;
 use playground::views::Labels;
 use sampler_core::TokenId;

@@ -37,15 +37,6 @@ use leptos::ev;
 use leptos::prelude::*;
 use session::Session;
 
-/// Whether the focused element is inside the model section's own controls (`#controls`),
-/// whose Ctrl+Enter runs the plain generation instead of the playground.
-pub fn focus_in_generate_controls() -> bool {
-    document()
-        .active_element()
-        .and_then(|e| e.closest("#controls").ok().flatten())
-        .is_some()
-}
-
 /// Which of the sampler-specific views a method drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
@@ -67,17 +58,6 @@ fn family(method: &str) -> Family {
         Ok(m) if m.is_smc() => Family::Smc,
         _ => Family::Plain,
     }
-}
-
-/// `s` as the link records it: the compare list only in compare mode.
-pub fn with_mode(
-    mut s: playground::state::PlaygroundState,
-    compare: bool,
-) -> playground::state::PlaygroundState {
-    if !compare {
-        s.compare.clear();
-    }
-    s
 }
 
 /// The playground section.
@@ -105,7 +85,7 @@ pub fn Playground() -> impl IntoView {
     on_cleanup(move || hash_listener.remove());
 
     let read_state = move || match form.state() {
-        Ok(s) => Some(with_mode(s, compare_mode.get_untracked())),
+        Ok(s) => Some(link::with_mode(s, compare_mode.get_untracked())),
         Err(e) => {
             session.status.set("error");
             session.message.set(e);
@@ -136,7 +116,10 @@ pub fn Playground() -> impl IntoView {
     };
 
     let keys = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
-        if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) && !focus_in_generate_controls() {
+        if e.key() == "Enter"
+            && (e.ctrl_key() || e.meta_key())
+            && !crate::quick_form::focus_in_generate_controls()
+        {
             e.prevent_default();
             run();
         } else if e.key() == "Escape" {

@@ -7,7 +7,8 @@
 //! [data-empirical][data-exact]`, `#view-results-tv[data-tv]`, `#view-results-exact-note`.
 
 use super::session::Session;
-use super::token_view::{bar, fmt_p};
+use super::token_view::bar;
+use crate::format::fmt_p;
 use leptos::prelude::*;
 use playground::views::{Labels, ResultsView};
 use sampler_core::TokenId;

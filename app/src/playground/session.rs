@@ -12,7 +12,7 @@
 use super::editor::GrammarErr;
 use super::frames::every_frame;
 use super::world::{BuildError, World};
-use crate::ui::now_ms;
+use crate::clock::now_ms;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use playground::runner::{Outcome, Player, Run};

@@ -6,7 +6,8 @@
 //! `#view-smc-ess[data-ess]`, `#view-smc-lineage line` (one per copy).
 
 use super::session::Session;
-use super::token_view::{bar, fmt_p};
+use super::token_view::bar;
+use crate::format::fmt_p;
 use leptos::prelude::*;
 use playground::views::LineageStep;
 

@@ -5,18 +5,8 @@
 //! `#view-token-drawn`.
 
 use super::session::Session;
+use crate::format::fmt_p;
 use leptos::prelude::*;
-
-/// Formats a probability compactly (scientific below 0.001).
-pub fn fmt_p(p: f64) -> String {
-    if p == 0.0 {
-        "0".into()
-    } else if p < 1e-3 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.3}")
-    }
-}
 
 /// A horizontal bar `p` of `width_rem` wide.
 pub fn bar(p: f64, width_rem: f64, class: &'static str) -> impl IntoView {

@@ -7,7 +7,8 @@
 //! sparkline).
 
 use super::session::Session;
-use super::token_view::{bar, fmt_p};
+use super::token_view::bar;
+use crate::format::fmt_p;
 use leptos::prelude::*;
 
 /// Most nodes drawn (the rest are counted).

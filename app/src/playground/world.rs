@@ -66,7 +66,7 @@ fn real_exact_key(s: &PlaygroundState) -> String {
         s.prompt,
         s.chat,
         s.max_tokens,
-        crate::ui::engine_generation()
+        crate::page_state::engine_generation()
     )
 }
 
@@ -75,7 +75,7 @@ fn real_exact_key(s: &PlaygroundState) -> String {
 enum BuilderKey {
     /// A toy model's vocabulary.
     Toy(ToyModel),
-    /// The real model of this load (see `ui::engine_generation`).
+    /// The real model of this load (see `page_state::engine_generation`).
     Real(u64),
 }
 
@@ -92,9 +92,9 @@ fn compile(
     vocab: &Vocabulary,
     key: BuilderKey,
 ) -> Result<(DynConstraint<'static>, String), BuildError> {
-    let t0 = crate::ui::now_ms();
+    let t0 = crate::clock::now_ms();
     let built = compile_untimed(state, vocab, key)?;
-    let note = compile_note(&built, crate::ui::now_ms() - t0);
+    let note = compile_note(&built, crate::clock::now_ms() - t0);
     Ok((built, note))
 }
 
@@ -143,13 +143,13 @@ impl World {
             }
             ModelChoice::Real { url } => {
                 if let Some(u) = url
-                    && *u != crate::ui::model_url()
+                    && *u != crate::page_state::model_url()
                 {
                     return Err(BuildError::Other(format!(
                         "This setup uses the model at {u}: press \"Load this model\" (the page reloads with ?model=…)."
                     )));
                 }
-                let engine = crate::ui::engine().ok_or_else(|| {
+                let engine = crate::page_state::engine().ok_or_else(|| {
                     BuildError::Other(
                         "The model is not loaded yet: wait for the download above (or pick a toy model)."
                             .into(),
@@ -158,7 +158,7 @@ impl World {
                 let (constraint, compile_note) = compile(
                     state,
                     engine.vocab(),
-                    BuilderKey::Real(crate::ui::engine_generation()),
+                    BuilderKey::Real(crate::page_state::engine_generation()),
                 )?;
                 let prompt = engine
                     .prompt_tokens(&state.prompt, state.chat)

@@ -1,8 +1,8 @@
 //! A model wrapper that gives the browser a turn every few milliseconds of sampling, so a
 //! toy run (whose model answers instantly) never freezes the tab and Stop is seen.
 
+use crate::clock::now_ms;
 use crate::engine::yield_now;
-use crate::ui::now_ms;
 use sampler_core::{LanguageModel, LmError, TokenId};
 use std::rc::Rc;
 

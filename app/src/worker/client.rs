@@ -175,7 +175,7 @@ pub async fn start(model_bytes: &[u8]) {
     stop("replaced");
     let this_start = STARTS.with(|n| n.get());
     set_state(WorkerState::Loading);
-    let t0 = crate::ui::now_ms();
+    let t0 = crate::clock::now_ms();
     let result = start_inner(model_bytes).await;
     if STARTS.with(|n| n.get()) != this_start {
         // A new model (or `stop`) came while this one loaded: the state is theirs.
@@ -183,7 +183,7 @@ pub async fn start(model_bytes: &[u8]) {
     }
     match result {
         Ok(()) => set_state(WorkerState::Ready {
-            ms: crate::ui::now_ms() - t0,
+            ms: crate::clock::now_ms() - t0,
         }),
         Err(e) => {
             if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
@@ -307,7 +307,7 @@ impl SamplingWorker {
 
     fn on_message(&self, data: JsValue) {
         let received = shared_clock_ms();
-        let t0 = crate::ui::now_ms();
+        let t0 = crate::clock::now_ms();
         let msg: FromWorker = match serde_wasm_bindgen::from_value(data.clone()) {
             Ok(m) => m,
             Err(e) => {
@@ -380,7 +380,7 @@ impl SamplingWorker {
         o.messages += 1;
         o.tokens += tokens;
         o.latency_ms += latency_ms.max(0.0);
-        o.apply_ms += crate::ui::now_ms() - t0;
+        o.apply_ms += crate::clock::now_ms() - t0;
         self.overhead.set(o);
     }
 

@@ -112,7 +112,7 @@ fn on_message(data: JsValue) {
 }
 
 async fn load(bytes: Vec<u8>) {
-    let t0 = crate::ui::now_ms();
+    let t0 = crate::clock::now_ms();
     match Engine::load(bytes, Choice::Cpu, "", &|_| {}).await {
         Ok(engine) => {
             let builder = ConstraintBuilder::new(engine.vocab().clone());
@@ -122,7 +122,7 @@ async fn load(bytes: Vec<u8>) {
                 h.builder = Some(Rc::new(RefCell::new(builder)));
             });
             post(&FromWorker::Loaded {
-                ms: crate::ui::now_ms() - t0,
+                ms: crate::clock::now_ms() - t0,
             });
         }
         Err(message) => post(&FromWorker::LoadFailed { message }),

@@ -225,6 +225,20 @@ mod tests {
         };
         assert!(run_with(Method::AwrsSmc, too_many).contains("--particles must be at most"));
         assert!(run_with(Method::GcdBudget, Params::default()).contains("regular"));
+        // A model over another vocabulary than the constraint's.
+        let mut other = crate::toy::RandomLm::new(5, 4, 1, 1);
+        let e = block_on(run(
+            Method::Lcd,
+            &Params::default(),
+            &mut other,
+            &c,
+            &mut SeededRng::new(0),
+            &mut NullSink,
+            None,
+            &mut |_| {},
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("the model has 5 tokens"), "{e}");
     }
 
     /// When every allowed token has probability zero, the run ends with a dead-end message.

@@ -1,0 +1,90 @@
+//! What the page sends and gets back: a [`Request`] in, [`TokenOut`]s streamed to an
+//! [`Output`], a [`Finished`] (or an error message, [`STOPPED`] after Stop) at the end.
+
+use sampler_core::samplers;
+
+/// Which sampler to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Method {
+    /// Unconstrained ancestral sampling.
+    Lm,
+    /// Token masking (locally constrained decoding).
+    Lcd,
+}
+
+impl Method {
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Lm => "lm",
+            Method::Lcd => "lcd",
+        }
+    }
+
+    /// sampler-core's method.
+    pub(super) fn sampler(self) -> samplers::Method {
+        match self {
+            Method::Lm => samplers::Method::Lm,
+            Method::Lcd => samplers::Method::Lcd,
+        }
+    }
+}
+
+/// One run's settings.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Request {
+    /// The prompt text.
+    pub prompt: String,
+    /// Wrap the prompt in the model's chat template.
+    pub chat: bool,
+    /// The constraint (used by `lcd`; `lm` ignores it but the result says whether it matched).
+    pub regex: String,
+    /// Most tokens to generate (EOS included).
+    pub max_tokens: usize,
+    /// Seed of the sampler's random source.
+    pub seed: u64,
+    /// The sampler.
+    pub method: Method,
+}
+
+/// One generated token as the page shows it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TokenOut {
+    /// Its text (lossy for tokens that split a UTF-8 character); empty for EOS.
+    pub text: String,
+    /// Its id.
+    pub id: u32,
+    /// P(token | prefix) under the unconstrained model.
+    pub p: f64,
+    /// The mass the mask kept at this step (token masking only).
+    pub z: Option<f64>,
+    /// Whether it is the end-of-sequence token.
+    pub eos: bool,
+}
+
+/// Where a run's tokens go.
+pub trait Output {
+    /// A token was drawn.
+    fn token(&mut self, t: TokenOut);
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Finished {
+    /// The generated text (EOS excluded), decoded as a whole.
+    pub text: String,
+    /// Whether the output is in the regex's language and ended with EOS.
+    pub valid: bool,
+    /// Whether the run reached EOS (otherwise it hit max tokens).
+    pub ended_with_eos: bool,
+    /// Whether the masks were computed on WebGPU (the WGSL kernel), not on the CPU.
+    pub gpu_masks: bool,
+    /// Tokens run through the network (prompt included).
+    pub forward_tokens: u64,
+}
+
+/// The message a run ends with when the user pressed Stop.
+pub const STOPPED: &str = "stopped";
+
+/// Says whether the user asked the run to stop.
+pub type StopCheck = std::rc::Rc<dyn Fn() -> bool>;

@@ -1,0 +1,390 @@
+//! Loading the model: WebGPU detection, the download (Cache Storage first), the engine on
+//! WebGPU or the CPU, a file from disk, a lost WebGPU device and its reload; and the status
+//! section that shows all of it.
+//!
+//! Hooks: `main[data-phase]` (see [`Phase::name`]), `#webgpu-ok` / `#webgpu-missing`,
+//! `#model-progress`, `#model-error`, `#reload-cpu`, `#gpu-lost` with `#reload-model`,
+//! `#model-info`, `#forget-model`, `#model-file`, `#backend`, `#backend-info[data-backend]`
+//! (`webgpu` or `cpu` once loaded).
+
+use crate::download::{self, Source};
+use crate::engine::{Choice, Engine};
+use crate::format::fmt_mb;
+use crate::page_state::{engine, reload_with_backend, set_engine, worker_choice};
+use crate::webgpu::{self, GpuStatus};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::rc::Rc;
+
+/// Where the page is, from start-up to a loaded model (and a run of the quick form).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    /// Looking for WebGPU.
+    Checking,
+    /// `?backend=webgpu` asked for a WebGPU the browser lacks (the message).
+    NoWebGpu(String),
+    /// Fetching the model file.
+    Downloading,
+    /// Building the model (what it is doing now).
+    Loading(String),
+    /// A model is loaded and nothing runs.
+    Ready,
+    /// A quick-form generation runs.
+    Running,
+    /// The model could not be fetched or loaded (the message).
+    Failed(String),
+    /// The WebGPU device was lost (driver reset, `destroy`): the model must be reloaded.
+    GpuLost(String),
+}
+
+impl Phase {
+    /// The `main[data-phase]` name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Phase::Checking => "checking",
+            Phase::NoWebGpu(_) => "no-webgpu",
+            Phase::Downloading => "downloading",
+            Phase::Loading(_) => "loading",
+            Phase::Ready => "ready",
+            Phase::Running => "running",
+            Phase::Failed(_) => "failed",
+            Phase::GpuLost(_) => "gpu-lost",
+        }
+    }
+}
+
+/// The signals a model load reports to; `Copy`, so every handler can hold one.
+#[derive(Clone, Copy)]
+pub struct Loader {
+    /// The backend `?backend=` asked for.
+    pub choice: Choice,
+    /// What the page knows of WebGPU here (one line).
+    pub gpu_info: RwSignal<String>,
+    /// Where the page is (`main[data-phase]`).
+    pub phase: RwSignal<Phase>,
+    /// Where the loaded model runs, and whether that is WebGPU.
+    pub backend_info: RwSignal<(String, bool)>,
+    /// The model's size, source and description.
+    pub model_info: RwSignal<String>,
+    /// Bytes fetched and the total, when known.
+    pub progress: RwSignal<(u64, Option<u64>)>,
+    /// Notes for the user (cache, reload).
+    pub notes: RwSignal<Vec<String>>,
+    /// Set when the browser has no WebGPU: every model then loads on the CPU path.
+    pub no_gpu: RwSignal<bool>,
+}
+
+impl Loader {
+    /// Checks for WebGPU, fetches the model at `url` (Cache Storage first) and installs it.
+    pub async fn start(self, url: String) {
+        let Loader {
+            phase,
+            progress,
+            notes,
+            model_info,
+            gpu_info,
+            ..
+        } = self;
+        match webgpu::detect().await {
+            GpuStatus::Available(info) => gpu_info.set(info),
+            GpuStatus::Missing(why) if self.choice == Choice::WebGpu => {
+                phase.set(Phase::NoWebGpu(format!(
+                    "?backend=webgpu asks for WebGPU, but {why}. {}",
+                    webgpu::ENABLE_WEBGPU
+                )));
+                return;
+            }
+            GpuStatus::Missing(why) => {
+                // Everything runs without WebGPU: the CPU forward pass in wasm.
+                gpu_info.set(format!(
+                    "none here ({why}); the model runs on the CPU (wasm)"
+                ));
+                self.no_gpu.set(true);
+            }
+        }
+        phase.set(Phase::Downloading);
+        let last_shown = std::cell::Cell::new(0u64);
+        let on_progress = |done: u64, total: Option<u64>| {
+            // Re-render at most every 0.5 MB and at the end.
+            if done == 0 || done >= last_shown.get() + 500_000 || Some(done) == total {
+                last_shown.set(done);
+                progress.set((done, total));
+            }
+        };
+        let on_note = |n: String| notes.update(|v| v.push(n));
+        let (bytes, source) = match download::fetch_model(&url, &on_progress, &on_note).await {
+            Ok(r) => r,
+            Err(msg) => {
+                phase.set(Phase::Failed(msg));
+                return;
+            }
+        };
+        let n = bytes.len() as u64;
+        progress.set((n, Some(n)));
+        model_info.set(match source {
+            Source::Cache => format!("{} read from this browser's cache", fmt_mb(n)),
+            Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
+            Source::Network { cached: false } => format!("{} downloaded (not cached)", fmt_mb(n)),
+        });
+        self.install(bytes).await;
+    }
+
+    /// Builds the engine from a GGUF file's bytes and makes it the page's model.
+    async fn install(self, bytes: Vec<u8>) {
+        let Loader {
+            phase,
+            backend_info,
+            model_info,
+            gpu_info,
+            choice,
+            ..
+        } = self;
+        phase.set(Phase::Loading("reading the model".into()));
+        let choice = if self.no_gpu.get_untracked() {
+            Choice::Cpu
+        } else {
+            choice
+        };
+        let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
+        match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
+            Ok(engine) => {
+                backend_info.set((engine.backend_name(), engine.is_gpu()));
+                let d = engine.describe();
+                if !d.is_empty() {
+                    model_info.update(|m| m.push_str(&format!(" · {d}")));
+                }
+                let engine = Rc::new(engine);
+                set_engine(Some(engine.clone()));
+                phase.set(Phase::Ready);
+                start_sampling_worker(engine).await;
+            }
+            Err(msg) => phase.set(Phase::Failed(format!(
+                "The model could not be loaded: {msg}"
+            ))),
+        }
+    }
+
+    /// Reads a GGUF file the user picked (`#model-file`) and loads it in place of the model.
+    fn load_from_disk(self, ev: leptos::ev::Event) {
+        use wasm_bindgen::JsCast;
+        let phase = self.phase;
+        let Some(file) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            .and_then(|i| i.files())
+            .and_then(|f| f.get(0))
+        else {
+            return;
+        };
+        if matches!(
+            phase.get_untracked(),
+            Phase::Running | Phase::Loading(_) | Phase::Downloading
+        ) {
+            return;
+        }
+        spawn_local(async move {
+            phase.set(Phase::Loading(format!("reading {}", file.name())));
+            let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+                Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
+                Err(_) => {
+                    phase.set(Phase::Failed(format!("{} could not be read", file.name())));
+                    return;
+                }
+            };
+            set_engine(None);
+            crate::worker::client::stop("a new model is loading");
+            self.model_info.set(format!(
+                "{} ({}) from disk",
+                file.name(),
+                fmt_mb(bytes.len() as u64)
+            ));
+            self.install(bytes).await;
+        });
+    }
+
+    /// After a lost WebGPU device: drops the model and loads it again (from Cache Storage)
+    /// on a new device.
+    fn reload(self, url: String) {
+        set_engine(None);
+        crate::worker::client::stop("the model is reloading");
+        self.notes
+            .update(|v| v.push("Reloading the model on a new WebGPU device.".into()));
+        spawn_local(self.start(url));
+    }
+
+    /// Every second, asks the loaded model whether its WebGPU device is still usable; a lost
+    /// one (at rest, or after the run it broke has ended) turns the page to
+    /// [`Phase::GpuLost`], which offers to reload the model.
+    pub fn watch_gpu(self) {
+        let Ok(handle) = set_interval_with_handle(
+            move || {
+                if !matches!(self.phase.get_untracked(), Phase::Ready | Phase::Running) {
+                    return;
+                }
+                if let Some(why) = engine().and_then(|e| e.gpu_failure()) {
+                    self.phase.set(Phase::GpuLost(why));
+                }
+            },
+            std::time::Duration::from_secs(1),
+        ) else {
+            return;
+        };
+        on_cleanup(move || handle.clear());
+    }
+}
+
+/// Gives the page a sampling worker with its own copy of the model (for the quick form and
+/// the playground's real-model runs), when the model
+/// runs on the CPU (on WebGPU the page's thread only waits for the GPU) and `?worker=off`
+/// is not set. Until it is ready, or if it fails, runs sample on the page's thread.
+async fn start_sampling_worker(engine: Rc<Engine>) {
+    use crate::worker::client;
+    if engine.is_gpu() {
+        client::stop("the model runs on WebGPU: the page's thread only waits for the GPU");
+    } else if !worker_choice() {
+        client::stop("?worker=off: the page samples on its own thread");
+    } else {
+        client::start(engine.model_bytes()).await;
+    }
+}
+
+/// `window.__straitLoseGpuDevice()`: destroys the model's WebGPU device, as a driver reset
+/// would, so that tests can exercise the lost-device path; returns whether there was one.
+pub fn expose_lose_device_hook() {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let Some(w) = web_sys::window() else { return };
+    let f = Closure::<dyn Fn() -> bool>::new(|| engine().is_some_and(|e| e.lose_gpu_device()));
+    let _ = js_sys::Reflect::set(
+        &w,
+        &"__straitLoseGpuDevice".into(),
+        f.as_ref().unchecked_ref(),
+    );
+    f.forget();
+}
+
+/// The status section: WebGPU, the model's download and load, errors with their way out
+/// (reload on the CPU, reload after a lost device), the model from disk, the backend.
+#[component]
+pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
+    let Loader {
+        choice,
+        gpu_info,
+        phase,
+        backend_info,
+        model_info,
+        progress,
+        notes,
+        ..
+    } = loader;
+    let url_forget = url.clone();
+    let url_reload = url.clone();
+    let progress_text = move || {
+        let (done, total) = progress.get();
+        match total {
+            Some(t) => format!(
+                "{} of {} ({:.0}%)",
+                fmt_mb(done),
+                fmt_mb(t),
+                done as f64 * 100.0 / t.max(1) as f64
+            ),
+            None => format!("{} of unknown size", fmt_mb(done)),
+        }
+    };
+    view! {
+        <section id="status" class="status">
+            {move || match phase.get() {
+                Phase::NoWebGpu(msg) => view! {
+                    <div id="webgpu-missing" class="error" role="alert">{msg}</div>
+                }.into_any(),
+                Phase::Checking => view! { <div class="muted">"Checking for WebGPU…"</div> }.into_any(),
+                _ => view! {
+                    <div id="webgpu-ok" class="muted">"WebGPU: " {move || gpu_info.get()}</div>
+                }.into_any(),
+            }}
+            <Show when=move || matches!(phase.get(), Phase::Downloading | Phase::Loading(_))>
+                <div id="model-download">
+                    <label for="model-progress">"Model " <code>{url.clone()}</code> ": "</label>
+                    <progress
+                        id="model-progress"
+                        max=move || progress.get().1.unwrap_or(0).to_string()
+                        value=move || progress.get().0.to_string()
+                    ></progress>
+                    " "
+                    <span id="model-progress-text">{progress_text}</span>
+                </div>
+            </Show>
+            {move || match phase.get() {
+                Phase::Loading(s) => view! { <div id="model-loading" class="muted">"Loading: " {s} "…"</div> }.into_any(),
+                Phase::Failed(msg) => {
+                    let gpu = msg.contains("WebGPU");
+                    view! {
+                        <div id="model-error" class="error" role="alert">{msg}
+                            <Show when=move || gpu>
+                                " "
+                                <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                            </Show>
+                        </div>
+                    }.into_any()
+                }
+                Phase::GpuLost(msg) => {
+                    let url = url_reload.clone();
+                    view! {
+                        <div id="gpu-lost" class="error" role="alert">
+                            "The WebGPU device was lost (" {msg} "); the model is gone from the GPU. "
+                            <button id="reload-model" on:click=move |_| loader.reload(url.clone())>"Reload the model"</button>
+                            " "
+                            <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
+                        </div>
+                    }.into_any()
+                }
+                _ => ().into_any(),
+            }}
+            <Show when=move || !model_info.get().is_empty()>
+                <div id="model-info" class="muted">
+                    "Model: " {move || model_info.get()} " "
+                    <button id="forget-model" class="link" title="Delete the copy in this browser's Cache Storage; the next visit downloads it again"
+                        on:click={
+                            let url = url_forget.clone();
+                            move |_| {
+                                let url = url.clone();
+                                spawn_local(async move {
+                                    download::forget(&url).await;
+                                    notes.update(|v| v.push("The cached model was deleted; the next visit downloads it again.".into()));
+                                });
+                            }
+                        }>
+                        "forget the cached copy"
+                    </button>
+                </div>
+            </Show>
+            <Show when=move || matches!(phase.get(), Phase::Ready | Phase::Failed(_) | Phase::GpuLost(_))>
+                <div id="model-file-row" class="muted">
+                    <label>"Another llama-architecture GGUF from disk: "
+                        <input id="model-file" type="file" accept=".gguf"
+                            on:change=move |ev| loader.load_from_disk(ev)/>
+                    </label>
+                    " or from a URL: add " <code>"?model=URL"</code> " to the address."
+                </div>
+            </Show>
+            <div id="backend-row" class="muted">
+                <label>"Backend "
+                    <select id="backend" on:change=move |e| reload_with_backend(&event_target_value(&e))>
+                        <option value="auto" selected=choice == Choice::Auto>"auto (WebGPU unless software)"</option>
+                        <option value="webgpu" selected=choice == Choice::WebGpu>"WebGPU"</option>
+                        <option value="cpu" selected=choice == Choice::Cpu>"CPU (wasm)"</option>
+                    </select>
+                </label>
+                " "
+                <span id="backend-info" data-backend=move || if backend_info.get().1 { "webgpu" } else if backend_info.get().0.is_empty() { "" } else { "cpu" }>
+                    {move || backend_info.get().0}
+                </span>
+            </div>
+            <For
+                each=move || notes.get().into_iter().enumerate()
+                key=|(i, _)| *i
+                children=|(_, note)| view! { <div class="note">{note}</div> }
+            />
+        </section>
+    }
+}

@@ -1,0 +1,82 @@
+//! Page-wide state and the address's parameters: the loaded model ([`engine`]), which load
+//! it came from ([`engine_generation`]), and `?model=`, `?backend=`, `?worker=`, `?pause=`.
+
+use crate::engine::{Choice, Engine};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Where the default model is served (by `cargo xtask serve`); `?model=URL` overrides it.
+const DEFAULT_MODEL_URL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+thread_local! {
+    /// The loaded model (the page is single-threaded; GPU handles are not `Send`).
+    static ENGINE: RefCell<Option<Rc<Engine>>> = const { RefCell::new(None) };
+}
+/// The loaded model, once the page has loaded it.
+pub fn engine() -> Option<Rc<Engine>> {
+    ENGINE.with(|e| e.borrow().clone())
+}
+
+thread_local! {
+    /// Counts models loaded, so caches keyed by the model notice a new one.
+    static ENGINE_GENERATION: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Which model load the current engine comes from (a new file from disk bumps it).
+pub fn engine_generation() -> u64 {
+    ENGINE_GENERATION.with(|g| g.get())
+}
+
+/// Makes `engine` the page's model (`None` while another loads); a new model bumps
+/// [`engine_generation`].
+pub fn set_engine(engine: Option<Rc<Engine>>) {
+    if engine.is_some() {
+        ENGINE_GENERATION.with(|g| g.set(g.get() + 1));
+    }
+    ENGINE.with(|e| *e.borrow_mut() = engine);
+}
+
+/// The value of `?name=` in the page's address, if present.
+fn query_param(name: &str) -> Option<String> {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get(name))
+}
+
+/// The model URL the page loads (`?model=URL`, else the default).
+pub fn model_url() -> String {
+    query_param("model")
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
+}
+
+/// The backend asked for by `?backend=auto|webgpu|cpu` (default `auto`).
+pub fn backend_choice() -> Choice {
+    query_param("backend")
+        .and_then(|b| Choice::parse(&b))
+        .unwrap_or(Choice::Auto)
+}
+
+/// Whether `?worker=off` asks the page to sample on its own thread.
+pub fn worker_choice() -> bool {
+    query_param("worker").is_none_or(|v| v != "off")
+}
+
+/// Whether `?pause=off` asks CPU forward passes not to pause for the page (see
+/// `engine/browser_turn.rs`).
+pub fn pausing_choice() -> bool {
+    query_param("pause").is_none_or(|v| v != "off")
+}
+
+/// Reloads the page with `?backend=key` (other parameters kept).
+pub fn reload_with_backend(key: &str) {
+    let Some(w) = web_sys::window() else { return };
+    let loc = w.location();
+    let q = loc.search().unwrap_or_default();
+    if let Ok(p) = web_sys::UrlSearchParams::new_with_str(&q) {
+        p.set("backend", key);
+        let path = loc.pathname().unwrap_or_default();
+        let _ = loc.set_href(&format!("{path}?{}", String::from(p.to_string())));
+    }
+}
