@@ -2,6 +2,7 @@
 
 use crate::forward::{KvCache, NoPause, Pause, log_softmax};
 use crate::model::Model;
+use crate::prefix_reuse::reuse;
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
 use std::sync::Arc;
 
@@ -251,33 +252,26 @@ impl PromptedModel {
     /// (or receives a copy of) the longest cached prefix of `full`, and the plan's `new`
     /// tokens are what remains to run (empty when the slot already holds `full`).
     fn plan(&mut self, full: &[TokenId], taken: &[usize]) -> Plan {
-        let lcp = |s: &Slot| {
-            s.tokens
-                .iter()
-                .zip(full)
-                .take_while(|(a, b)| a == b)
-                .count()
-        };
+        let shared = |s: &Slot| reuse(&s.tokens, s.logits.is_some(), full).shared;
         // Any slot may lend its prefix (a slot of the current group still holds its kept
         // prefix until the pass runs); only a free one may be extended or reused.
         let best = self
             .slots
             .iter()
             .enumerate()
-            .max_by_key(|(i, s)| (lcp(s), !taken.contains(i), s.used))
-            .map(|(i, s)| (i, lcp(s)));
-        if let Some((i, n)) = best {
-            let s = &self.slots[i];
-            if !taken.contains(&i) && n == full.len() && s.tokens.len() == n && s.logits.is_some() {
-                return Plan {
-                    slot: i,
-                    new: Vec::new(),
-                };
-            }
+            .max_by_key(|(i, s)| (shared(s), !taken.contains(i), s.used))
+            .map(|(i, s)| (i, reuse(&s.tokens, s.logits.is_some(), full)));
+        if let Some((i, r)) = best
+            && !taken.contains(&i)
+            && r.answered
+        {
+            return Plan {
+                slot: i,
+                new: Vec::new(),
+            };
         }
-        // Keep at least the last token to run: its logits are wanted.
         let (source, keep) = match best {
-            Some((i, n)) => (Some(i), n.min(full.len() - 1)),
+            Some((i, r)) => (Some(i), r.keep),
             None => (None, 0),
         };
         let extends =

@@ -5,7 +5,7 @@
 //! estimate is unbiased and the weighted ensemble approaches P^L as particles grow.
 
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
-use sampler_core::samplers::path_enum::{PathRng, enumerate_paths};
+use sampler_core::samplers::path_enum::enumerate_paths;
 use sampler_core::samplers::smc::{self, TokenProposal};
 use sampler_core::samplers::{Ctx, Method, Params, Resampling, Sample, run};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
@@ -111,7 +111,7 @@ fn transition_matrix<L: LanguageModel, C: Constraint>(
             block_on(mcmc::score(ctx, w)).unwrap()
         });
         assert!(start.valid);
-        let paths = enumerate_paths(100_000, |rng: &mut PathRng| {
+        let paths = enumerate_paths(100_000, |rng: &mut dyn RandomSource| {
             let mut s = start.clone();
             with_ctx(lm, c, rng, &p, |ctx| {
                 block_on(mcmc::step(ctx, kernel, &mut s, 0, 1)).unwrap()
@@ -188,7 +188,7 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
 /// The distribution of the GCD sample (the chain's state after one generation), exactly.
 fn gcd_distribution<L: LanguageModel, C: Constraint>(lm: &mut L, c: &C) -> Dist {
     let p = params();
-    let paths = enumerate_paths(100_000, |rng: &mut PathRng| {
+    let paths = enumerate_paths(100_000, |rng: &mut dyn RandomSource| {
         with_ctx(lm, c, rng, &p, |ctx| {
             block_on(mcmc::initial(ctx)).unwrap().tokens
         })
@@ -410,7 +410,7 @@ fn smc_is_properly_weighted_by_path_enumeration() {
             ess_threshold: tau,
             ..Params::default()
         };
-        let paths = enumerate_paths(300_000, |rng: &mut PathRng| {
+        let paths = enumerate_paths(300_000, |rng: &mut dyn RandomSource| {
             with_ctx(&mut lm, &c, rng, &p, |ctx| {
                 block_on(smc::run_once(ctx, proposal, 0)).unwrap()
             })
@@ -517,7 +517,7 @@ fn smc_gcd_with_the_budget_mask_on_a_regular_constraint() {
         ess_threshold: 1.0,
         ..Params::default()
     };
-    let paths = enumerate_paths(300_000, |rng: &mut PathRng| {
+    let paths = enumerate_paths(300_000, |rng: &mut dyn RandomSource| {
         with_ctx(&mut lm, &c, rng, &p, |ctx| {
             block_on(smc::run_once(ctx, TokenProposal::BudgetMask, 0)).unwrap()
         })

@@ -1,5 +1,5 @@
 //! [`WeightFormat`]: how a weight matrix lies in its GPU buffer, with the WGSL decoder
-//! and a scalar CPU decoder of the same layout.
+//! and the CPU decoder of the same layout (`quant`'s scalar dequantizers).
 
 /// The encoding of a weight matrix on the GPU. Rows are `cols / 32` consecutive blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,67 +36,24 @@ impl WeightFormat {
         }
     }
 
-    /// Decodes row `row` (`cols` weights) from the matrix bytes on the CPU.
+    /// Decodes row `row` (`cols` weights) from the matrix bytes on the CPU, with `quant`'s
+    /// scalar decoders (the ones the CPU forward pass and the GGUF reader use).
     pub fn dequantize_row(self, bytes: &[u8], row: usize, cols: usize) -> Vec<f32> {
-        let nb = cols / 32;
-        let bb = self.block_bytes();
+        let row_bytes = (cols / 32) * self.block_bytes();
+        let data = &bytes[row * row_bytes..][..row_bytes];
         let mut out = vec![0f32; cols];
-        for blk in 0..nb {
-            let b = &bytes[(row * nb + blk) * bb..][..bb];
-            let o = &mut out[blk * 32..][..32];
-            match self {
-                WeightFormat::Q4_1 => {
-                    let d = half(b[0], b[1]);
-                    let m = half(b[2], b[3]);
-                    for j in 0..16 {
-                        o[j] = (b[4 + j] & 15) as f32 * d + m;
-                        o[j + 16] = (b[4 + j] >> 4) as f32 * d + m;
-                    }
-                }
-                WeightFormat::Q8_0 => {
-                    let d = half(b[0], b[1]);
-                    for j in 0..32 {
-                        o[j] = b[2 + j] as i8 as f32 * d;
-                    }
-                }
-                WeightFormat::F32 => {
-                    for (j, c) in b.as_chunks::<4>().0.iter().enumerate() {
-                        o[j] = f32::from_le_bytes(*c);
-                    }
-                }
-            }
+        match self {
+            WeightFormat::Q4_1 => quant::dequantize_q4_1(data, &mut out),
+            WeightFormat::Q8_0 => quant::dequantize_q8_0(data, &mut out),
+            WeightFormat::F32 => quant::dequantize_f32(data, &mut out),
         }
         out
-    }
-}
-
-/// IEEE half (little-endian bytes) to f32, exactly (subnormals, infinities, NaN).
-pub fn half(lo: u8, hi: u8) -> f32 {
-    let h = u16::from_le_bytes([lo, hi]) as u32;
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = (h >> 10) & 0x1F;
-    let mant = h & 0x3FF;
-    match exp {
-        0 => sign * mant as f32 * (1.0 / 16_777_216.0),
-        0x1F if mant == 0 => sign * f32::INFINITY,
-        0x1F => f32::NAN,
-        _ => f32::from_bits((h & 0x8000) << 16 | (exp + 112) << 23 | mant << 13),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn halves() {
-        assert_eq!(half(0x00, 0x3C), 1.0);
-        assert_eq!(half(0x00, 0xC0), -2.0);
-        assert_eq!(half(0xFF, 0x7B), 65504.0);
-        assert_eq!(half(0x01, 0x00), 2f32.powi(-24));
-        assert_eq!(half(0x00, 0x7C), f32::INFINITY);
-        assert!(half(0x00, 0x7E).is_nan());
-    }
 
     #[test]
     fn q4_1_layout() {

@@ -40,7 +40,7 @@ mod token_mask;
 pub use attention::{Attention, AttentionShape, attention_reference};
 pub use buffers::{f32_bytes, u32_bytes};
 pub use error::GpuError;
-pub use format::{WeightFormat, half};
+pub use format::WeightFormat;
 pub use gpu::Gpu;
 pub use masked_sample::{MaskedDraw, MaskedSample, MaskedSampleBinding, masked_sample_reference};
 pub use matvec::{GetRows, MatVec, MatVecMode, MatVecStrategy, matvec_reference};

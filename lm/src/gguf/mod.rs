@@ -14,17 +14,16 @@
 //! Untrusted input: every count and length is checked against the bytes that remain
 //! before anything is allocated, and every failure is a [`GgufError`], never a panic.
 
-mod blocks;
 mod cursor;
 mod error;
 mod tensor;
 mod value;
 
-pub use blocks::{
+pub use error::GgufError;
+pub use quant::{
     BlockQ4_1, BlockQ8_0, QK4_1, QK8_0, dequantize_f16, dequantize_f32, dequantize_q4_1,
     dequantize_q8_0, f16_to_f32,
 };
-pub use error::GgufError;
 pub use tensor::{GgmlType, TensorInfo};
 pub use value::{Array, Value};
 

@@ -1,6 +1,6 @@
 //! Tensor infos: name, shape, ggml type and where the data lies.
 
-use super::blocks::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
+use quant::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
 
 /// The ggml tensor types this reader handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,12 +2,14 @@
 
 use super::model::GpuModel;
 use crate::forward::log_softmax;
+use crate::prefix_reuse::reuse;
 use sampler_core::{LanguageModel, LmError, TokenId};
 
 /// A [`GpuModel`] holding a prompt, implementing [`LanguageModel`] on the GPU.
 ///
-/// The GPU KV cache is reused by longest common prefix, as [`crate::PromptedModel`] does
-/// on the CPU: only the tokens after the prefix shared with the previous call run.
+/// The GPU KV cache is reused by longest common prefix, by the same rule as
+/// [`crate::PromptedModel`]'s slots (`prefix_reuse`): only the tokens after the prefix
+/// shared with the previous call run.
 #[derive(Debug)]
 pub struct GpuPromptedModel {
     model: GpuModel,
@@ -75,24 +77,13 @@ impl GpuPromptedModel {
                 prefix.len()
             )));
         }
-        let lcp = self
-            .cached
-            .iter()
-            .zip(self.prompt.iter().chain(prefix))
-            .take_while(|(a, b)| a == b)
-            .count();
-        if lcp == total && self.cached.len() == total && self.last_logits.is_some() {
+        let full: Vec<TokenId> = self.prompt.iter().chain(prefix).copied().collect();
+        let r = reuse(&self.cached, self.last_logits.is_some(), &full);
+        if r.answered {
             return Ok(self.last_logits.as_deref().unwrap_or_default());
         }
-        // Re-run at least the last token: its logits are needed.
-        let keep = lcp.min(total - 1);
-        let new: Vec<TokenId> = self
-            .prompt
-            .iter()
-            .chain(prefix)
-            .skip(keep)
-            .copied()
-            .collect();
+        let keep = r.keep;
+        let new = full[keep..].to_vec();
         self.model.truncate(keep);
         self.cached.truncate(keep);
         self.last_logits = None;

@@ -3,7 +3,7 @@
 //! and ensemble against the exact P^L, with the mutant that forgets to divide by the guide.
 
 use super::{Guide, Hmm, HmmConfig};
-use crate::samplers::path_enum::{PathRng, enumerate_paths};
+use crate::samplers::path_enum::enumerate_paths;
 use crate::samplers::smc::{self, TokenProposal};
 use crate::samplers::{Ctx, Method, Params, Sample, run};
 use crate::toy::{RandomLm, gsk_lm, gsk_vocabulary};
@@ -196,7 +196,7 @@ fn exact_expectations<L: LanguageModel, C: Constraint>(
     guide: &Guide,
     p: &Params,
 ) -> (f64, Dist, usize) {
-    let paths = enumerate_paths(500_000, |rng: &mut PathRng| {
+    let paths = enumerate_paths(500_000, |rng: &mut dyn RandomSource| {
         with_ctx(lm, c, rng, p, |ctx| {
             block_on(smc::run_once(ctx, TokenProposal::PGcd(guide), 0)).unwrap()
         })
@@ -404,7 +404,7 @@ fn p_gcd_smc_ensemble_approaches_the_target_as_particles_grow() {
         max_tokens: 8,
         ..Params::default()
     };
-    let paths = enumerate_paths(100_000, |rng: &mut PathRng| {
+    let paths = enumerate_paths(100_000, |rng: &mut dyn RandomSource| {
         with_ctx(&mut lm, &c, rng, &one, |ctx| {
             block_on(smc::run_once(ctx, TokenProposal::PGcd(&guide), 0)).unwrap()
         })

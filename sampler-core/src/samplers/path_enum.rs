@@ -1,5 +1,6 @@
-//! Exact enumeration of a sampler's random paths: a [`RandomSource`] that replays a script
-//! of categorical choices, and a driver that visits every path with its probability.
+//! Exact enumeration of a sampler's random paths, in the shape the token-sampler and MCMC
+//! tests want: every outcome with its probability. It is [`crate::exact::explore`] (the one
+//! path enumerator) without a probability floor.
 //!
 //! Tests use it to compute the exact distribution a sampler induces (a token sampler's
 //! outputs, one MCMC transition) and compare it with the target without sampling noise.
@@ -8,81 +9,14 @@
 
 use crate::RandomSource;
 
-/// A random source that follows a script of choices, then takes the first possible branch,
-/// recording every choice and its probability.
-#[derive(Debug, Default)]
-pub struct PathRng {
-    script: Vec<usize>,
-    /// Each draw's (normalized weights, chosen index).
-    draws: Vec<(Vec<f64>, usize)>,
-    used_uniform: bool,
-}
-
-impl PathRng {
-    /// Probability of the path followed so far.
-    pub fn probability(&self) -> f64 {
-        self.draws.iter().map(|(w, i)| w[*i]).product()
-    }
-
-    /// The script of the next path in depth-first order, or `None` after the last one.
-    fn next_script(&self) -> Option<Vec<usize>> {
-        for k in (0..self.draws.len()).rev() {
-            let (w, chosen) = &self.draws[k];
-            if let Some(j) = (chosen + 1..w.len()).find(|&j| w[j] > 0.0) {
-                let mut s: Vec<usize> = self.draws[..k].iter().map(|(_, i)| *i).collect();
-                s.push(j);
-                return Some(s);
-            }
-        }
-        None
-    }
-}
-
-impl RandomSource for PathRng {
-    fn uniform(&mut self) -> f64 {
-        self.used_uniform = true;
-        0.5
-    }
-
-    fn categorical(&mut self, weights: &[f64]) -> usize {
-        let total: f64 = weights.iter().sum();
-        let norm: Vec<f64> = weights.iter().map(|w| w / total).collect();
-        let k = self.draws.len();
-        let chosen = match self.script.get(k) {
-            Some(&i) => i,
-            None => norm.iter().position(|&w| w > 0.0).unwrap_or(0),
-        };
-        self.draws.push((norm, chosen));
-        chosen
-    }
-}
-
 /// Runs `f` once per random path (depth first) and returns each outcome with its
 /// probability; fails when a path draws a uniform or there are more than `max_paths` paths.
 pub fn enumerate_paths<R>(
     max_paths: usize,
-    mut f: impl FnMut(&mut PathRng) -> R,
+    mut f: impl FnMut(&mut dyn RandomSource) -> R,
 ) -> Result<Vec<(f64, R)>, String> {
-    let mut out = Vec::new();
-    let mut script = Vec::new();
-    loop {
-        if out.len() >= max_paths {
-            return Err(format!("more than {max_paths} random paths"));
-        }
-        let mut rng = PathRng {
-            script,
-            ..PathRng::default()
-        };
-        let r = f(&mut rng);
-        if rng.used_uniform {
-            return Err("a path drew a uniform; only categorical draws can be enumerated".into());
-        }
-        out.push((rng.probability(), r));
-        match rng.next_script() {
-            Some(s) => script = s,
-            None => return Ok(out),
-        }
-    }
+    let e = crate::exact::explore(0.0, max_paths, |rng, _| f(rng))?;
+    Ok(e.outcomes.into_iter().map(|(o, p)| (p, o)).collect())
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-//! Quantization blocks and their plain scalar dequantization.
+//! GGUF quantization blocks and their plain scalar dequantization: the one implementation
+//! shared by `lm` (the GGUF reader, the CPU kernels' scalar references) and `shaders` (the
+//! CPU references of the WGSL decoders).
 //!
 //! Source of truth: ggml's `ggml/src/ggml-common.h` (`block_q4_1`, `block_q8_0`) and the
 //! reference dequantizers `dequantize_row_q4_1` / `dequantize_row_q8_0` in
@@ -7,6 +9,7 @@
 //!
 //! Blocks are read by value from 20- or 34-byte chunks of the file ([`BlockQ4_1::read`]),
 //! so any buffer alignment works and no `unsafe` is needed.
+#![deny(missing_docs)]
 
 /// Weights per Q4_1 block.
 pub const QK4_1: usize = 32;
