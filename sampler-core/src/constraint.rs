@@ -72,66 +72,42 @@ pub trait Regular<S> {
     }
 }
 
-/// A shared reference is the constraint it points to.
-impl<C: Constraint + ?Sized> Constraint for &C {
-    type State = C::State;
-    fn vocab_size(&self) -> usize {
-        (**self).vocab_size()
-    }
-    fn eos(&self) -> TokenId {
-        (**self).eos()
-    }
-    fn initial(&self) -> C::State {
-        (**self).initial()
-    }
-    fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
-        (**self).advance(state, token)
-    }
-    fn is_complete(&self, state: &C::State) -> bool {
-        (**self).is_complete(state)
-    }
-    fn allows(&self, state: &C::State, token: TokenId) -> bool {
-        (**self).allows(state, token)
-    }
-    fn mask(&self, state: &C::State) -> TokenSet {
-        (**self).mask(state)
-    }
-    fn regular(&self) -> Option<&dyn Regular<C::State>> {
-        (**self).regular()
-    }
-    fn take_error(&self) -> Option<String> {
-        (**self).take_error()
-    }
+/// Forwards [`Constraint`] through a pointer to a constraint.
+macro_rules! forward_constraint {
+    ($($ptr:tt)*) => {
+        impl<C: Constraint + ?Sized> Constraint for $($ptr)* {
+            type State = C::State;
+            fn vocab_size(&self) -> usize {
+                (**self).vocab_size()
+            }
+            fn eos(&self) -> TokenId {
+                (**self).eos()
+            }
+            fn initial(&self) -> C::State {
+                (**self).initial()
+            }
+            fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
+                (**self).advance(state, token)
+            }
+            fn is_complete(&self, state: &C::State) -> bool {
+                (**self).is_complete(state)
+            }
+            fn allows(&self, state: &C::State, token: TokenId) -> bool {
+                (**self).allows(state, token)
+            }
+            fn mask(&self, state: &C::State) -> TokenSet {
+                (**self).mask(state)
+            }
+            fn regular(&self) -> Option<&dyn Regular<C::State>> {
+                (**self).regular()
+            }
+            fn take_error(&self) -> Option<String> {
+                (**self).take_error()
+            }
+        }
+    };
 }
 
-/// A box is the constraint it holds (so a [`crate::DynConstraint`] is one).
-impl<C: Constraint + ?Sized> Constraint for Box<C> {
-    type State = C::State;
-    fn vocab_size(&self) -> usize {
-        (**self).vocab_size()
-    }
-    fn eos(&self) -> TokenId {
-        (**self).eos()
-    }
-    fn initial(&self) -> C::State {
-        (**self).initial()
-    }
-    fn advance(&self, state: &C::State, token: TokenId) -> Option<C::State> {
-        (**self).advance(state, token)
-    }
-    fn is_complete(&self, state: &C::State) -> bool {
-        (**self).is_complete(state)
-    }
-    fn allows(&self, state: &C::State, token: TokenId) -> bool {
-        (**self).allows(state, token)
-    }
-    fn mask(&self, state: &C::State) -> TokenSet {
-        (**self).mask(state)
-    }
-    fn regular(&self) -> Option<&dyn Regular<C::State>> {
-        (**self).regular()
-    }
-    fn take_error(&self) -> Option<String> {
-        (**self).take_error()
-    }
-}
+// A reference, or a box (so a [`crate::DynConstraint`] is one), is the constraint it holds.
+forward_constraint!(&C);
+forward_constraint!(Box<C>);
