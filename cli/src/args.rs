@@ -104,7 +104,9 @@ pub struct SampleArgs {
     /// SMC particles.
     #[arg(long, default_value_t = 8)]
     pub particles: usize,
-    /// Maximum generated tokens per sequence (EOS included).
+    /// Maximum generated tokens per sequence (EOS included). It is part of the target: the
+    /// exact samplers draw from P restricted to valid sequences of at most this many
+    /// tokens, so a tokenization that needs more is outside it.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
     /// Seed of every random choice.

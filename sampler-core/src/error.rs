@@ -21,6 +21,16 @@ pub enum SampleError {
         /// Generations tried since the last valid sample.
         generations: u64,
     },
+    /// An MCMC chain never held a valid sequence within the max-tokens cut: its first GCD
+    /// sample reached `max_tokens` without EOS, and no proposal was valid either.
+    ChainOutsideCut {
+        /// The chain (0-based).
+        chain: usize,
+        /// The cut (`max_tokens`).
+        max_tokens: usize,
+        /// The chain's steps (the first sample and the proposals).
+        steps: usize,
+    },
     /// The caller's event sink asked the run to stop.
     Cancelled,
     /// The method cannot run with these arguments or this constraint.
@@ -42,6 +52,16 @@ impl std::fmt::Display for SampleError {
                 "no valid sample in {generations} generations in a row: the constraint's \
                  probability under the model is zero or too small for this method, or \
                  --max-tokens is too small"
+            ),
+            SampleError::ChainOutsideCut {
+                chain,
+                max_tokens,
+                steps,
+            } => write!(
+                f,
+                "MCMC chain {chain}: its first sample reached --max-tokens ({max_tokens}) \
+                 without EOS and none of its {steps} steps found a valid sequence within \
+                 {max_tokens} tokens; raise --max-tokens"
             ),
             SampleError::Cancelled => f.write_str("stopped"),
             SampleError::Unsupported(m) => f.write_str(m),

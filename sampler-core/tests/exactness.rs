@@ -10,9 +10,11 @@
 //!   counters (generations per 100 valid samples).
 
 use sampler_core::exact::{
-    ExactDistribution, Limits, chi_square, enumerate, explore, total_variation,
+    EnumerateError, ExactDistribution, Limits, chi_square, enumerate, enumerate_within, explore,
+    total_variation,
 };
 use sampler_core::samplers::asap::asap_sample;
+use sampler_core::samplers::cut::with_off_by_one_cut;
 use sampler_core::samplers::rejection::{Strategy, rejection_sample};
 use sampler_core::samplers::trie::{Trie, normalize};
 use sampler_core::samplers::{Counters, Ctx, Method, Params, Sample, run};
@@ -78,12 +80,13 @@ impl<L: LanguageModel, C: Constraint> Problem<L, C> {
         }
     }
 
+    /// The samplers' target: P^L restricted to sequences within the max-tokens cut.
     fn exact(&self) -> ExactDistribution {
         let limits = Limits {
             max_tokens: self.max_tokens,
             max_sequences: 10_000,
         };
-        block_on(enumerate(&mut (self.lm)(), &self.c, limits)).unwrap()
+        block_on(enumerate_within(&mut (self.lm)(), &self.c, limits)).unwrap()
     }
 }
 
@@ -119,6 +122,16 @@ fn random_ab() -> Problem<RandomLm, FiniteLanguage> {
         lm: Box::new(|| RandomLm::new(4, 3, 2, 3)),
         c: FiniteLanguage::new(vocab, words(&["ab", "b"])),
         max_tokens: 4,
+    }
+}
+
+/// [`random_small`] cut at 3 tokens: "aab" as a·a·b and "abb" as a·b·b (four tokens with
+/// EOS) are outside the target, their other tokenizations (a·ab, ab·b) inside it.
+fn random_cut() -> Problem<RandomLm, FiniteLanguage> {
+    Problem {
+        name: "random-4 cut at 3",
+        max_tokens: 3,
+        ..random_small()
     }
 }
 
@@ -229,6 +242,45 @@ fn every_trie_state_accepts_exactly_p_over_p_eps() {
             let w = check_trajectory(&random_five(), strategy, gens, seed);
             assert!(w < 1e-9, "random-5 {strategy:?}: {w}");
         }
+    }
+}
+
+/// Where the max-tokens cut removes some tokenizations of the language, every exact
+/// sampler's target is P restricted to the sequences within the cut: checked at every trie
+/// state on the way, as above. The same samplers with the cut one token too strict (the
+/// off-by-one mutant of `samplers::cut::within`) miss the sequences of exactly max tokens,
+/// and the check sees it.
+#[test]
+fn the_max_tokens_cut_is_the_target_and_an_off_by_one_is_caught() {
+    let p = random_cut();
+    let limits = Limits {
+        max_tokens: p.max_tokens,
+        max_sequences: 10_000,
+    };
+    // The cut does remove tokenizations: the full language does not fit in it.
+    assert_eq!(
+        block_on(enumerate(&mut (p.lm)(), &p.c, limits)).unwrap_err(),
+        EnumerateError::TooLong { max_tokens: 3 }
+    );
+    let exact = p.exact();
+    assert!(exact.entries.iter().any(|e| e.tokens.len() == 3));
+    for strategy in STRATEGIES {
+        let gens = if strategy == Strategy::Rs { 1 } else { 25 };
+        for seed in [1, 2] {
+            let w = check_trajectory(&p, strategy, gens, seed);
+            assert!(w < 1e-9, "{} {strategy:?}: {w}", p.name);
+        }
+        let (dist, accepted) = with_off_by_one_cut(|| {
+            one_generation(&p, Algo::Rejection(strategy), &Trie::new(p.c.vocab_size()))
+        });
+        let q: HashMap<Vec<TokenId>, f64> =
+            dist.into_iter().map(|(w, x)| (w, x / accepted)).collect();
+        let (q, _) = exact.align(&q);
+        let tv = total_variation(&q, &exact.probs());
+        assert!(
+            tv > 0.05,
+            "{strategy:?}: the off-by-one cut passed (TV {tv})"
+        );
     }
 }
 

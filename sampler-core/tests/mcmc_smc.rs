@@ -4,14 +4,15 @@
 //! leaves P^L stationary; TV to P^L falls with the number of steps. SMC: the evidence
 //! estimate is unbiased and the weighted ensemble approaches P^L as particles grow.
 
+use sampler_core::samplers::cut::with_off_by_one_cut;
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
 use sampler_core::samplers::path_enum::enumerate_paths;
 use sampler_core::samplers::smc::{self, TokenProposal};
 use sampler_core::samplers::{Ctx, Method, Params, Resampling, Sample, run};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
-    Constraint, Event, LanguageModel, NullSink, RandomSource, Regular, SeededRng, TokenId, VecSink,
-    Vocabulary, block_on,
+    Constraint, Event, LanguageModel, NullSink, RandomSource, Regular, SampleError, SeededRng,
+    TokenId, VecSink, Vocabulary, block_on,
 };
 use std::collections::BTreeMap;
 
@@ -103,8 +104,12 @@ fn transition_matrix<L: LanguageModel, C: Constraint>(
     c: &C,
     states: &[Vec<TokenId>],
     kernel: Kernel,
+    max_tokens: usize,
 ) -> BTreeMap<Vec<TokenId>, Dist> {
-    let p = params();
+    let p = Params {
+        max_tokens,
+        ..params()
+    };
     let mut rows = BTreeMap::new();
     for w in states {
         let start: Trace<C::State> = with_ctx(lm, c, &mut SeededRng::new(0), &p, |ctx| {
@@ -172,7 +177,7 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
                     truncation: tr,
                     score,
                 };
-                let t = transition_matrix(&mut lm, &c, &states, kernel);
+                let t = transition_matrix(&mut lm, &c, &states, kernel, 8);
                 let d = max_diff(&apply(&target, &t), &target);
                 eprintln!("seed {seed} {tr:?} {score:?}: max |πT − π| = {d:.2e}");
                 if score == ProposalScore::Ignored {
@@ -238,7 +243,7 @@ fn mcmc_tv_to_target_falls_with_steps_on_gsk() {
         (Truncation::Priority, Method::McmcPriority),
         (Truncation::Restart, Method::McmcRestart),
     ] {
-        let t = transition_matrix(&mut lm, &c, &states, Kernel::new(tr));
+        let t = transition_matrix(&mut lm, &c, &states, Kernel::new(tr), 8);
         let mut d = gcd_distribution(&mut lm, &c);
         let mut exact = vec![tv(&d, &target)];
         for _ in 1..10 {
@@ -538,6 +543,76 @@ fn smc_gcd_with_the_budget_mask_on_a_regular_constraint() {
     let se = (ev.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
     eprintln!("smc-gcd (budget): mean Ĝ = {mean:.5} ± {se:.5}, exact {z:.5}");
     assert!((mean - z).abs() < 3.0 * se);
+}
+
+/// Where the max-tokens cut removes tokenizations (max 3: a·b·b and b·a·b need four tokens
+/// with EOS), P^L restricted to the cut is stationary for every MCMC variant; with the cut
+/// one token too strict (the off-by-one mutant) the chain never proposes the three-token
+/// sequences, and stationarity fails.
+#[test]
+fn mcmc_is_stationary_within_the_cut_and_an_off_by_one_is_caught() {
+    let c = small_language();
+    let mut lm = RandomLm::new(4, 3, 2, 1);
+    let (target, _) = exact_target(&mut lm, &c, 3);
+    assert_eq!(target.len(), 6, "two of eight tokenizations are cut");
+    assert!(target.keys().any(|w| w.len() == 3));
+    let states: Vec<_> = target.keys().cloned().collect();
+    for tr in [
+        Truncation::Uniform,
+        Truncation::Priority,
+        Truncation::Restart,
+    ] {
+        let kernel = Kernel::new(tr);
+        let t = transition_matrix(&mut lm, &c, &states, kernel, 3);
+        let d = max_diff(&apply(&target, &t), &target);
+        assert!(d < 1e-9, "{tr:?}: max |πT − π| = {d:.2e}");
+        let t = with_off_by_one_cut(|| transition_matrix(&mut lm, &c, &states, kernel, 3));
+        let d = max_diff(&apply(&target, &t), &target);
+        assert!(d > 1e-3, "{tr:?}: the off-by-one cut passed ({d:.2e})");
+    }
+}
+
+/// An MCMC chain whose first sample hits the cut and never finds a valid proposal ends
+/// the run with a message naming the cut, not with an invalid sample.
+#[test]
+fn an_mcmc_chain_outside_the_cut_says_so() {
+    // G_sk's model writes five tokens before EOS: a cut at 4 leaves no valid sequence
+    // that GCD can reach, so every chain stays outside the target.
+    let p = Params {
+        n: 1,
+        steps: 3,
+        max_tokens: 4,
+        ..Params::default()
+    };
+    let mut sink = VecSink::default();
+    let e = block_on(run(
+        Method::McmcUniform,
+        &p,
+        &mut gsk_lm(),
+        &gsk_constraint(),
+        &mut SeededRng::new(0),
+        &mut sink,
+        None,
+        &mut |_| panic!("no sample may come out"),
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SampleError::ChainOutsideCut {
+                chain: 0,
+                max_tokens: 4,
+                steps: 3
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("raise --max-tokens"), "{e}");
+    assert!(
+        sink.0
+            .iter()
+            .any(|ev| matches!(ev, Event::Note { message } if message.contains("without EOS")))
+    );
 }
 
 /// MCMC through `run`: one output per chain with its index, `n·steps` generations counted,

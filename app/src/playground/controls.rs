@@ -27,16 +27,22 @@ pub fn methods() -> impl Iterator<Item = Method> {
 fn method_hint(m: &str) -> &'static str {
     match m {
         "lm" => "unconstrained ancestral sampling (ignores the grammar)",
-        "rs" => "rejection: whole sequences from P, keep the valid ones (exact)",
-        "sample-verify" => "rejection stopping at the first non-viable prefix (exact)",
-        "ars" => "adaptive rejection: the shortest invalid prefix joins the trie (exact)",
-        "rsft" => "rejection with forbidden first tokens (exact)",
-        "cars" => "constrained adaptive rejection: every non-viable token joins the trie (exact)",
+        "rs" => "rejection: whole sequences from P, keep the valid ones (exact up to max tokens)",
+        "sample-verify" => {
+            "rejection stopping at the first non-viable prefix (exact up to max tokens)"
+        }
+        "ars" => {
+            "adaptive rejection: the shortest invalid prefix joins the trie (exact up to max tokens)"
+        }
+        "rsft" => "rejection with forbidden first tokens (exact up to max tokens)",
+        "cars" => {
+            "constrained adaptive rejection: every non-viable token joins the trie (exact up to max tokens)"
+        }
         "lcd" => "token masking: fast, but biased",
         "gcd-budget" => "token masking with the budget-aware mask (regular grammars)",
         "asap" => "ASAp: masking reweighted by c̃, learned sample after sample",
         "mcmc-uniform" | "mcmc-priority" | "mcmc-restart" => {
-            "MCMC over masked proposals: k steps per chain"
+            "MCMC over masked proposals: k steps per chain; stationary for P restricted to max tokens"
         }
         "wrs-smc" | "awrs-smc" | "twisted-smc" | "smc-gcd" => {
             "SMC: M weighted particles, resampled when ESS < τ·M"
@@ -143,7 +149,7 @@ pub fn Controls(
                 <label class:dim=move || !method_is(Method::is_mcmc)()>"steps k " <input id="pg-steps" type="number" min="1" bind:value=form.steps/></label>
                 <label class:dim=move || !method_is(Method::is_smc)()>"particles M " <input id="pg-particles" type="number" min="1" bind:value=form.particles/></label>
                 <label class:dim=move || !method_is(Method::is_smc)()>"ESS threshold τ " <input id="pg-ess" type="number" min="0" max="1" step="0.05" bind:value=form.ess/></label>
-                <label>"max tokens " <input id="pg-max-tokens" type="number" min="1" bind:value=form.max_tokens/></label>
+                <label title="Part of the target: the exact samplers draw from P restricted to valid sequences of at most this many tokens (EOS included)">"max tokens " <input id="pg-max-tokens" type="number" min="1" bind:value=form.max_tokens/></label>
                 <label>"seed " <input id="pg-seed" type="number" min="0" bind:value=form.seed/></label>
             </div>
             <div class="row">

@@ -134,6 +134,33 @@ pub async fn enumerate<L: LanguageModel, C: Constraint>(
     constraint: &C,
     limits: Limits,
 ) -> Result<ExactDistribution, EnumerateError> {
+    enumerate_impl(lm, constraint, limits, Longer::Refuse).await
+}
+
+/// The samplers' target: P restricted to the valid sequences of at most `max_tokens`
+/// tokens (EOS included; see [`crate::samplers::cut`]). Unlike [`enumerate`], a language
+/// with longer sequences is not refused: they are left out, as the samplers leave them out.
+pub async fn enumerate_within<L: LanguageModel, C: Constraint>(
+    lm: &mut L,
+    constraint: &C,
+    limits: Limits,
+) -> Result<ExactDistribution, EnumerateError> {
+    enumerate_impl(lm, constraint, limits, Longer::LeaveOut).await
+}
+
+/// What an enumeration does with a viable prefix that cannot finish within the cut.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Longer {
+    Refuse,
+    LeaveOut,
+}
+
+async fn enumerate_impl<L: LanguageModel, C: Constraint>(
+    lm: &mut L,
+    constraint: &C,
+    limits: Limits,
+    longer: Longer,
+) -> Result<ExactDistribution, EnumerateError> {
     let eos = constraint.eos();
     let mut found: Vec<(Vec<TokenId>, f64)> = Vec::new();
     let mut stack: Vec<(Vec<TokenId>, C::State, f64)> =
@@ -160,6 +187,9 @@ pub async fn enumerate<L: LanguageModel, C: Constraint>(
             } else {
                 // A viable non-EOS prefix still needs at least an EOS.
                 if next.len() + 1 > limits.max_tokens {
+                    if longer == Longer::LeaveOut {
+                        continue;
+                    }
                     return Err(EnumerateError::TooLong {
                         max_tokens: limits.max_tokens,
                     });

@@ -13,7 +13,9 @@ mod explore;
 mod gamma;
 mod stats;
 
-pub use enumerate::{Entry, EnumerateError, ExactDistribution, Limits, enumerate};
+pub use enumerate::{
+    Entry, EnumerateError, ExactDistribution, Limits, enumerate, enumerate_within,
+};
 pub use explore::{Exploration, explore};
 pub use gamma::{ln_gamma, regularized_gamma_q};
 pub use stats::{ChiSquare, chi_square, kl_divergence, total_variation};

@@ -2,6 +2,7 @@
 //! masked-generation step other samplers (MCMC, SMC) reuse.
 
 use super::Ctx;
+use super::cut::within;
 use crate::{Constraint, LanguageModel, SampleError, TokenId};
 
 /// One generated sequence and what it cost to make.
@@ -42,7 +43,7 @@ pub async fn generate<L: LanguageModel, C: Constraint>(
     let mut state = state;
     let (mut logp, mut log_q) = (0.0, 0.0);
     ctx.count_generations(1);
-    while tokens.len() < ctx.params().max_tokens {
+    while within(tokens.len() + 1, ctx.params().max_tokens) {
         let lp = ctx.logprobs(&tokens).await?;
         let allowed = match (masking, &state) {
             (Masking::None, _) => None,

@@ -10,6 +10,7 @@
 //! distribution approaches P^L as c̃ converges (Theorem 2).
 
 use super::Ctx;
+use super::cut::within;
 use super::trie::{NodeId, ROOT, Trie, normalize};
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
@@ -105,7 +106,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
         path.push(node);
         if !trie.is_expanded(node) {
             let mask = ctx.mask(&state);
-            let room = tokens.len() + 2 <= max;
+            let room = within(tokens.len() + 2, max);
             let invalid: Vec<(TokenId, f64)> = (0..probs.len() as TokenId)
                 .filter(|&t| !mask.contains(t) || (t != eos && !room))
                 .map(|t| (t, probs[t as usize]))

@@ -7,6 +7,7 @@
 //! (E[Ẑ·f(x)] = Z·E_p[f(x)]), which is what SMC needs.
 
 use super::Ctx;
+use super::cut::within;
 use crate::{Constraint, LanguageModel, RandomSource, SampleError, TokenId};
 
 /// Rejections after which [`wrs`] stops (clipped WRS, seed 003 Def. 8): the weight stays
@@ -194,7 +195,7 @@ pub async fn run_lcd<L: LanguageModel, C: Constraint>(
         ctx.count_generations(1);
         let (mut tokens, mut state, mut logp) = (Vec::new(), ctx.initial(), 0.0);
         let mut ended = false;
-        while tokens.len() < ctx.params().max_tokens {
+        while within(tokens.len() + 1, ctx.params().max_tokens) {
             let lp = ctx.logprobs(&tokens).await?;
             let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
             let draw = {

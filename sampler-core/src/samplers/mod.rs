@@ -29,6 +29,7 @@ mod ancestral;
 pub mod asap;
 pub mod awrs;
 mod context;
+pub mod cut;
 pub mod mcmc;
 mod method;
 mod params;

@@ -8,6 +8,7 @@
 //! generation follows R^W for the W it started with, and accepted samples follow P^L.
 
 use super::Ctx;
+use super::cut::within;
 use super::trie::{NodeId, ROOT, Trie, normalize};
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 use std::rc::Rc;
@@ -160,7 +161,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
     // The last token drawn and its probability.
     let mut edge = (0, 1.0);
     loop {
-        if tokens.len() >= max {
+        if !within(tokens.len() + 1, max) {
             return Ok(Outcome::Rejected(tokens, logp, "max tokens reached"));
         }
         let (probs, lp) = probs_at(ctx, trie, node, &tokens).await?;
@@ -193,7 +194,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
         // Is u·a still a viable prefix (of a sequence within max tokens)?
         let next = match &state {
             Some(s) if a == eos => ctx.allows(s, eos).then(|| s.clone()),
-            Some(s) if tokens.len() + 2 <= max => ctx.advance(s, a),
+            Some(s) if within(tokens.len() + 2, max) => ctx.advance(s, a),
             _ => None,
         };
         logp += lp[a as usize];
@@ -247,7 +248,7 @@ fn expand<L: LanguageModel, C: Constraint>(
     }
     let mask = ctx.mask(state);
     let eos = ctx.eos();
-    let room = depth + 2 <= ctx.params().max_tokens;
+    let room = within(depth + 2, ctx.params().max_tokens);
     let invalid: Vec<(TokenId, f64)> = (0..probs.len() as TokenId)
         .filter(|&t| !mask.contains(t) || (t != eos && !room))
         .map(|t| (t, probs[t as usize]))

@@ -127,9 +127,26 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     let kernel = Kernel::new(truncation);
     for chain in 0..ctx.params().n {
         let mut state = initial(ctx).await?;
+        if !state.valid {
+            ctx.emit(Event::Note {
+                message: format!(
+                    "chain {chain}: the first sample reached max tokens ({}) without EOS; \
+                     the chain starts outside the target and takes the first valid proposal",
+                    ctx.params().max_tokens
+                ),
+            });
+        }
         for k in 1..ctx.params().steps {
             ctx.check_cancelled()?;
             step(ctx, kernel, &mut state, chain, k).await?;
+        }
+        // A chain that never reached the target has no sample of it to give.
+        if !state.valid {
+            return Err(SampleError::ChainOutsideCut {
+                chain,
+                max_tokens: ctx.params().max_tokens,
+                steps: ctx.params().steps,
+            });
         }
         let logp = state.total_logp();
         ctx.finish(state.tokens, logp, state.valid, None, Some(chain))?;

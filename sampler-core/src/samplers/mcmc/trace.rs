@@ -3,6 +3,7 @@
 //! distribution, and the constraint state before each token.
 
 use crate::samplers::Ctx;
+use crate::samplers::cut::within;
 use crate::{Constraint, LanguageModel, SampleError, TokenId};
 
 /// A token sequence scored position by position under the LM and the GCD proposal.
@@ -136,7 +137,7 @@ pub async fn extend<L: LanguageModel, C: Constraint>(
             next_state(ctx, before.as_ref(), last)
         }
     };
-    while tr.len() < ctx.params().max_tokens {
+    while within(tr.len() + 1, ctx.params().max_tokens) {
         let pos = position(ctx, &tr.tokens, state.as_ref()).await?;
         if pos.z <= 0.0 {
             return Err(ctx.dead_end(&tr.tokens));

@@ -18,6 +18,7 @@ pub use proposal::{Extension, TokenProposal, propose};
 pub use resample::{ancestors, ess, normalized};
 
 use super::Ctx;
+use super::cut::within;
 use super::util::logsumexp;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
@@ -80,7 +81,7 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             if let TokenProposal::PGcd(guide) = proposal {
                 p.belief = guide.advance_belief(&p.belief, t);
             }
-            if p.tokens.len() >= ctx.params().max_tokens {
+            if !within(p.tokens.len() + 1, ctx.params().max_tokens) {
                 // Incomplete at the budget: the final target gives it no mass.
                 (p.active, p.log_w) = (false, f64::NEG_INFINITY);
             }
