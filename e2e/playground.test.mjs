@@ -164,6 +164,16 @@ describe('playground (toy models)', () => {
       const masses = await page.$$eval('#view-trie .trie-node', (ns) => ns.map((n) => Number(n.dataset.mass)));
       assert.ok(masses.some((m) => m < 1), `masses ${masses}`);
       assert.ok(await page.locator('#view-trie-accept').count() === 1);
+      // Drawn as a tree: edges, the latest generation's path, p_ε beside the acceptance rate.
+      assert.equal(await page.locator('#view-trie-svg').count(), 1);
+      assert.ok(await page.locator('#view-trie .trie-edge').count() >= 1);
+      assert.ok(await page.locator('#view-trie .trie-node.on-path').count() >= 1);
+      assert.ok(await page.locator('#view-trie .trie-node .pruned-tok').count() >= 1, 'pruned continuations are marked');
+      assert.equal(await page.locator('#view-trie-accept .line-p-eps').count(), 1);
+      await page.locator('#view-trie').screenshot({ path: join(ARTIFACTS, 'view-trie-cars.png') });
+      // The next-token view: a bar per top token, Z as a filled bar.
+      assert.ok(await page.locator('#view-token-bars .top-token').count() > 0);
+      await page.locator('#view-token').screenshot({ path: join(ARTIFACTS, 'view-token-cars.png') });
       assert.equal(await page.getAttribute('#view-results', 'data-samples'), '30');
       // Exact: every sample is in the language, and 00000 (P^L ≈ 3e-10) is never drawn.
       const d = await drawn(page);
@@ -184,6 +194,7 @@ describe('playground (toy models)', () => {
       const s = await run(page);
       assert.equal(s.state, 'done', s.text);
       assert.ok(await page.locator('#view-token-z[data-z]').count() === 1);
+      assert.equal(await page.locator('#view-token-z-bar').count(), 1);
     });
   });
 
@@ -206,6 +217,11 @@ describe('playground (toy models)', () => {
       assert.equal(await page.getAttribute('#view-mcmc', 'data-steps'), '8');
       assert.equal(await page.locator('#view-mcmc .mcmc-step').count(), 8);
       assert.ok(await page.locator('#view-mcmc-proposal[data-accepted]').count() === 1);
+      // The walk: one dot per generation of the chain, the path through the states.
+      assert.equal(await page.locator('#view-mcmc-walk .walk-proposal').count(), 8);
+      assert.equal(await page.locator('#view-mcmc-walk .walk-path').count(), 1);
+      assert.equal(await page.locator('#view-mcmc-accept .line-rate').count(), 1);
+      await page.locator('#view-mcmc').screenshot({ path: join(ARTIFACTS, 'view-mcmc.png') });
     });
   });
 
@@ -223,6 +239,10 @@ describe('playground (toy models)', () => {
       if (resamplings > 0) assert.ok(await page.locator('#view-smc-lineage line').count() >= 8);
       const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
       assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
+      // ESS / M plotted against the threshold τ = 0.99 (dashed).
+      assert.equal(await page.locator('#view-smc-ess-line .line-ess').count(), 1);
+      assert.equal(await page.locator('#view-smc-ess-line .chart-threshold').count(), 1);
+      await page.locator('#view-smc').screenshot({ path: join(ARTIFACTS, 'view-smc.png') });
     });
   });
 
@@ -310,6 +330,10 @@ describe('playground (toy models)', () => {
       assert.equal(cars.rows['00000'].count, 0);
       assert.ok(cars.samples > 500);
       assert.ok(cars.tv < 0.1, `cars TV ${cars.tv}`);
+      // KL against LM calls, one line per sampler, on shared axes.
+      const lines = await page.$$eval('#compare-kl .xy-line', (ls) => ls.map((l) => l.dataset.label));
+      assert.deepEqual(lines.sort(), ['cars', 'lcd']);
+      await page.locator('#compare').screenshot({ path: join(ARTIFACTS, 'view-compare.png') });
       // The compare setup, budget included, travels in a link and reproduces.
       await page.click('#pg-copy-link');
       await open(page, await page.inputValue('#pg-link'));

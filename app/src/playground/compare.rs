@@ -5,6 +5,7 @@
 //! Hooks: `#compare[data-state]`, `.compare-col[data-method][data-samples][data-lm-calls]
 //! [data-tv]` (one per sampler), with the results view's `.output-row` rows inside.
 
+use super::chart::{XySeries, xy_chart};
 use super::frames::every_frame;
 use super::results_view::{dist_rows, dist_table, tv};
 use super::session::Session;
@@ -172,6 +173,22 @@ pub fn CompareView(compare: Compare, session: Session) -> impl IntoView {
                     "exact P^L by enumeration: {} sequences, P(L) = {:.4}", e.entries.len(), e.z)}</div> }.into_any(),
                 Some(Err(why)) => view! { <div id="compare-exact-note" class="stat">{why.clone()}</div> }.into_any(),
                 None => view! { <p class="muted">"Tick two to four samplers and press Run."</p> }.into_any(),
+            })}
+            {move || columns.with(|cols| {
+                let colors = ["#2c5fd6", "#c0392b", "#1a8a4a", "#e08a00"];
+                let series: Vec<XySeries> = cols.iter().zip(colors.iter().cycle()).map(|(c, &color)| XySeries {
+                    label: c.method.clone(),
+                    points: c.views.results.kl.iter().filter(|p| p.kl.is_finite())
+                        .map(|p| (p.lm_calls as f64, p.kl)).collect(),
+                    color,
+                }).collect();
+                series.iter().any(|s| s.points.len() > 1).then(|| xy_chart(
+                    "compare-kl",
+                    series,
+                    ("LM calls", "KL(samples ‖ P^L), nats (capped at 10)", 10.0),
+                    420.0,
+                    120.0,
+                ))
             })}
             <div class="compare-grid">
                 {move || columns.with(|cols| exact.with(|ex| {

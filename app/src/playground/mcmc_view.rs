@@ -1,13 +1,17 @@
 //! The MCMC view: the chain's current sequence, the latest proposal (the cut point, the
-//! regenerated suffix, the acceptance ratio, accept or reject) and the chain's history.
+//! regenerated suffix, the acceptance ratio, accept or reject), the chain drawn as a walk
+//! over its states with every proposal marked, the running acceptance rate, and the
+//! chain's history.
 //!
 //! Hooks: `#view-mcmc[data-chains][data-steps]`, `#view-mcmc-proposal[data-accepted]`,
-//! `.mcmc-step` (history rows).
+//! `#view-mcmc-walk` (`.walk-proposal.accepted` / `.rejected`, `.walk-path`),
+//! `#view-mcmc-accept`, `.mcmc-step` (history rows).
 
+use super::chart::{Series, line_chart};
 use super::session::Session;
 use crate::format::fmt_p;
 use leptos::prelude::*;
-use playground::views::Labels;
+use playground::views::{Labels, Walk};
 use sampler_core::TokenId;
 
 /// Most history rows drawn (the latest ones).
@@ -55,6 +59,7 @@ pub fn McmcPanel(session: Session) -> impl IntoView {
                             </div>
                         }
                     })}
+                    {walk_svg(labels, &c.walk())}
                     <table>
                         <tr><th>"step"</th><th>"cut"</th><th>"proposal (suffix marked)"</th><th class="num">"accept p"</th><th></th></tr>
                         {c.history[start..].iter().rev().map(|s| {
@@ -73,5 +78,66 @@ pub fn McmcPanel(session: Session) -> impl IntoView {
                 }.into_any()
             })}
         </div>
+    }
+}
+
+/// Most states (rows) of the walk drawn; later ones share the last row.
+const MAX_STATES: usize = 14;
+
+/// The chain as a walk over its states: one row per sequence (by first appearance), one
+/// column per step; the chain's path as a line, each proposal as a dot (filled: accepted,
+/// hollow: rejected); and the running acceptance rate as a chart.
+fn walk_svg(labels: &Labels, w: &Walk) -> impl IntoView + use<> {
+    let (col, row, left) = (22.0, 16.0, 110.0);
+    let rows = w.states.len().min(MAX_STATES);
+    let width = left + col * w.path.len().max(1) as f64 + 10.0;
+    let height = row * rows as f64 + 10.0;
+    let y = move |r: usize| 8.0 + r.min(MAX_STATES - 1) as f64 * row;
+    let x = move |k: usize| left + 8.0 + k as f64 * col;
+    let names = w
+        .states
+        .iter()
+        .take(rows)
+        .enumerate()
+        .map(|(r, s)| {
+            let mut text = labels.text(s);
+            if text.chars().count() > 14 {
+                text = text.chars().take(13).collect::<String>() + "…";
+            }
+            view! { <text class="walk-state" x=(left - 6.0).to_string() y=(y(r) + 4.0).to_string() text-anchor="end">{text}</text> }
+        })
+        .collect_view();
+    let path: String = w
+        .path
+        .iter()
+        .enumerate()
+        .map(|(k, &r)| format!("{:.1},{:.1} ", x(k), y(r)))
+        .collect();
+    let dots = w
+        .proposals
+        .iter()
+        .enumerate()
+        .map(|(k, &(r, ok))| {
+            view! { <circle class="walk-proposal" class:accepted=ok class:rejected=!ok
+            cx=x(k).to_string() cy=y(r).to_string() r="4"/> }
+        })
+        .collect_view();
+    let acceptance = w.acceptance.clone();
+    view! {
+        <div class="trie-scroll">
+            <svg id="view-mcmc-walk" width=width.to_string() height=height.to_string()
+                viewBox=format!("0 0 {width} {height}") role="img">
+                {names}
+                <polyline class="walk-path" points=path fill="none"/>
+                {dots}
+            </svg>
+        </div>
+        {(acceptance.len() > 1).then(|| line_chart(
+            "view-mcmc-accept",
+            vec![Series { label: "acceptance rate".into(), values: acceptance, color: "#2c5fd6", class: "line-rate" }],
+            None,
+            320.0,
+            60.0,
+        ))}
     }
 }

@@ -16,6 +16,7 @@
 //! - one file per view: [`token_view`], [`trie_view`], [`mcmc_view`], [`smc_view`],
 //!   [`results_view`], and [`compare`] for compare mode.
 
+mod chart;
 mod compare;
 mod controls;
 mod editor;
@@ -149,7 +150,8 @@ pub fn Playground() -> impl IntoView {
                         <mcmc_view::McmcPanel session=session/>
                     </Show>
                     <Show when=move || family(&session.method.get()) == Family::Smc>
-                        <smc_view::SmcPanel session=session/>
+                        <smc_view::SmcPanel session=session
+                            threshold=Signal::derive(move || form.ess.get().trim().parse::<f64>().unwrap_or(0.5))/>
                     </Show>
                     <results_view::ResultsPanel session=session/>
                 </div>

@@ -6,6 +6,7 @@
 //! Hooks: `#view-results[data-samples][data-distinct]`, `.output-row[data-text][data-count]
 //! [data-empirical][data-exact]`, `#view-results-tv[data-tv]`, `#view-results-exact-note`.
 
+use super::chart::{XySeries, xy_chart};
 use super::session::Session;
 use super::token_view::bar;
 use crate::format::fmt_p;
@@ -105,28 +106,6 @@ pub fn dist_table(rows: Vec<DistRow>, exact_known: bool) -> impl IntoView {
     }
 }
 
-/// The KL(samples‖P^L) curve against LM calls (values capped at `cap` nats).
-fn kl_svg(points: &[(u64, f64)]) -> impl IntoView + use<> {
-    let (w, h, cap) = (300.0, 60.0, 5.0);
-    let max_x = points.iter().map(|p| p.0).max().unwrap_or(1).max(1) as f64;
-    let pts: String = points
-        .iter()
-        .map(|(x, k)| {
-            format!(
-                "{:.1},{:.1} ",
-                *x as f64 / max_x * w,
-                h - k.min(cap) / cap * h
-            )
-        })
-        .collect();
-    view! {
-        <svg id="view-results-kl" width=w.to_string() height=h.to_string()>
-            <rect x="0" y="0" width=w.to_string() height=h.to_string() fill="#f4f5f8"/>
-            <polyline points=pts fill="none" stroke="#8a1c1c" stroke-width="1.5"/>
-        </svg>
-    }
-}
-
 /// The results view.
 #[component]
 pub fn ResultsPanel(session: Session) -> impl IntoView {
@@ -158,10 +137,17 @@ pub fn ResultsPanel(session: Session) -> impl IntoView {
                     })}
                     {note.map(|n| view! { <div id="view-results-exact-note" class="stat">{n}</div> })}
                     {(r.samples > 0 || exact_dist.is_some()).then(|| dist_table(rows, exact_dist.is_some()))}
-                    {(kl.len() > 1).then(move || view! {
-                        <div class="stat">"KL(samples‖P^L) against LM calls (capped at 5 nats):"</div>
-                        {kl_svg(&kl)}
-                    })}
+                    {(kl.len() > 1).then(move || xy_chart(
+                        "view-results-kl",
+                        vec![XySeries {
+                            label: "KL(samples ‖ P^L) against LM calls".into(),
+                            points: kl.iter().map(|&(x, k)| (x as f64, k)).collect(),
+                            color: "#8a1c1c",
+                        }],
+                        ("LM calls", "nats (capped at 5)", 5.0),
+                        320.0,
+                        96.0,
+                    ))}
                 }
             }))}
         </div>

@@ -1,10 +1,12 @@
 //! The SMC view: M particles as rows growing token by token, their normalized weights as
-//! bars, the ESS after each step, and each resampling drawn as lineage lines from the
-//! parents (left) to their copies (right).
+//! bars, the ESS / M after each step plotted against the resampling threshold τ (dashed),
+//! and each resampling drawn as lineage lines from the parents (left) to their copies
+//! (right).
 //!
 //! Hooks: `#view-smc[data-particles][data-resamplings]`, `.particle[data-weight]`,
 //! `#view-smc-ess[data-ess]`, `#view-smc-lineage line` (one per copy).
 
+use super::chart::{Series, line_chart};
 use super::session::Session;
 use super::token_view::bar;
 use crate::format::fmt_p;
@@ -53,7 +55,7 @@ fn lineage_svg(steps: &[LineageStep], m: usize) -> impl IntoView + use<> {
 
 /// The SMC view.
 #[component]
-pub fn SmcPanel(session: Session) -> impl IntoView {
+pub fn SmcPanel(session: Session, threshold: Signal<f64>) -> impl IntoView {
     let views = session.views;
     view! {
         <div id="view-smc" class="view"
@@ -75,10 +77,13 @@ pub fn SmcPanel(session: Session) -> impl IntoView {
                             r.lineage.len())}
                         {r.log_evidence.map(|e| format!(" · log evidence {e:.3}"))}
                     </div>
-                    {(ess_series.len() > 1).then(|| view! {
-                        <div class="stat">"ESS / M after each step:"</div>
-                        {super::trie_view::sparkline("view-smc-ess-line", &ess_series, 300.0, 40.0)}
-                    })}
+                    {(ess_series.len() > 1).then(|| line_chart(
+                        "view-smc-ess-line",
+                        vec![Series { label: "ESS / M".into(), values: ess_series.clone(), color: "#2c5fd6", class: "line-ess" }],
+                        Some(threshold.get_untracked()),
+                        320.0,
+                        64.0,
+                    ))}
                     <table>
                         <tr><th>"#"</th><th>"from"</th><th>"tokens"</th><th class="num">"weight"</th><th></th></tr>
                         {r.rows.iter().enumerate().map(|(i, p)| view! {

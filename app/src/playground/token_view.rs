@@ -1,5 +1,6 @@
-//! The token view: at the latest step, the most likely next tokens with their
-//! probabilities, the masked ones greyed, the mass Z the mask kept, and the token drawn.
+//! The token view: at the latest step, the most likely next tokens as a bar chart of their
+//! probabilities (masked ones grey and struck through), the mass Z the mask kept as a
+//! filled fraction, and the token drawn.
 //!
 //! Hooks: `#view-token[data-steps]`, `.top-token[data-allowed]`, `#view-token-z`,
 //! `#view-token-drawn`.
@@ -7,6 +8,8 @@
 use super::session::Session;
 use crate::format::fmt_p;
 use leptos::prelude::*;
+use playground::views::TopToken;
+use sampler_core::TokenId;
 
 /// A horizontal bar `p` of `width_rem` wide.
 pub fn bar(p: f64, width_rem: f64, class: &'static str) -> impl IntoView {
@@ -35,25 +38,14 @@ pub fn TokenPanel(session: Session) -> impl IntoView {
                         {(t.particle > 0).then(|| format!(" · particle {}", t.particle))}
                     </div>
                     <div class="stat">"sequence: " <span class="mono">{seq}</span></div>
-                    <table>
-                        <tr><th>"token"</th><th class="num">"P(a|u)"</th><th></th><th>"mask"</th></tr>
-                        {t.top.iter().map(|x| {
-                            let is_drawn = Some(x.token) == drawn_id;
-                            view! {
-                                <tr class="top-token" class:masked=!x.allowed class:drawn=is_drawn
-                                    data-allowed=x.allowed.to_string()>
-                                    <td class="mono">{x.label.clone()}</td>
-                                    <td class="num">{fmt_p(x.p)}</td>
-                                    <td>{bar(x.p, 8.0, "")}</td>
-                                    <td>{if x.allowed { "allowed" } else { "masked" }}</td>
-                                </tr>
-                            }
-                        }).collect_view()}
-                    </table>
+                    {top_bars(&t.top, drawn_id)}
                     <div id="view-token-z" class="stat" data-z=t.kept_mass.map(|z| z.to_string())>
                         {match t.kept_mass {
-                            Some(z) => format!("Z = {} (the mass the mask kept; masking renormalizes by it)", fmt_p(z)),
-                            None => "no mask at this step (Z not applicable)".to_string(),
+                            Some(z) => view! {
+                                {z_bar(z)}
+                                " " {format!("Z = {} (the mass the mask kept; masking renormalizes by it)", fmt_p(z))}
+                            }.into_any(),
+                            None => "no mask at this step (Z not applicable)".into_any(),
                         }}
                     </div>
                     {drawn.map(|d| view! {
@@ -65,5 +57,58 @@ pub fn TokenPanel(session: Session) -> impl IntoView {
                 }.into_any()
             })}
         </div>
+    }
+}
+
+/// Width of a probability-1 bar, in pixels.
+const BAR_W: f64 = 220.0;
+/// Room for the token's text left of the bars.
+const LABEL_W: f64 = 90.0;
+
+/// The top next tokens as horizontal bars of P(a|u): masked ones grey and struck through,
+/// the drawn one marked.
+fn top_bars(top: &[TopToken], drawn: Option<TokenId>) -> impl IntoView + use<> {
+    let row = 18.0;
+    let height = row * top.len() as f64 + 4.0;
+    let width = LABEL_W + BAR_W + 70.0;
+    let rows = top
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let y = 2.0 + i as f64 * row;
+            let w = (x.p.clamp(0.0, 1.0) * BAR_W).max(1.0);
+            let is_drawn = Some(x.token) == drawn;
+            view! {
+                <g class="top-token" class:masked=!x.allowed class:drawn=is_drawn data-allowed=x.allowed.to_string()
+                    transform=format!("translate(0,{y:.1})")>
+                    <title>{if x.allowed { "allowed" } else { "masked: the constraint refuses it here" }}</title>
+                    <text class="tok-label" x=(LABEL_W - 6.0).to_string() y="12" text-anchor="end">
+                        {if is_drawn { format!("▶ {}", x.label) } else { x.label.clone() }}
+                    </text>
+                    <rect class="tok-bar" x=LABEL_W.to_string() y="3" width=format!("{w:.1}") height="11"/>
+                    {(!x.allowed).then(|| view! {
+                        <line class="tok-strike" x1=(LABEL_W - 4.0).to_string() x2=format!("{:.1}", LABEL_W + w + 4.0) y1="8.5" y2="8.5"/>
+                    })}
+                    <text class="tok-p" x=format!("{:.1}", LABEL_W + w + 6.0) y="12">{fmt_p(x.p)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg id="view-token-bars" width=width.to_string() height=height.to_string()
+            viewBox=format!("0 0 {width} {height}") role="img">
+            {rows}
+        </svg>
+    }
+}
+
+/// Z as the filled fraction of a bar.
+fn z_bar(z: f64) -> impl IntoView + use<> {
+    let w = 160.0;
+    view! {
+        <svg id="view-token-z-bar" class="inline-chart" width=w.to_string() height="12" viewBox=format!("0 0 {w} 12")>
+            <rect x="0" y="1" width=w.to_string() height="10" fill="#e6e8ee"/>
+            <rect x="0" y="1" width=format!("{:.1}", z.clamp(0.0, 1.0) * w) height="10" fill="#1a8a4a"/>
+        </svg>
     }
 }

@@ -1,46 +1,22 @@
-//! The trie view of the rejection samplers (ARS, RSFT, CARS: nodes with p_u, pruned
-//! branches, the acceptance rate rising sample after sample) and of ASAp (the same tree
-//! holding c̃, updated backward after each sample).
+//! The trie view of the rejection samplers (ARS, RSFT, CARS: nodes shaded by p_u, pruned
+//! branches greyed and folded, the latest generation's path highlighted, the acceptance
+//! rate and p_ε plotted sample after sample) and of ASAp (the same tree holding c̃, updated
+//! backward after each sample). The layout is the `playground` crate's
+//! ([`playground::views::TrieDrawing`]); this file only draws it as SVG.
 //!
-//! Hooks: `#view-trie[data-nodes][data-kind]` (`p_u` or `c̃`), `.trie-node[data-mass]`,
-//! `.trie-node .pruned-tok`, `#view-trie-rate[data-rate]`, `#view-trie-accept` (the
-//! sparkline).
+//! Hooks: `#view-trie[data-nodes][data-kind]` (`p_u` or `c̃`), `#view-trie-svg`,
+//! `.trie-node[data-mass]` (an SVG group per drawn node; `.dead`, `.on-path`),
+//! `.trie-edge`, `#view-trie-rate[data-rate]`, `#view-trie-accept` (the chart of the
+//! acceptance rate and p_ε).
 
+use super::chart::{Series, line_chart};
 use super::session::Session;
-use super::token_view::bar;
 use crate::format::fmt_p;
 use leptos::prelude::*;
+use playground::views::{DrawnNode, TrieDrawing};
 
-/// Most nodes drawn (the rest are counted).
-const MAX_ROWS: usize = 300;
-
-/// A polyline of values in 0..=1 (`width`×`height` pixels).
-pub fn sparkline(
-    id: &'static str,
-    values: &[f64],
-    width: f64,
-    height: f64,
-) -> impl IntoView + use<> {
-    let n = values.len().max(2) - 1;
-    let points: String = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            format!(
-                "{:.1},{:.1} ",
-                i as f64 * width / n as f64,
-                height - v.clamp(0.0, 1.0) * height
-            )
-        })
-        .collect();
-    view! {
-        <svg id=id class="spark" width=width.to_string() height=height.to_string()
-            viewBox=format!("0 0 {width} {height}")>
-            <rect x="0" y="0" width=width.to_string() height=height.to_string() fill="#f4f5f8"/>
-            <polyline points=points fill="none" stroke="#2c5fd6" stroke-width="1.5"/>
-        </svg>
-    }
-}
+/// Most nodes drawn (the path the sampler is on is always drawn; the rest are folded).
+const MAX_NODES: usize = 120;
 
 /// The trie view.
 #[component]
@@ -56,40 +32,88 @@ pub fn TriePanel(session: Session, asap: Signal<bool>) -> impl IntoView {
                 if t.nodes.is_empty() {
                     return view! { <p class="muted">"The trie fills as a rejection sampler (ars, rsft, cars) or asap runs."</p> }.into_any();
                 }
-                let latest = t.nodes.values().map(|n| n.last_changed).max().unwrap_or(0);
-                let rows = t.nodes.iter().take(MAX_ROWS).map(|(prefix, node)| {
-                    let label = match prefix.last() {
-                        Some(&tok) => v.labels.label(tok),
-                        None => "ε (root)".to_string(),
-                    };
-                    let pruned: Vec<_> = node.pruned.iter().take(6).map(|(tok, p)| {
-                        view! { <span class="pruned-tok" title="pruned: proven non-viable">{format!(" ✗{} ({})", v.labels.label(*tok), fmt_p(*p))}</span> }
-                    }).collect();
-                    let more = node.pruned_count.saturating_sub(node.pruned.len().min(6));
-                    view! {
-                        <div class="trie-node" class:pruned=node.mass == 0.0 class:latest=node.last_changed == latest
-                            data-mass=node.mass.to_string()
-                            style=format!("padding-left:{}rem", prefix.len() as f64 * 0.9)>
-                            <span class="mono">{label}</span>
-                            <span class="mass">{format!("{} = {}", kind(), fmt_p(node.mass))}</span>
-                            " " {bar(node.mass, 4.0, "exact")}
-                            <span class="reject">{pruned}{(more > 0).then(|| format!(" +{more} more"))}</span>
-                        </div>
-                    }
-                }).collect_view();
-                let hidden = t.nodes.len().saturating_sub(MAX_ROWS);
+                let drawing = t.drawing(&v.labels, MAX_NODES);
+                let root = if asap.get_untracked() { "c̃(ε)" } else { "p_ε" };
                 view! {
                     <div id="view-trie-rate" class="stat" data-rate=t.rate().to_string()>
                         {format!("{} accepted · {} rejected · acceptance rate {:.2}", t.accepted, t.rejected, t.rate())}
                     </div>
-                    {(t.acceptance.len() > 1).then(|| view! {
-                        <div class="stat">"acceptance rate after each sample:"</div>
-                        {sparkline("view-trie-accept", &t.acceptance, 300.0, 48.0)}
+                    {(t.acceptance.len() > 1).then(|| line_chart(
+                        "view-trie-accept",
+                        vec![
+                            Series { label: "acceptance rate".into(), values: t.acceptance.clone(), color: "#2c5fd6", class: "line-rate" },
+                            Series { label: root.into(), values: t.p_eps.clone(), color: "#1a8a4a", class: "line-p-eps" },
+                        ],
+                        None,
+                        320.0,
+                        72.0,
+                    ))}
+                    {tree(&drawing, kind())}
+                    {(drawing.folded > 0).then(|| view! {
+                        <div class="stat">{format!("{} more nodes folded into the ones drawn (+n beside them)", drawing.folded)}</div>
                     })}
-                    <div class="trie">{rows}</div>
-                    {(hidden > 0).then(|| view! { <div class="stat">{format!("… {hidden} more nodes")}</div> })}
                 }.into_any()
             })}
         </div>
+    }
+}
+
+/// The tree as SVG: edges, then one group per node (a disc whose area and shade follow its
+/// mass, its token, its mass as text, and a tooltip naming what was pruned at it).
+fn tree(d: &TrieDrawing, kind: &'static str) -> impl IntoView + use<> {
+    let edges = d
+        .nodes
+        .iter()
+        .filter_map(|n| n.parent.map(|p| (&d.nodes[p], n)))
+        .map(|(p, n)| {
+            view! {
+                <line class="trie-edge" class:on-path=n.on_path class:dead=n.dead
+                    x1=p.x.to_string() y1=p.y.to_string() x2=n.x.to_string() y2=n.y.to_string()/>
+            }
+        })
+        .collect_view();
+    let nodes = d.nodes.iter().map(|n| node(n, kind)).collect_view();
+    view! {
+        <div class="trie-scroll">
+            <svg id="view-trie-svg" width=d.width.to_string() height=d.height.to_string()
+                viewBox=format!("0 0 {} {}", d.width, d.height) role="img">
+                {edges}
+                {nodes}
+            </svg>
+        </div>
+    }
+}
+
+fn node(n: &DrawnNode, kind: &'static str) -> impl IntoView + use<> {
+    let mass = n.mass.clamp(0.0, 1.0);
+    let r = 3.0 + 6.0 * mass.sqrt();
+    let mut title = format!("{} = {}", kind, fmt_p(n.mass));
+    if n.pruned_count > 0 {
+        let top: Vec<String> = n
+            .pruned
+            .iter()
+            .map(|(t, p)| format!("{t} ({})", fmt_p(*p)))
+            .collect();
+        title.push_str(&format!(
+            "\npruned here (proven non-viable): {} token{}: {}",
+            n.pruned_count,
+            if n.pruned_count == 1 { "" } else { "s" },
+            top.join(", ")
+        ));
+    }
+    let label = if n.folded > 0 {
+        format!("{} +{}", n.label, n.folded)
+    } else {
+        n.label.clone()
+    };
+    view! {
+        <g class="trie-node" class:dead=n.dead class:on-path=n.on_path data-mass=n.mass.to_string()
+            transform=format!("translate({:.1},{:.1})", n.x, n.y)>
+            <title>{title}</title>
+            <circle r=format!("{r:.1}") fill-opacity=format!("{:.2}", 0.15 + 0.85 * mass)/>
+            <text class="trie-label" x=format!("{:.1}", r + 3.0) y="-2">{label}</text>
+            <text class="trie-mass" x=format!("{:.1}", r + 3.0) y="9">{fmt_p(n.mass)}</text>
+            {(n.pruned_count > 0).then(|| view! { <text class="pruned-tok" x="-4" y="-7">{"✗".repeat(n.pruned_count.min(3))}</text> })}
+        </g>
     }
 }

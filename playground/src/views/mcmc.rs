@@ -34,7 +34,48 @@ pub struct ChainView {
     pub finished: bool,
 }
 
+/// A chain's walk over its states, for drawing: each distinct sequence it visited or was
+/// proposed gets a row (in order of first appearance), and each step says where the chain
+/// was after it and where the proposal pointed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Walk {
+    /// The distinct sequences, one row each.
+    pub states: Vec<Vec<TokenId>>,
+    /// Per step: the row of the chain's state after the step.
+    pub path: Vec<usize>,
+    /// Per step: the row of the proposal and whether it was accepted.
+    pub proposals: Vec<(usize, bool)>,
+    /// Per step from the first proposal on: accepted proposals so far over proposals.
+    pub acceptance: Vec<f64>,
+}
+
 impl ChainView {
+    /// The chain's walk (see [`Walk`]).
+    pub fn walk(&self) -> Walk {
+        let mut w = Walk::default();
+        let row = |w: &mut Walk, s: &[TokenId]| match w.states.iter().position(|x| x == s) {
+            Some(i) => i,
+            None => {
+                w.states.push(s.to_vec());
+                w.states.len() - 1
+            }
+        };
+        let (mut at, mut accepted) = (None, 0usize);
+        for (k, s) in self.history.iter().enumerate() {
+            let p = row(&mut w, &s.proposal);
+            if s.accepted || at.is_none() {
+                at = Some(p);
+            }
+            w.path.push(at.unwrap_or(p));
+            w.proposals.push((p, s.accepted));
+            if k > 0 {
+                accepted += usize::from(s.accepted);
+                w.acceptance.push(accepted as f64 / k as f64);
+            }
+        }
+        w
+    }
+
     /// Accepted proposals over proposals (the initial sample not counted).
     pub fn acceptance_rate(&self) -> Option<f64> {
         let proposals = self.history.len().saturating_sub(1);
@@ -192,5 +233,45 @@ impl McmcView {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(step: usize, proposal: &[TokenId], accepted: bool) -> McmcStep {
+        McmcStep {
+            step,
+            cut: 0,
+            suffix: proposal.to_vec(),
+            proposal: proposal.to_vec(),
+            log_ratio: 0.0,
+            accept_prob: if accepted { 1.0 } else { 0.0 },
+            accepted,
+        }
+    }
+
+    /// The chain moves only on accepted proposals; a rejected proposal gets its row but
+    /// the path stays; the acceptance rate runs over proposals only.
+    #[test]
+    fn the_walk_moves_on_accepted_proposals_only() {
+        let c = ChainView {
+            history: vec![
+                step(0, &[1, 2], true),
+                step(1, &[3], false),
+                step(2, &[1, 4], true),
+                step(3, &[1, 2], true),
+            ],
+            ..ChainView::default()
+        };
+        let w = c.walk();
+        assert_eq!(w.states, vec![vec![1, 2], vec![3], vec![1, 4]]);
+        assert_eq!(w.path, vec![0, 0, 2, 0]);
+        assert_eq!(
+            w.proposals,
+            vec![(0, true), (1, false), (2, true), (0, true)]
+        );
+        assert_eq!(w.acceptance, vec![0.0, 0.5, 2.0 / 3.0]);
     }
 }

@@ -5,7 +5,7 @@
 //! - [`Views`]: all sub-views; [`Views::apply`] feeds one event to each.
 //! - [`TokenView`]: the top next tokens at the latest step, masked ones flagged, Z, the draw.
 //! - [`TrieView`]: the rejection samplers' trie of p_u (or ASAp's c̃), pruned branches,
-//!   acceptance rate per sample.
+//!   acceptance rate and p_ε per sample; [`TrieDrawing`] lays it out as a tree.
 //! - [`McmcView`]: the chain's state, each proposal's cut, suffix, ratio and verdict.
 //! - [`SmcView`]: particles as rows, normalized weights, ESS, resampling lineage.
 //! - [`ResultsView`]: distinct outputs with counts and log P, the empirical distribution,
@@ -17,13 +17,15 @@ mod results;
 mod smc;
 mod token;
 mod trie;
+mod trie_drawing;
 
 pub use labels::Labels;
-pub use mcmc::{ChainView, McmcStep, McmcView};
+pub use mcmc::{ChainView, McmcStep, McmcView, Walk};
 pub use results::{DistRow, KlPoint, OutputRow, ResultsView};
 pub use smc::{LineageStep, ParticleRow, SmcRunView, SmcView};
 pub use token::{TokenView, TopToken};
 pub use trie::{TrieNode, TrieRow, TrieView};
+pub use trie_drawing::{DrawnNode, TrieDrawing};
 
 use crate::runner::RecordedEvent;
 

@@ -43,6 +43,9 @@ pub struct TrieView {
     /// The acceptance rate (valid samples / generations) after each valid sample: seed
     /// 002's monotone improvement made visible.
     pub acceptance: Vec<f64>,
+    /// The root's mass p_ε (ASAp: c̃(ε)) after each finished sample: for the rejection
+    /// samplers, the chance the next generation is accepted, once the trie holds it.
+    pub p_eps: Vec<f64>,
     /// Valid samples so far.
     pub accepted: usize,
     /// Generations that ended without a valid sample.
@@ -101,6 +104,8 @@ impl TrieView {
                     self.rejected += 1;
                 }
                 self.acceptance.push(self.rate());
+                self.p_eps
+                    .push(self.nodes.get(&Vec::new()).map_or(1.0, |n| n.mass));
             }
             Event::Rejected { .. } => self.rejected += 1,
             _ => {}
