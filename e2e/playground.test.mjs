@@ -147,6 +147,18 @@ describe('playground (toy models)', () => {
       assert.equal(await page.inputValue('#pg-model'), 'gsk');
       assert.equal(await page.locator('#pg-link-message').count(), 0);
       assert.equal(await page.getAttribute('#pg-kind-detected', 'data-kind'), 'regex');
+      // Two lines say what the opening example shows.
+      assert.match(await page.textContent('#pg-about'), /biased.*00000.*CARS/s);
+      // Wide screen: the setup and the views side by side.
+      await page.setViewportSize({ width: 1400, height: 900 });
+      const side = await page.locator('.pg-side').boundingBox();
+      const main = await page.locator('.pg-main').boundingBox();
+      assert.ok(main.x >= side.x + side.width - 1, `side ${JSON.stringify(side)} main ${JSON.stringify(main)}`);
+      await page.setViewportSize({ width: 700, height: 900 });
+      const side2 = await page.locator('.pg-side').boundingBox();
+      const main2 = await page.locator('.pg-main').boundingBox();
+      assert.ok(main2.y >= side2.y + side2.height - 1, 'stacked on a narrow screen');
+      await page.setViewportSize({ width: 1200, height: 900 });
     });
   });
 
@@ -256,8 +268,15 @@ describe('playground (toy models)', () => {
       const d = await drawn(page);
       assert.ok(Object.keys(d).length > 0, JSON.stringify(d));
       for (const text of Object.keys(d)) assert.match(text, /^(ab|ba|aab|cc?)$/);
-      // A context-free grammar has no tensorized automaton for the guide.
-      await setForm(page, { grammar: 'root ::= "ab" | "ba"', kind: 'gbnf', method: 'p-gcd-smc', n: 1, particles: 2 });
+      // The distillation's progress: every EM iteration reported, with its log-likelihood.
+      assert.equal(await page.getAttribute('#view-hmm-progress', 'value'), await page.getAttribute('#view-hmm-progress', 'max'));
+      assert.equal(await page.locator('#view-hmm-ll .xy-line').count(), 1);
+      await page.locator('#view-smc').screenshot({ path: join(ARTIFACTS, 'view-p-gcd.png') });
+      // A context-free grammar has no tensorized automaton for the guide: the option is
+      // off, and a run that asks for it anyway (a link) ends with the message.
+      await setForm(page, { grammar: 'root ::= "ab" | "ba"', kind: 'gbnf' });
+      assert.equal(await page.$eval('#pg-method option[value="p-gcd-smc"]', (o) => o.disabled), true);
+      assert.equal(await page.$eval('#pg-method option[value="awrs-smc"]', (o) => o.disabled), false);
       const e = await run(page);
       assert.equal(e.state, 'error', e.text);
       assert.match(e.text, /needs a regular constraint/, e.text);

@@ -56,6 +56,31 @@ impl Example {
             example: Some(self.id.to_string()),
         }
     }
+
+    /// Two lines for a first-time user: what the example shows and what to look at.
+    pub fn about(&self) -> String {
+        match self.id {
+            "toy-gsk" => "Token masking (lcd) is biased: it writes 00000 about 45% of the time, \
+                although the model restricted to the grammar gives it 3·10⁻¹⁰. CARS spends the \
+                same LM calls and lands on the exact P^L (TV under each column). Press Run."
+                .into(),
+            "toy-gsk-gbnf" => "The same grammar in GBNF, compiled by llguidance. MCMC starts \
+                from a masked sample and repairs the bias step by step; ASAp and AWRS-SMC run \
+                beside it on equal LM calls. Press Run."
+                .into(),
+            "toy-random" => "A random bigram model over a, b, c; the strings of the regex have \
+                several tokenizations each. Watch AWRS-SMC's particles, weights, ESS and \
+                resampling, or tick compare to set it against lcd and cars."
+                .into(),
+            _ => format!(
+                "{} ({}) on SmolLM2, once it has loaded above, with {}. Tick \"compare \
+                samplers\" to set token masking beside an exact sampler on equal LM calls.",
+                self.title,
+                self.file.unwrap_or("your grammar"),
+                self.method
+            ),
+        }
+    }
 }
 
 /// The random toy model of the examples: 3 letters and EOS.

@@ -547,7 +547,15 @@ fn every_method_runs_on_a_compiled_regex_p_gcd_included() {
         ..Params::default()
     };
     for method in Method::ALL {
-        let (r, _) = run(method, params.clone(), 3, random);
+        let (r, views) = run(method, params.clone(), 3, random);
+        // P-GCD's distillation reaches the view, iteration by iteration.
+        if method == Method::PGcdSmc {
+            let em = params.hmm.em_iterations;
+            assert_eq!((views.hmm.done, views.hmm.total), (em, em));
+            assert_eq!(views.hmm.log_likelihood.len(), em);
+        } else {
+            assert!(!views.hmm.started(), "{method}");
+        }
         let samples = r.samples();
         assert!(!samples.is_empty(), "{method}");
         // Dead SMC particles come out with weight 0: only weighted samples must be valid.

@@ -128,6 +128,16 @@ pub enum Event {
         /// log Ĝ, −∞ when every particle died.
         log_evidence: f64,
     },
+    /// P-GCD's HMM distillation finished an EM iteration (seed 001): the page draws its
+    /// progress and the log-likelihood curve.
+    HmmFit {
+        /// Iterations done (1-based).
+        iteration: usize,
+        /// Iterations in all.
+        iterations: usize,
+        /// Log-likelihood per token of the sampled sequences before this iteration's update.
+        log_likelihood: f64,
+    },
     /// A free-form progress note (phase changes, counters).
     Note {
         /// The message.

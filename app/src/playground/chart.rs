@@ -147,7 +147,7 @@ pub fn xy_chart(
         <svg id=id class="chart" width=width.to_string() height=height.to_string()
             viewBox=format!("0 0 {width} {height}") role="img">
             <rect x=left.to_string() y="0" width=plot_w.to_string() height=plot_h.to_string() fill="#f4f5f8"/>
-            <text class="chart-legend" x=(left - 3.0).to_string() y="9" text-anchor="end">{format!("{y_cap}")}</text>
+            <text class="chart-legend" x=(left - 3.0).to_string() y="9" text-anchor="end">{if y_cap >= 10.0 { format!("{y_cap:.0}") } else { format!("{y_cap:.3}") }}</text>
             <text class="chart-legend" x=(left - 3.0).to_string() y=plot_h.to_string() text-anchor="end">"0"</text>
             <text class="chart-legend" x=left.to_string() y=(plot_h + 11.0).to_string()>{format!("0 {x_name}")}</text>
             <text class="chart-legend" x=(left + plot_w).to_string() y=(plot_h + 11.0).to_string() text-anchor="end">{format!("{max_x:.0}")}</text>

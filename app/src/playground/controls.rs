@@ -67,6 +67,14 @@ pub fn Controls(
     on_stop: Callback<()>,
 ) -> impl IntoView {
     let detected = Signal::derive(move || kind_key(detect_kind(&form.grammar.get())).to_string());
+    let is_regex = move || {
+        let k = form.kind.get();
+        if k == "auto" {
+            detected.get() == "regex"
+        } else {
+            k == "regex"
+        }
+    };
     let grammar_error = Signal::derive(move || session.grammar_error.get());
     let link_text = RwSignal::new(String::new());
     let method_is = move |f: fn(Method) -> bool| {
@@ -91,6 +99,11 @@ pub fn Controls(
                         }).collect_view()}
                     </select>
                 </label>
+            </div>
+            {move || form.example.get().and_then(|id| examples().iter().find(|x| x.id == id)).map(|x| view! {
+                <p id="pg-about" class="about" data-example=x.id>{x.about()}</p>
+            })}
+            <div class="row">
                 <label>"Model "
                     <select id="pg-model" on:change=move |e| form.model.set(event_target_value(&e))
                         prop:value=move || form.model.get()>
@@ -139,7 +152,16 @@ pub fn Controls(
                 <label>"Sampler "
                     <select id="pg-method" on:change=move |e| form.method.set(event_target_value(&e))
                         prop:value=move || form.method.get()>
-                        {methods().map(|m| view! { <option value=m.name()>{m.name()}</option> }).collect_view()}
+                        {methods().map(|m| {
+                            // Budget masks and P-GCD's guide need a regular language: a regex.
+                            let off = move || m.needs_regular() && !is_regex();
+                            view! {
+                                <option value=m.name() disabled=off
+                                    title=move || if off() { "needs a regex (a regular language)" } else { "" }>
+                                    {m.name()}
+                                </option>
+                            }
+                        }).collect_view()}
                     </select>
                 </label>
                 <span class="muted hint">{move || method_hint(&form.method.get())}</span>

@@ -135,9 +135,15 @@ pub fn Playground() -> impl IntoView {
             {move || link_message.get().map(|m| view! {
                 <div id="pg-link-message" class="error" role="alert">{m}</div>
             })}
+            // Wide screens: the setup on the left, the live views on the right; narrow ones
+            // stack them (style.css, `.pg-body`).
+            <div class="pg-body">
+            <div class="pg-side">
             <controls::Controls form=form session=session compare_mode=compare_mode
                 speed_pos=speed_pos on_run=Callback::new(move |_| run())
                 on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
+            </div>
+            <div class="pg-main">
             <Show when=move || !compare_mode.get()
                 fallback=move || view! { <compare::CompareView compare=compare session=session/> }>
                 <div class="views" data-method=move || session.method.get()>
@@ -156,6 +162,8 @@ pub fn Playground() -> impl IntoView {
                     <results_view::ResultsPanel session=session/>
                 </div>
             </Show>
+            </div>
+            </div>
         </section>
     }
 }

@@ -6,7 +6,7 @@
 //! Hooks: `#view-smc[data-particles][data-resamplings]`, `.particle[data-weight]`,
 //! `#view-smc-ess[data-ess]`, `#view-smc-lineage line` (one per copy).
 
-use super::chart::{Series, line_chart};
+use super::chart::{Series, XySeries, line_chart, xy_chart};
 use super::session::Session;
 use super::token_view::bar;
 use crate::format::fmt_p;
@@ -63,13 +63,42 @@ pub fn SmcPanel(session: Session, threshold: Signal<f64>) -> impl IntoView {
             data-resamplings=move || views.with(|v| v.smc.current().map_or(0, |r| r.lineage.len()).to_string())>
             <h3>"SMC particles"</h3>
             {move || views.with(|v| {
+                let hmm = v.hmm.started().then(|| {
+                    let h = &v.hmm;
+                    let ll: Vec<(f64, f64)> = h.log_likelihood.iter().enumerate().map(|(i, &l)| ((i + 1) as f64, l)).collect();
+                    let (lo, hi) = ll.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+                    // Shifted so the curve's lowest point is 0: the chart shows the climb.
+                    let span = (hi - lo).max(1e-9);
+                    view! {
+                        <div class="stat">"P-GCD: distilling the HMM from the model, EM iteration "
+                            {format!("{} of {}", h.done, h.total)} " "
+                            <progress id="view-hmm-progress" max=h.total.to_string() value=h.done.to_string()></progress>
+                            {h.log_likelihood.last().map(|l| format!(" · log-likelihood per token {l:.4}"))}
+                        </div>
+                        {(ll.len() > 1).then(|| xy_chart(
+                            "view-hmm-ll",
+                            vec![XySeries {
+                                label: format!("log-likelihood per token − {lo:.3}"),
+                                points: ll.iter().map(|&(i, l)| (i, l - lo)).collect(),
+                                color: "#1a8a4a",
+                            }],
+                            ("EM iterations", "nats", span),
+                            320.0,
+                            90.0,
+                        ))}
+                    }
+                });
                 let Some(r) = v.smc.current() else {
-                    return view! { <p class="muted">"Run an SMC sampler (awrs-smc, wrs-smc, twisted-smc, smc-gcd): its particles appear here."</p> }.into_any();
+                    return view! {
+                        {hmm}
+                        <p class="muted">"Run an SMC sampler (awrs-smc, wrs-smc, twisted-smc, smc-gcd, p-gcd-smc): its particles appear here."</p>
+                    }.into_any();
                 };
                 let m = r.rows.len();
                 let ess = r.ess.last().map(|e| e.1);
                 let ess_series: Vec<f64> = r.ess.iter().map(|e| e.1 / m.max(1) as f64).collect();
                 view! {
+                    {hmm}
                     <div id="view-smc-ess" class="stat" data-ess=ess.map(|e| e.to_string())>
                         {format!("run {} of {} · {} particles · ESS {} · {} resamplings",
                             r.run + 1, v.smc.runs.len(), m,

@@ -8,9 +8,11 @@
 //!   acceptance rate and p_ε per sample; [`TrieDrawing`] lays it out as a tree.
 //! - [`McmcView`]: the chain's state, each proposal's cut, suffix, ratio and verdict.
 //! - [`SmcView`]: particles as rows, normalized weights, ESS, resampling lineage.
+//! - [`HmmView`]: P-GCD's HMM distillation (EM iterations, log-likelihood).
 //! - [`ResultsView`]: distinct outputs with counts and log P, the empirical distribution,
 //!   running acceptance rate, LM calls per valid sample, KL(samples‖P^L) against calls.
 
+mod hmm;
 mod labels;
 mod mcmc;
 mod results;
@@ -19,6 +21,7 @@ mod token;
 mod trie;
 mod trie_drawing;
 
+pub use hmm::HmmView;
 pub use labels::Labels;
 pub use mcmc::{ChainView, McmcStep, McmcView, Walk};
 pub use results::{DistRow, KlPoint, OutputRow, ResultsView};
@@ -47,6 +50,8 @@ pub struct Views {
     pub mcmc: McmcView,
     /// The SMC view.
     pub smc: SmcView,
+    /// P-GCD's HMM distillation.
+    pub hmm: HmmView,
     /// The results view.
     pub results: ResultsView,
     /// Events applied so far.
@@ -61,6 +66,7 @@ impl Views {
             trie: TrieView::default(),
             mcmc: McmcView::new(labels.eos()),
             smc: SmcView::default(),
+            hmm: HmmView::default(),
             results: ResultsView::new(labels.clone()),
             labels,
             applied: 0,
@@ -80,6 +86,7 @@ impl Views {
         self.trie.apply(event);
         self.mcmc.apply(event);
         self.smc.apply(event);
+        self.hmm.apply(event);
         self.results.apply(event, None);
         self.applied += 1;
     }
@@ -90,6 +97,7 @@ impl Views {
         self.trie.apply(&recorded.event);
         self.mcmc.apply(&recorded.event);
         self.smc.apply(&recorded.event);
+        self.hmm.apply(&recorded.event);
         self.results.apply(&recorded.event, recorded.counters);
         self.applied += 1;
     }

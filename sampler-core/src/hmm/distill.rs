@@ -136,15 +136,11 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
     for i in 0..cfg.em_iterations {
         ctx.check_cancelled()?;
         let step = hmm.em_step(&data, cfg.pseudo_count);
-        note(
-            ctx,
-            format!(
-                "p-gcd: EM iteration {}/{}: log-likelihood per token {:.4} (before the update)",
-                i + 1,
-                cfg.em_iterations,
-                step.log_likelihood / tokens.max(1) as f64
-            ),
-        );
+        ctx.emit(Event::HmmFit {
+            iteration: i + 1,
+            iterations: cfg.em_iterations,
+            log_likelihood: step.log_likelihood / tokens.max(1) as f64,
+        });
     }
     let per_token = data.iter().map(|s| hmm.log_likelihood(s)).sum::<f64>() / tokens.max(1) as f64;
     note(
