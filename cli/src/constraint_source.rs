@@ -30,6 +30,18 @@ pub fn build(
         (None, Some(p)) => (p, Some(Format::JsonSchema)),
         (None, None) => return fail("give a constraint: --regex, --grammar or --json-schema"),
     };
+    // A grammar larger than the compiler takes is refused before it is read into memory.
+    let max = grammars::Limits::default().max_source_bytes;
+    let size = std::fs::metadata(path)
+        .map_err(|e| Failure(format!("{}: {e}", path.display())))?
+        .len();
+    if size > max as u64 {
+        return fail(format!(
+            "{}: the grammar file is {size} bytes, above the limit of {max} bytes \
+             (max_source_bytes)",
+            path.display()
+        ));
+    }
     let source =
         std::fs::read_to_string(path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
     let format = format

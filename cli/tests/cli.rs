@@ -247,6 +247,35 @@ fn regex_errors_are_one_line_with_position() {
     assert!(e.contains("dead end after"), "{e}");
 }
 
+/// A grammar file over the compiler's source limit is refused before it is read, with the
+/// size and the limit named.
+#[test]
+fn an_oversized_grammar_file_names_the_limit() {
+    let dir = std::env::temp_dir().join(format!("strait-big-grammar-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.gbnf");
+    let body = format!("root ::= \"0\"\n# {}\n", "x".repeat(1 << 20));
+    std::fs::write(&path, &body).unwrap();
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--grammar",
+        path.to_str().unwrap(),
+        "--method",
+        "lcd",
+    ]));
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        e.contains(&format!(
+            "{} bytes, above the limit of 1048576 bytes",
+            body.len()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("max_source_bytes"), "{e}");
+}
+
 #[test]
 fn lcd_on_the_real_model_matches_the_regex() {
     let v = lines(&strait(&[

@@ -369,3 +369,26 @@ fn a_mask_error_mid_run_ends_the_run_with_it() {
         other => panic!("enumerate: {other:?}"),
     }
 }
+
+/// Lark and JSON Schema nested far deeper than any real grammar are refused with an error,
+/// not a stack overflow in a recursive pass (ours or llguidance's).
+#[test]
+fn deeply_nested_lark_and_json_schema_are_refused_not_a_stack_overflow() {
+    let lark = format!("start: {}\"a\"{}\n", "(".repeat(60_000), ")".repeat(60_000));
+    let e = err(&lark, Format::Lark);
+    assert!(e.message.contains("too deeply nested"), "{e}");
+    assert_eq!(e.location.map(|l| l.line), Some(1), "{e}");
+    let schema = |n: usize| {
+        format!(
+            "{}{{\"type\": \"integer\"}}{}",
+            "{\"type\": \"array\", \"items\": ".repeat(n),
+            "}".repeat(n)
+        )
+    };
+    // JSON's own nesting limit (128 levels) refuses it at its position, before any pass.
+    let e = err(&schema(10_000), Format::JsonSchema);
+    assert!(e.message.contains("recursion limit exceeded"), "{e}");
+    assert_eq!(e.location.map(|l| l.line), Some(1), "{e}");
+    // Just under that limit the schema compiles (or is refused) without overflowing.
+    let _ = small_compiler().compile(&schema(60), Some(Format::JsonSchema));
+}

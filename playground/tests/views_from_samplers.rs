@@ -517,9 +517,7 @@ fn smc_results_weigh_each_run_once() {
 }
 
 #[test]
-fn the_default_example_and_its_link_reproduce_the_same_samples() {
-    let state = example("toy-gsk").unwrap().state();
-    let back = playground::permalink::decode(&playground::permalink::encode(&state)).unwrap();
+fn every_toy_example_and_its_link_reproduce_the_same_samples() {
     let draw = |s: &playground::state::PlaygroundState| {
         let toy = s.model.toy().unwrap();
         let v = toy_vocabulary(toy);
@@ -528,9 +526,21 @@ fn the_default_example_and_its_link_reproduce_the_same_samples() {
         r.drive_ready(&mut ToyLm::new(toy), &c, Some(&v));
         r.samples()
     };
-    let a = draw(&state);
-    assert_eq!(a.len(), state.n);
-    assert_eq!(a, draw(&back));
+    let toys: Vec<_> = playground::examples::examples()
+        .iter()
+        .filter(|e| e.toy.is_some())
+        .collect();
+    assert!(
+        toys.iter().any(|e| e.id == "toy-gsk"),
+        "the opening example"
+    );
+    for e in toys {
+        let state = e.state();
+        let back = playground::permalink::decode(&playground::permalink::encode(&state)).unwrap();
+        let a = draw(&state);
+        assert!(!a.is_empty(), "{}", e.id);
+        assert_eq!(a, draw(&back), "{}", e.id);
+    }
 }
 
 /// Every method the page offers runs through the playground's runner on a compiled regex

@@ -229,6 +229,21 @@ mod tests {
         assert!(e.to_string().contains("nfa_size_limit = 100"), "{e}");
     }
 
+    /// A regex nested far deeper than any real pattern is refused by the parser's nest
+    /// limit, with its position, not by a stack overflow.
+    #[test]
+    fn deep_nesting_is_refused_with_its_position() {
+        let deep = format!("{}a{}", "(".repeat(10_000), ")".repeat(10_000));
+        let e = RegexAutomaton::new(&deep).unwrap_err();
+        assert!(matches!(e, RegexError::Syntax { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .contains("maximum number of nested parentheses"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("line 1, column 251"), "{e}");
+    }
+
     #[test]
     fn unsupported_feature_is_a_clear_error() {
         let e = RegexAutomaton::new(r"\bfoo\b").unwrap_err();
