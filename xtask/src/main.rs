@@ -18,6 +18,7 @@
 mod bench;
 mod bench_page;
 mod build;
+mod layering;
 mod serve;
 mod setup;
 mod system;

@@ -5,7 +5,7 @@
 //! its own thread as before.
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
-use super::shared_clock_ms;
+use crate::clock::shared_clock_ms;
 use crate::engine::{Finished, Output, Request};
 use playground::runner::{Outcome, Run};
 use playground::state::PlaygroundState;
@@ -299,7 +299,7 @@ impl SamplingWorker {
     }
 
     fn post(&self, msg: &ToWorker) -> Result<(), String> {
-        let v = super::to_js(msg)?;
+        let v = super::protocol::to_js(msg)?;
         self.worker
             .post_message(&v)
             .map_err(|e| format!("cannot post to the worker: {}", js_error(&e)))

@@ -3,7 +3,7 @@
 //! enumerates exact distributions and runs the quick form's generations.
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
-use super::shared_clock_ms;
+use crate::clock::shared_clock_ms;
 use crate::engine::{BackendLm, Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
 use playground::constraint::ConstraintBuilder;
 use playground::exact::{ExactLimits, ground_truth};
@@ -37,8 +37,8 @@ fn scope() -> web_sys::DedicatedWorkerGlobalScope {
 /// Posts `msg` to the page. A job's last message that cannot be sent is replaced by one
 /// that ends the job with the reason, so the page never waits for it forever.
 fn post(msg: &FromWorker) {
-    let sent =
-        super::to_js(msg).and_then(|v| scope().post_message(&v).map_err(|e| format!("{e:?}")));
+    let sent = super::protocol::to_js(msg)
+        .and_then(|v| scope().post_message(&v).map_err(|e| format!("{e:?}")));
     let Err(e) = sent else { return };
     web_sys::console::error_1(&format!("worker: cannot send: {e}").into());
     let why = format!("the sampling worker could not send its result: {e}");
@@ -57,7 +57,7 @@ fn post(msg: &FromWorker) {
         },
         _ => return,
     };
-    if let Ok(v) = super::to_js(&fallback) {
+    if let Ok(v) = super::protocol::to_js(&fallback) {
         let _ = scope().post_message(&v);
     }
 }

@@ -68,7 +68,7 @@ pub enum FromWorker {
         id: u64,
         /// Events, samples, counters.
         batch: Batch,
-        /// [`super::shared_clock_ms`] when it was posted.
+        /// [`crate::clock::shared_clock_ms`] when it was posted.
         sent_at: f64,
     },
     /// Enumeration `id` has asked the model `lm_calls` times so far.
@@ -91,7 +91,7 @@ pub enum FromWorker {
         id: u64,
         /// The token as the page shows it.
         token: TokenOut,
-        /// [`super::shared_clock_ms`] when it was posted.
+        /// [`crate::clock::shared_clock_ms`] when it was posted.
         sent_at: f64,
     },
     /// Generation `id` ended: how, or why it failed (`engine::STOPPED` after Stop).
@@ -108,4 +108,13 @@ pub enum FromWorker {
         /// How.
         outcome: Outcome,
     },
+}
+
+/// Converts a message to a JS value: u64s (seeds, counters) as BigInts, so seeds above
+/// 2^53 survive (serde-wasm-bindgen reads both numbers and BigInts back).
+pub fn to_js<T: serde::Serialize>(msg: &T) -> Result<wasm_bindgen::JsValue, String> {
+    msg.serialize(
+        &serde_wasm_bindgen::Serializer::new().serialize_large_number_types_as_bigints(true),
+    )
+    .map_err(|e| e.to_string())
 }
