@@ -252,15 +252,15 @@ impl PromptedModel {
     /// (or receives a copy of) the longest cached prefix of `full`, and the plan's `new`
     /// tokens are what remains to run (empty when the slot already holds `full`).
     fn plan(&mut self, full: &[TokenId], taken: &[usize]) -> Plan {
-        let shared = |s: &Slot| reuse(&s.tokens, s.logits.is_some(), full).shared;
         // Any slot may lend its prefix (a slot of the current group still holds its kept
         // prefix until the pass runs); only a free one may be extended or reused.
         let best = self
             .slots
             .iter()
             .enumerate()
-            .max_by_key(|(i, s)| (shared(s), !taken.contains(i), s.used))
-            .map(|(i, s)| (i, reuse(&s.tokens, s.logits.is_some(), full)));
+            .map(|(i, s)| (i, s.used, reuse(&s.tokens, s.logits.is_some(), full)))
+            .max_by_key(|&(i, used, r)| (r.shared, !taken.contains(&i), used))
+            .map(|(i, _, r)| (i, r));
         if let Some((i, r)) = best
             && !taken.contains(&i)
             && r.answered
