@@ -3,11 +3,14 @@
 //! A weight matrix of `rows × cols` is stored row by row (ggml's `ne[0] = cols`); for a
 //! batch of `n` activation vectors `x` (`n × cols`) the product is `out` (`n × rows`),
 //! `out[t][r] = Σ_c W[r][c]·x[t][c]`. Each activation vector is prepared once (its block
-//! sums, or its 8-bit blocks), then every row is one call of a row kernel
-//! (`kernels/`) per vector, the row staying in the L1 cache across the batch. Rows are
-//! split into chunks that run on the thread pool (`parallel.rs`).
+//! sums, or its 8-bit blocks). One vector goes through the four-row kernels (`kernels/`);
+//! several f32 vectors go through the many-vector kernels, up to eight per call, so each
+//! block of a row is decoded once for the batch. Rows are split into chunks that run on
+//! the thread pool (`parallel.rs`).
 
-use super::kernels::{Activations, Kernels, Q8Block, block_sums, quantize_q8};
+use super::kernels::{
+    Activations, Kernels, MAX_VECTORS, Q8Block, Vectors, block_sums, quantize_q8,
+};
 use super::parallel;
 use crate::gguf::{BlockQ4_1, BlockQ8_0};
 
@@ -101,30 +104,77 @@ pub(crate) fn matmul_with(
         return;
     }
     // Row-major (rows × n) so chunks of rows are contiguous, then transposed into `out`.
-    // f32 vectors go four at a time through the four-vector kernels: each block is
-    // decoded once for the four. The rest go through `rows_dot`. Every result is what the
-    // one-row, one-vector kernel gives, so a sequence's logits do not depend on the batch
-    // it ran in.
+    // f32 vectors go up to eight at a time through the many-vector kernels: each block
+    // is decoded once for the group, and each row meets every group while it is in the
+    // L1 cache. 8-bit vectors go one at a time through `rows_dot`. Every result is what
+    // the one-row, one-vector kernel gives, so a sequence's logits do not depend on the
+    // batch it ran in.
+    let groups: Vec<Group<'_>> = if all_f32(&prepared) && !matches!(w, WeightData::F32(_)) {
+        prepared.chunks(MAX_VECTORS).map(Group::new).collect()
+    } else {
+        Vec::new()
+    };
     let mut part = vec![0f32; rows * n];
     parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
         let r0 = i * chunk_rows;
-        let count = part.len() / n;
-        let mut t = 0;
-        while t + 4 <= n && all_f32(&prepared[t..t + 4]) {
-            for (j, o) in part.chunks_exact_mut(n).enumerate() {
-                if let Some(four) = row_dot4(k, w, r0 + j, cols, &prepared[t..t + 4]) {
-                    o[t..t + 4].copy_from_slice(&four);
-                }
+        if groups.is_empty() {
+            let count = part.len() / n;
+            for (t, p) in prepared.iter().enumerate() {
+                rows_dot(k, w, cols, r0, p, count, |j, v| part[j * n + t] = v);
             }
-            t += 4;
+            return;
         }
-        for (t, p) in prepared.iter().enumerate().skip(t) {
-            rows_dot(k, w, cols, r0, p, count, |j, v| part[j * n + t] = v);
+        for (j, o) in part.chunks_exact_mut(n).enumerate() {
+            let mut t = 0;
+            for g in &groups {
+                let out = &mut o[t..t + g.xs.len()];
+                match w {
+                    WeightData::Q4_1(d) => {
+                        (k.q4_1_f32_xn)(row(d, r0 + j, cols, BlockQ4_1::BYTES), g.vectors(), out)
+                    }
+                    WeightData::Q8_0(d) => {
+                        (k.q8_0_f32_xn)(row(d, r0 + j, cols, BlockQ8_0::BYTES), g.vectors(), out)
+                    }
+                    WeightData::F32(_) => unreachable!("f32 matrices form no groups"),
+                }
+                t += g.xs.len();
+            }
         }
     });
     for (r, vals) in part.chunks_exact(n).enumerate() {
         for (t, &v) in vals.iter().enumerate() {
             out[t * rows + r] = v;
+        }
+    }
+}
+
+/// Up to [`MAX_VECTORS`] f32 vectors laid out for the many-vector kernels.
+struct Group<'a> {
+    xs: Vec<&'a [f32]>,
+    sums: Vec<&'a [f32]>,
+    by_block: Vec<[f32; MAX_VECTORS]>,
+}
+
+impl<'a> Group<'a> {
+    /// The group of `prepared` (all [`Prepared::F32`]).
+    fn new(prepared: &'a [Prepared<'a>]) -> Self {
+        let (xs, sums): (Vec<&[f32]>, Vec<&[f32]>) = prepared
+            .iter()
+            .map(|p| match p {
+                Prepared::F32(x, s) => (*x, s.as_slice()),
+                _ => unreachable!("groups are formed of f32 vectors"),
+            })
+            .unzip();
+        let by_block = Vectors::transpose_sums(&sums);
+        Group { xs, sums, by_block }
+    }
+
+    /// The kernels' view of the group.
+    fn vectors(&self) -> Vectors<'_> {
+        Vectors {
+            xs: &self.xs,
+            sums: &self.sums,
+            by_block: &self.by_block,
         }
     }
 }
@@ -195,27 +245,6 @@ fn row_dot(k: &Kernels, w: WeightData<'_>, cols: usize, r: usize, p: &Prepared<'
 #[inline]
 fn rows4(data: &[u8], r: usize, cols: usize, block: usize) -> [&[u8]; 4] {
     std::array::from_fn(|i| row(data, r + i, cols, block))
-}
-
-/// Row `r` against four prepared f32 vectors, where a four-vector kernel exists.
-fn row_dot4(
-    k: &Kernels,
-    w: WeightData<'_>,
-    r: usize,
-    cols: usize,
-    p: &[Prepared<'_>],
-) -> Option<[f32; 4]> {
-    let mut xs: [&[f32]; 4] = [&[]; 4];
-    let mut sums: [&[f32]; 4] = [&[]; 4];
-    for (v, p) in p.iter().enumerate() {
-        let Prepared::F32(x, s) = p else { return None };
-        (xs[v], sums[v]) = (x, s);
-    }
-    match w {
-        WeightData::Q4_1(d) => Some((k.q4_1_f32_x4)(row(d, r, cols, BlockQ4_1::BYTES), xs, sums)),
-        WeightData::Q8_0(d) => Some((k.q8_0_f32_x4)(row(d, r, cols, BlockQ8_0::BYTES), xs)),
-        WeightData::F32(_) => None,
-    }
 }
 
 /// Row `r` of a block-quantized matrix of `cols` columns, `block` bytes per 32 weights.
@@ -322,10 +351,12 @@ mod tests {
         for ty in [GgmlType::Q4_1, GgmlType::Q8_0] {
             check(ty, 3, 64, 1);
             check(ty, 17, 96, 3);
-            check(ty, 9, 64, 5); // four vectors at once, then one
+            check(ty, 9, 64, 5); // five vectors in one many-vector call
+            check(ty, 13, 96, 11); // eight, then three
             // Large enough to be split across threads.
             check(ty, 600, 512, 1);
             check(ty, 600, 512, 2);
+            check(ty, 600, 512, 9);
         }
     }
 

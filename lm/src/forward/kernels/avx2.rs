@@ -5,6 +5,7 @@
 //! (i16 pairs to i32), the integer path of the fast engines.
 
 use super::q8::Q8Block;
+use super::{MAX_VECTORS, Vectors};
 use crate::gguf::{BlockQ4_1, BlockQ8_0};
 use std::arch::x86_64::*;
 
@@ -156,54 +157,101 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
-/// [`super::scalar::q4_1_f32`] for four vectors at once: each block is decoded once and
-/// multiplied into all four, with [`q4_1_f32`]'s arithmetic in its order (so a vector's
-/// result does not depend on the batch it came in).
+/// [`super::scalar::q4_1_f32`] for up to eight vectors: each block is decoded once and
+/// multiplied into every vector, with [`q4_1_f32`]'s arithmetic in its order (so a
+/// vector's result does not depend on the batch it came in); the eight `m·s` terms of a
+/// block are one vector multiply and add, lane by lane what [`q4_1_f32`] does in scalar.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
-    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
-    let nb = blocks.len();
-    for (x, s) in xs.iter().zip(&sums) {
-        assert!(
-            x.len() >= nb * 32 && s.len() >= nb,
-            "activations shorter than the row"
-        );
+pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    match x.len() {
+        1 => q4_1_f32_v::<1>(row, x, out),
+        2 => q4_1_f32_v::<2>(row, x, out),
+        3 => q4_1_f32_v::<3>(row, x, out),
+        4 => q4_1_f32_v::<4>(row, x, out),
+        5 => q4_1_f32_v::<5>(row, x, out),
+        6 => q4_1_f32_v::<6>(row, x, out),
+        7 => q4_1_f32_v::<7>(row, x, out),
+        8 => q4_1_f32_v::<8>(row, x, out),
+        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
     }
-    let mut acc = [_mm256_setzero_ps(); 4];
-    let mut mins = [0f32; 4];
-    for (b, raw) in blocks.iter().enumerate() {
-        let d = _mm256_set1_ps(half(raw[0], raw[1]));
-        let m = half(raw[2], raw[3]);
-        let w = q4_1_widen(raw);
-        for v in 0..4 {
-            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
-            let xv = unsafe { load_block_at(xs[v], b) };
-            acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
-            mins[v] += m * sums[v][b];
-        }
-    }
-    std::array::from_fn(|v| hsum(acc[v]) + mins[v])
 }
 
-/// [`super::scalar::q8_0_f32`] for four vectors at once, in [`q8_0_f32`]'s order.
+/// [`q4_1_f32_xn`] for exactly `N` vectors.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
-    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+fn q4_1_f32_v<const N: usize>(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
     let nb = blocks.len();
-    for x in &xs {
-        assert!(x.len() >= nb * 32, "activations shorter than the row");
+    let xs = checked::<N>(x.xs, nb);
+    assert!(x.by_block.len() >= nb, "block sums shorter than the row");
+    let mut acc = [_mm256_setzero_ps(); N];
+    let mut mins = _mm256_setzero_ps();
+    for (b, (raw, s)) in blocks.iter().zip(x.by_block).enumerate() {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let m = _mm256_set1_ps(half(raw[2], raw[3]));
+        let w = q4_1_widen(raw);
+        for v in 0..N {
+            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), checked by `checked`.
+            let xv = unsafe { load_block_at(xs[v], b) };
+            acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
+        }
+        // SAFETY: `s` is eight readable floats; loadu has no alignment requirement.
+        let s = unsafe { _mm256_loadu_ps(s.as_ptr()) };
+        mins = _mm256_add_ps(mins, _mm256_mul_ps(m, s));
     }
-    let mut acc = [_mm256_setzero_ps(); 4];
+    let mut m = [0f32; MAX_VECTORS];
+    // SAFETY: `m` is eight writable floats.
+    unsafe { _mm256_storeu_ps(m.as_mut_ptr(), mins) };
+    for (v, o) in out[..N].iter_mut().enumerate() {
+        *o = hsum(acc[v]) + m[v];
+    }
+}
+
+/// The first `N` vectors of `xs`, each checked to hold `nb` blocks.
+#[inline]
+fn checked<'a, const N: usize>(xs: &[&'a [f32]], nb: usize) -> [&'a [f32]; N] {
+    assert_eq!(xs.len(), N, "vector count");
+    std::array::from_fn(|v| {
+        assert!(xs[v].len() >= nb * 32, "activations shorter than the row");
+        xs[v]
+    })
+}
+
+/// [`super::scalar::q8_0_f32`] for up to eight vectors, as [`q4_1_f32_xn`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    match x.len() {
+        1 => q8_0_f32_v::<1>(row, x, out),
+        2 => q8_0_f32_v::<2>(row, x, out),
+        3 => q8_0_f32_v::<3>(row, x, out),
+        4 => q8_0_f32_v::<4>(row, x, out),
+        5 => q8_0_f32_v::<5>(row, x, out),
+        6 => q8_0_f32_v::<6>(row, x, out),
+        7 => q8_0_f32_v::<7>(row, x, out),
+        8 => q8_0_f32_v::<8>(row, x, out),
+        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
+    }
+}
+
+/// [`q8_0_f32_xn`] for exactly `N` vectors.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q8_0_f32_v<const N: usize>(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let xs = checked::<N>(x.xs, blocks.len());
+    let mut acc = [_mm256_setzero_ps(); N];
     for (b, raw) in blocks.iter().enumerate() {
         let d = _mm256_set1_ps(half(raw[0], raw[1]));
         let w = q8_0_widen(raw);
-        for v in 0..4 {
-            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), asserted above.
+        for v in 0..N {
+            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), checked by `checked`.
             let xv = unsafe { load_block_at(xs[v], b) };
             acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
         }
     }
-    std::array::from_fn(|v| hsum(acc[v]))
+    for (v, o) in out[..N].iter_mut().enumerate() {
+        *o = hsum(acc[v]);
+    }
 }
 
 /// [`super::scalar::q8_0_f32`].

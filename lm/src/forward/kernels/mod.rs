@@ -51,8 +51,42 @@ impl Activations {
     }
 }
 
-/// Four activation vectors (or their block sums) for the four-vector kernels.
-pub type Four<'a> = [&'a [f32]; 4];
+/// The most activation vectors one many-vector kernel call takes.
+pub const MAX_VECTORS: usize = 8;
+
+/// Up to [`MAX_VECTORS`] f32 activation vectors for the many-vector kernels: the vectors,
+/// each one's block sums, and the same sums by block (`by_block[b][v]`, lanes past the
+/// last vector zero), the layout the AVX2 kernel adds eight at a time.
+#[derive(Debug, Clone, Copy)]
+pub struct Vectors<'a> {
+    /// The activation vectors, all at least as long as the row.
+    pub xs: &'a [&'a [f32]],
+    /// Each vector's block sums (`block_sums`).
+    pub sums: &'a [&'a [f32]],
+    /// The block sums by block, then vector.
+    pub by_block: &'a [[f32; MAX_VECTORS]],
+}
+
+impl<'a> Vectors<'a> {
+    /// How many vectors.
+    pub fn len(&self) -> usize {
+        self.xs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.xs.is_empty()
+    }
+
+    /// The block sums by block of `sums` (what [`Vectors::by_block`] holds).
+    pub fn transpose_sums(sums: &[&[f32]]) -> Vec<[f32; MAX_VECTORS]> {
+        assert!(sums.len() <= MAX_VECTORS, "at most {MAX_VECTORS} vectors");
+        let nb = sums.iter().map(|s| s.len()).min().unwrap_or(0);
+        (0..nb)
+            .map(|b| std::array::from_fn(|v| sums.get(v).map_or(0.0, |s| s[b])))
+            .collect()
+    }
+}
 
 /// Four weight rows of the same length, for the four-row kernels.
 pub type Rows4<'a> = [&'a [u8]; 4];
@@ -66,10 +100,12 @@ pub struct Kernels {
     pub q4_1_f32: fn(&[u8], &[f32], &[f32]) -> f32,
     /// Q8_0 row · f32 vector.
     pub q8_0_f32: fn(&[u8], &[f32]) -> f32,
-    /// Q4_1 row · four f32 vectors (each result as `q4_1_f32` gives it).
-    pub q4_1_f32_x4: fn(&[u8], Four<'_>, Four<'_>) -> [f32; 4],
-    /// Q8_0 row · four f32 vectors (each result as `q8_0_f32` gives it).
-    pub q8_0_f32_x4: fn(&[u8], Four<'_>) -> [f32; 4],
+    /// Q4_1 row · up to eight f32 vectors into `out[..n]` (each result as `q4_1_f32`
+    /// gives it).
+    pub q4_1_f32_xn: fn(&[u8], Vectors<'_>, &mut [f32]),
+    /// Q8_0 row · up to eight f32 vectors into `out[..n]` (each result as `q8_0_f32`
+    /// gives it).
+    pub q8_0_f32_xn: fn(&[u8], Vectors<'_>, &mut [f32]),
     /// Four Q4_1 rows · one f32 vector (each result as `q4_1_f32` gives it).
     pub q4_1_f32_r4: fn(Rows4<'_>, &[f32], &[f32]) -> [f32; 4],
     /// Four Q8_0 rows · one f32 vector (each result as `q8_0_f32` gives it).
@@ -97,8 +133,8 @@ pub const SCALAR: Kernels = Kernels {
     name: "scalar",
     q4_1_f32: scalar::q4_1_f32,
     q8_0_f32: scalar::q8_0_f32,
-    q4_1_f32_x4: scalar::q4_1_f32_x4,
-    q8_0_f32_x4: scalar::q8_0_f32_x4,
+    q4_1_f32_xn: scalar::q4_1_f32_xn,
+    q8_0_f32_xn: scalar::q8_0_f32_xn,
     q4_1_f32_r4: scalar::q4_1_f32_r4,
     q8_0_f32_r4: scalar::q8_0_f32_r4,
     q4_1_q8: scalar::q4_1_q8,
@@ -112,7 +148,7 @@ pub const SCALAR: Kernels = Kernels {
 mod avx2_table {
     //! Safe entry points to `avx2.rs`; only [`super::Kernels::best`] hands them out,
     //! after checking that the processor has the features.
-    use super::{Kernels, Q8Block, Rows4, avx2};
+    use super::{Kernels, Q8Block, Rows4, Vectors, avx2};
 
     // SAFETY (each function): reachable only through `AVX2`, which `Kernels::best` returns
     // only when `is_x86_feature_detected!` found avx2, fma and f16c.
@@ -122,11 +158,11 @@ mod avx2_table {
     fn q8_0_f32(r: &[u8], x: &[f32]) -> f32 {
         unsafe { avx2::q8_0_f32(r, x) }
     }
-    fn q4_1_f32_x4(r: &[u8], x: [&[f32]; 4], s: [&[f32]; 4]) -> [f32; 4] {
-        unsafe { avx2::q4_1_f32_x4(r, x, s) }
+    fn q4_1_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+        unsafe { avx2::q4_1_f32_xn(r, x, out) }
     }
-    fn q8_0_f32_x4(r: &[u8], x: [&[f32]; 4]) -> [f32; 4] {
-        unsafe { avx2::q8_0_f32_x4(r, x) }
+    fn q8_0_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+        unsafe { avx2::q8_0_f32_xn(r, x, out) }
     }
     fn q4_1_f32_r4(r: Rows4<'_>, x: &[f32], s: &[f32]) -> [f32; 4] {
         unsafe { avx2::q4_1_f32_r4(r, x, s) }
@@ -154,8 +190,8 @@ mod avx2_table {
         name: "avx2",
         q4_1_f32,
         q8_0_f32,
-        q4_1_f32_x4,
-        q8_0_f32_x4,
+        q4_1_f32_xn,
+        q8_0_f32_xn,
         q4_1_f32_r4,
         q8_0_f32_r4,
         q4_1_q8,
@@ -178,8 +214,16 @@ pub const SIMD128: Kernels = Kernels {
     name: "simd128",
     q4_1_f32: simd128::q4_1_f32,
     q8_0_f32: simd128::q8_0_f32,
-    q4_1_f32_x4: |r, x, s| std::array::from_fn(|v| simd128::q4_1_f32(r, x[v], s[v])),
-    q8_0_f32_x4: |r, x| std::array::from_fn(|v| simd128::q8_0_f32(r, x[v])),
+    q4_1_f32_xn: |r, x, out| {
+        for (v, o) in out[..x.len()].iter_mut().enumerate() {
+            *o = simd128::q4_1_f32(r, x.xs[v], x.sums[v]);
+        }
+    },
+    q8_0_f32_xn: |r, x, out| {
+        for (v, o) in out[..x.len()].iter_mut().enumerate() {
+            *o = simd128::q8_0_f32(r, x.xs[v]);
+        }
+    },
     q4_1_f32_r4: |r, x, s| r.map(|r| simd128::q4_1_f32(r, x, s)),
     q8_0_f32_r4: |r, x| r.map(|r| simd128::q8_0_f32(r, x)),
     q4_1_q8: simd128::q4_1_q8,

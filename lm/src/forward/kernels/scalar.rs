@@ -1,6 +1,7 @@
 //! The scalar references: plain loops, one block at a time, in the block's own order.
 //! Every SIMD kernel is tested against these (`kernels/tests.rs`).
 
+use super::Vectors;
 use super::q8::Q8Block;
 use crate::gguf::{BlockQ4_1, BlockQ8_0, f16_to_f32};
 
@@ -37,14 +38,18 @@ pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
     total
 }
 
-/// [`q4_1_f32`] for four vectors.
-pub fn q4_1_f32_x4(row: &[u8], xs: [&[f32]; 4], sums: [&[f32]; 4]) -> [f32; 4] {
-    std::array::from_fn(|v| q4_1_f32(row, xs[v], sums[v]))
+/// [`q4_1_f32`] for several vectors.
+pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    for (v, o) in out[..x.len()].iter_mut().enumerate() {
+        *o = q4_1_f32(row, x.xs[v], x.sums[v]);
+    }
 }
 
-/// [`q8_0_f32`] for four vectors.
-pub fn q8_0_f32_x4(row: &[u8], xs: [&[f32]; 4]) -> [f32; 4] {
-    std::array::from_fn(|v| q8_0_f32(row, xs[v]))
+/// [`q8_0_f32`] for several vectors.
+pub fn q8_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    for (v, o) in out[..x.len()].iter_mut().enumerate() {
+        *o = q8_0_f32(row, x.xs[v]);
+    }
 }
 
 /// [`q4_1_f32`] for four rows.

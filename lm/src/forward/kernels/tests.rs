@@ -90,8 +90,9 @@ fn every_kernel_matches_the_references() {
                 );
                 let (e, m) = exact(&w8, &x);
                 close((k.q8_0_f32)(&r8, &x), e, m, &format!("{n} q8_0_f32 {cols}"));
-                // Four vectors at once: each exactly what the one-vector kernel gives.
-                let xs: Vec<Vec<f32>> = (0..4).map(|_| vector(cols, &mut seed)).collect();
+                // One to eight vectors at once: each exactly what the one-vector kernel
+                // gives.
+                let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
                 let ss: Vec<Vec<f32>> = xs
                     .iter()
                     .map(|x| {
@@ -100,17 +101,24 @@ fn every_kernel_matches_the_references() {
                         s
                     })
                     .collect();
-                let xr: [&[f32]; 4] = std::array::from_fn(|v| xs[v].as_slice());
-                let sr: [&[f32]; 4] = std::array::from_fn(|v| ss[v].as_slice());
-                let four = (k.q4_1_f32_x4)(&r4, xr, sr);
-                let four8 = (k.q8_0_f32_x4)(&r8, xr);
-                for v in 0..4 {
-                    assert_eq!(
-                        four[v],
-                        (k.q4_1_f32)(&r4, xr[v], sr[v]),
-                        "{n} q4_1 x4 {cols}"
-                    );
-                    assert_eq!(four8[v], (k.q8_0_f32)(&r8, xr[v]), "{n} q8_0 x4 {cols}");
+                for count in 1..=MAX_VECTORS {
+                    let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
+                    let sr: Vec<&[f32]> = ss[..count].iter().map(Vec::as_slice).collect();
+                    let by_block = Vectors::transpose_sums(&sr);
+                    let v = Vectors {
+                        xs: &xr,
+                        sums: &sr,
+                        by_block: &by_block,
+                    };
+                    let (mut got4, mut got8) = ([0f32; MAX_VECTORS], [0f32; MAX_VECTORS]);
+                    (k.q4_1_f32_xn)(&r4, v, &mut got4);
+                    (k.q8_0_f32_xn)(&r8, v, &mut got8);
+                    for t in 0..count {
+                        let want4 = (k.q4_1_f32)(&r4, xr[t], sr[t]);
+                        assert_eq!(got4[t], want4, "{n} q4_1 x{count} v{t} {cols}");
+                        let want8 = (k.q8_0_f32)(&r8, xr[t]);
+                        assert_eq!(got8[t], want8, "{n} q8_0 x{count} v{t} {cols}");
+                    }
                 }
                 // The 8-bit kernels against the exact product with the quantized x.
                 let (e, m) = exact(&w4, &xd);
