@@ -40,7 +40,7 @@ mod prefix_reuse;
 pub mod prompted;
 pub mod tokenizer;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-files"))]
 mod test_gguf;
 
 pub use config::LlamaConfig;
@@ -48,4 +48,11 @@ pub use error::LoadError;
 pub use forward::{KvCache, NoPause, Pause};
 pub use model::Model;
 pub use prompted::PromptedModel;
+
+/// A tiny llama GGUF (d = 64, 2 blocks, vocabulary 8, about 24 KB) with deterministic
+/// pseudo-random weights, that loads and runs: for tests and fuzz seeds.
+#[cfg(feature = "test-files")]
+pub fn tiny_llama_gguf() -> Vec<u8> {
+    test_gguf::tiny_llama()
+}
 pub use tokenizer::{TokenType, Tokenizer};

@@ -1,4 +1,6 @@
 //! A GGUF writer for tests: tiny synthetic files, valid or broken on purpose.
+// Outside this crate's tests only `tiny_llama` is used (feature `test-files`).
+#![cfg_attr(not(test), allow(dead_code))]
 
 /// A metadata value to write: type id and encoded payload.
 pub(crate) struct Kv {

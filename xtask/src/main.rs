@@ -14,10 +14,12 @@
 //! - `bench samplers|decode|masks|smc [FLAGS]`: the model (fetched if missing), then
 //!   `strait bench WHAT` from a release build; `samplers` writes `docs/bench/samplers.md`.
 //! - `bench page`: the page's decode beside wllama's in headless Chromium.
+//! - `fuzz [TARGET] [--minutes N]`: the input front ends under AFL++ (`fuzz/`).
 
 mod bench;
 mod bench_page;
 mod build;
+mod fuzz;
 mod layering;
 mod serve;
 mod setup;
@@ -41,6 +43,9 @@ commands:
                              writes docs/bench/samplers.md (or --out FILE)
   bench page                 build and serve the page; its decode beside wllama's
                              (llama.cpp in wasm) in headless Chromium
+  fuzz [TARGET] [--minutes N]
+                             fuzz the input front ends with AFL++ (cargo-afl), N minutes
+                             per target (default 1); fails on a saved crash or hang
 ";
 
 fn main() -> ExitCode {
@@ -70,6 +75,7 @@ fn main() -> ExitCode {
         "test" => test::command(flags),
         "e2e" => test::e2e_command(flags),
         "bench" => bench::command(flags),
+        "fuzz" => fuzz::command(flags),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
