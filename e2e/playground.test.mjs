@@ -233,6 +233,12 @@ describe('playground (toy models)', () => {
       assert.equal(await page.locator('#view-mcmc-walk .walk-proposal').count(), 8);
       assert.equal(await page.locator('#view-mcmc-walk .walk-path').count(), 1);
       assert.equal(await page.locator('#view-mcmc-accept .line-rate').count(), 1);
+      // The chains' law against the exact P^L, step by step (G_sk's language is finite).
+      await page.waitForSelector('#view-mcmc-tv', { timeout: 15000 });
+      const first = Number(await page.getAttribute('#view-mcmc-tv', 'data-first'));
+      const last = Number(await page.getAttribute('#view-mcmc-tv', 'data-last'));
+      assert.ok(first >= 0 && first <= 1 && last >= 0 && last <= 1, `TV ${first} → ${last}`);
+      assert.equal(await page.locator('#view-mcmc-tv-chart polyline').count(), 1);
       await page.locator('#view-mcmc').screenshot({ path: join(ARTIFACTS, 'view-mcmc.png') });
     });
   });
@@ -249,6 +255,12 @@ describe('playground (toy models)', () => {
       assert.ok(await page.locator('#view-smc-ess[data-ess]').count() === 1);
       const resamplings = Number(await page.getAttribute('#view-smc', 'data-resamplings'));
       if (resamplings > 0) assert.ok(await page.locator('#view-smc-lineage line').count() >= 8);
+      // The lanes: a dot per particle and step, shaded by weight.
+      const columns = Number(await page.getAttribute('#view-smc-lanes', 'data-columns'));
+      assert.ok(columns >= 1, `lanes: ${columns} columns`);
+      assert.equal(await page.locator('#view-smc-lanes .lane-cell').count(), 8 * columns);
+      const cellWeights = await page.$$eval('#view-smc-lanes .lane-cell', (cs) => cs.map((c) => Number(c.dataset.weight)));
+      assert.ok(cellWeights.every((w) => w >= 0 && w <= 1 + 1e-9), String(cellWeights));
       const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
       assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
       // ESS / M plotted against the threshold τ = 0.99 (dashed).

@@ -213,6 +213,49 @@ fn smc_rows_weights_and_lineage_match_the_samples() {
         .next()
         .unwrap();
     assert_eq!(lineage.ancestors, first);
+    // The lanes: one column per extension, each resampling drawn as M crossing links, and
+    // following the links back from a final particle spells its tokens.
+    for (k, run_view) in views.smc.runs.iter().enumerate() {
+        let lanes = run_view.lanes(usize::MAX);
+        let m = run_view.rows.len();
+        assert_eq!(lanes.lanes, m);
+        assert_eq!(lanes.columns.len(), run_view.ess.len(), "run {k}");
+        let resampled = lanes.links.iter().filter(|l| l.resampled).count();
+        assert_eq!(resampled, run_view.lineage.len() * m, "run {k}");
+        for (i, row) in run_view.rows.iter().enumerate() {
+            let mut lane = i;
+            let mut tokens = Vec::new();
+            for c in (0..lanes.columns.len()).rev() {
+                if let Some(l) = lanes
+                    .links
+                    .iter()
+                    .find(|l| l.column == c && l.to_lane == lane)
+                {
+                    lane = l.from_lane;
+                }
+                if let Some(t) = lanes.columns[c].cells[lane].0 {
+                    tokens.push(t);
+                }
+            }
+            tokens.reverse();
+            assert_eq!(tokens, row.tokens, "run {k}, particle {i}");
+        }
+        let w: f64 = lanes
+            .columns
+            .last()
+            .unwrap()
+            .cells
+            .iter()
+            .map(|c| c.1)
+            .sum();
+        assert!(
+            w == 0.0 || (w - 1.0).abs() < 1e-9,
+            "normalized weights, run {k}"
+        );
+        let few = run_view.lanes(2);
+        assert_eq!(few.columns.len(), 2.min(run_view.ess.len()));
+        assert_eq!(few.hidden, run_view.ess.len() - few.columns.len());
+    }
     // A view that ignores resampling ends with the wrong particles.
     let mut broken = Views::for_method(Labels::from_vocabulary(&random().2), Method::AwrsSmc);
     for e in events
@@ -289,6 +332,33 @@ fn mcmc_history_has_one_entry_per_step_and_ends_at_the_output() {
             );
         }
     }
+    // The chains' states at each step, against P^L: on G_sk the initial GCD samples carry
+    // masking's distortion (≈ 45% on 00000, whose P^L is ≈ 10⁻⁹) and the chains' law
+    // approaches P^L as they run; the last point is the outputs' own distance.
+    let (mut lm, c, _) = gsk();
+    let exact = ground_truth_ready(&mut lm, &c, ExactLimits::toy(8)).unwrap();
+    let long = Params {
+        n: 60,
+        steps: 30,
+        max_tokens: 8,
+        ..Params::default()
+    };
+    let (r, views) = run(Method::McmcUniform, long, 3, gsk);
+    let points = views.mcmc.tv_by_step(&exact);
+    assert_eq!(points.len(), 30);
+    assert!(points.iter().all(|p| p.chains == 60));
+    let mut outputs: std::collections::HashMap<Vec<sampler_core::TokenId>, f64> =
+        std::collections::HashMap::new();
+    for s in r.samples() {
+        *outputs.entry(s.tokens.clone()).or_default() += 1.0 / 60.0;
+    }
+    assert!((points[29].tv - tv(&outputs, &exact)).abs() < 1e-12);
+    let (first, last) = (points[0].tv, points[29].tv);
+    assert!(first > 0.3, "the initial samples are masking's: TV {first}");
+    assert!(
+        last < first - 0.15,
+        "the chains converge: TV {first} → {last}"
+    );
     // K = 1: the initial GCD sample alone.
     let one = Params { steps: 1, ..params };
     let (r, views) = run(Method::McmcUniform, one, 2, random);

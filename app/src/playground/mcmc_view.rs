@@ -1,17 +1,19 @@
 //! The MCMC view: the chain's current sequence, the latest proposal (the cut point, the
 //! regenerated suffix, the acceptance ratio, accept or reject), the chain drawn as a walk
-//! over its states with every proposal marked, the running acceptance rate, and the
-//! chain's history.
+//! over its states with every proposal marked, the running acceptance rate, the chains'
+//! distance from P^L step by step (when the exact target is known), and the chain's
+//! history.
 //!
 //! Hooks: `#view-mcmc[data-chains][data-steps]`, `#view-mcmc-proposal[data-accepted]`,
 //! `#view-mcmc-walk` (`.walk-proposal.accepted` / `.rejected`, `.walk-path`),
-//! `#view-mcmc-accept`, `.mcmc-step` (history rows).
+//! `#view-mcmc-accept`, `#view-mcmc-tv[data-first][data-last]`, `.mcmc-step` (history
+//! rows).
 
-use super::chart::{Series, line_chart};
+use super::chart::{Series, XySeries, line_chart, xy_chart};
 use super::session::Session;
 use crate::format::fmt_p;
 use leptos::prelude::*;
-use playground::views::{Labels, Walk};
+use playground::views::{Labels, TvPoint, Walk};
 use sampler_core::TokenId;
 
 /// Most history rows drawn (the latest ones).
@@ -30,6 +32,7 @@ fn tokens_view(labels: &Labels, kept: &[TokenId], suffix: &[TokenId]) -> impl In
 #[component]
 pub fn McmcPanel(session: Session) -> impl IntoView {
     let views = session.views;
+    let exact = session.exact;
     view! {
         <div id="view-mcmc" class="view"
             data-chains=move || views.with(|v| v.mcmc.chains.len().to_string())
@@ -60,6 +63,7 @@ pub fn McmcPanel(session: Session) -> impl IntoView {
                         }
                     })}
                     {walk_svg(labels, &c.walk())}
+                    {exact.with(|ex| ex.as_ref().and_then(|e| e.as_ref().ok()).map(|e| convergence(&v.mcmc.tv_by_step(e))))}
                     <table>
                         <tr><th>"step"</th><th>"cut"</th><th>"proposal (suffix marked)"</th><th class="num">"accept p"</th><th></th></tr>
                         {c.history[start..].iter().rev().map(|s| {
@@ -79,6 +83,34 @@ pub fn McmcPanel(session: Session) -> impl IntoView {
             })}
         </div>
     }
+}
+
+/// TV(chains' states at step k, P^L) against k: the chains start from masking's
+/// distortion and their law approaches P^L as they run.
+fn convergence(points: &[TvPoint]) -> impl IntoView + use<> {
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return ().into_any();
+    };
+    let chains = last.chains;
+    view! {
+        <div id="view-mcmc-tv" data-first=first.tv.to_string() data-last=last.tv.to_string()>
+            <div class="stat">{format!(
+                "the chains' law against P^L: TV {:.3} at their initial GCD samples, {:.3} after step {} ({} chain{} so far)",
+                first.tv, last.tv, last.step, chains, if chains == 1 { "" } else { "s" })}</div>
+            {(points.len() > 1).then(|| xy_chart(
+                "view-mcmc-tv-chart",
+                vec![XySeries {
+                    label: "TV(chains at step k, P^L)".into(),
+                    points: points.iter().map(|p| (p.step as f64, p.tv)).collect(),
+                    color: "#7a3fb8",
+                }],
+                ("step k", "TV", 1.0),
+                320.0,
+                90.0,
+            ))}
+        </div>
+    }
+    .into_any()
 }
 
 /// Most states (rows) of the walk drawn; later ones share the last row.

@@ -1,54 +1,108 @@
 //! The SMC view: M particles as rows growing token by token, their normalized weights as
 //! bars, the ESS / M after each step plotted against the resampling threshold τ (dashed),
-//! and each resampling drawn as lineage lines from the parents (left) to their copies
-//! (right).
+//! and the run drawn as lanes across steps: a dot per particle and step, sized and shaded
+//! by weight, with each resampling's copies drawn as lineage lines from the parents
+//! (left) to their copies (right).
 //!
 //! Hooks: `#view-smc[data-particles][data-resamplings]`, `.particle[data-weight]`,
-//! `#view-smc-ess[data-ess]`, `#view-smc-lineage line` (one per copy).
+//! `#view-smc-ess[data-ess]`, `#view-smc-lanes[data-columns]` (`.lane-cell[data-weight]`),
+//! `#view-smc-lineage line` (one per copy).
 
 use super::chart::{Series, XySeries, line_chart, xy_chart};
 use super::session::Session;
 use super::token_view::bar;
 use crate::format::fmt_p;
 use leptos::prelude::*;
-use playground::views::LineageStep;
+use playground::views::{Labels, LaneLink, Lanes};
 
-/// Most resampling steps drawn (the latest ones).
-const MAX_LINEAGE: usize = 8;
+/// Most steps drawn as lanes (the latest ones).
+const MAX_COLUMNS: usize = 24;
+/// Most particles drawn as lanes (beyond it the table and the ESS chart carry the run).
+const MAX_LANES: usize = 32;
 
-fn lineage_svg(steps: &[LineageStep], m: usize) -> impl IntoView + use<> {
-    let col = 56.0;
-    let row = 12.0;
-    let shown = &steps[steps.len().saturating_sub(MAX_LINEAGE)..];
-    let width = col * shown.len() as f64 + 24.0;
-    let height = row * m as f64 + 16.0;
-    let y = move |i: usize| 10.0 + i as f64 * row;
-    let lines = shown
+/// The run as lanes (`SmcRunView::lanes`): a column per step, a lane per particle, each
+/// cell a dot sized and shaded by the particle's normalized weight with the token it drew
+/// beside it (hollow: it drew nothing, finished or dead); grey links continue a particle,
+/// orange links are resampling's copies (`#view-smc-lineage`), parent left, copy right.
+fn lanes_svg(lanes: &Lanes, labels: &Labels) -> impl IntoView + use<> {
+    let (col, row, top, left) = (46.0, 18.0, 12.0, 22.0);
+    let cols = lanes.columns.len()
+        + usize::from(
+            lanes
+                .links
+                .iter()
+                .any(|l| l.column + 1 == lanes.columns.len()),
+        );
+    let width = left + col * cols.max(1) as f64 + 10.0;
+    let height = top + row * lanes.lanes as f64 + 14.0;
+    let x = move |c: usize| left + 8.0 + c as f64 * col;
+    let y = move |i: usize| top + i as f64 * row;
+    let link = |l: &LaneLink| {
+        view! {
+            <line x1=x(l.column).to_string() y1=y(l.from_lane).to_string()
+                x2=x(l.column + 1).to_string() y2=y(l.to_lane).to_string()
+                stroke=if l.resampled { "#c67b2d" } else { "#c9ced8" } stroke-width="1.2"/>
+        }
+    };
+    let continuing = lanes
+        .links
         .iter()
-        .enumerate()
-        .flat_map(|(k, s)| {
-            let x0 = 8.0 + k as f64 * col;
-            s.ancestors.iter().enumerate().map(move |(child, &parent)| {
-                view! {
-                    <line x1=x0.to_string() y1=y(parent).to_string() x2=(x0 + col).to_string()
-                        y2=y(child).to_string() stroke="#c67b2d" stroke-width="1"/>
-                }
-            })
-        })
+        .filter(|l| !l.resampled)
+        .map(link)
         .collect_view();
-    let labels = shown
+    let copies = lanes
+        .links
+        .iter()
+        .filter(|l| l.resampled)
+        .map(link)
+        .collect_view();
+    let max_w = lanes
+        .columns
+        .iter()
+        .flat_map(|c| c.cells.iter().map(|cell| cell.1))
+        .fold(0.0f64, f64::max)
+        .max(1e-12);
+    let cells = lanes
+        .columns
         .iter()
         .enumerate()
-        .map(|(k, s)| {
+        .flat_map(|(c, column)| {
+            column.cells.iter().enumerate().map(move |(i, &(token, w))| (c, column.step, i, token, w))
+        })
+        .map(|(c, step, i, token, w)| {
+            let label = token.map(|t| labels.label(t)).unwrap_or_default();
+            let r = 2.0 + 5.0 * (w / max_w).sqrt();
+            let opacity = 0.2 + 0.8 * w / max_w;
+            let title = format!("step {step}, particle {i}: {} · weight {}", if label.is_empty() { "nothing drawn".to_string() } else { format!("{label:?}") }, fmt_p(w));
             view! {
-                <text x=(8.0 + k as f64 * col + col / 2.0).to_string() y=(height - 2.0).to_string()
-                    font-size="9" text-anchor="middle" fill="#5b6170">{format!("t={}", s.step)}</text>
+                <g class="lane-cell" data-weight=w.to_string()>
+                    <title>{title}</title>
+                    {if token.is_some() {
+                        view! { <circle cx=x(c).to_string() cy=y(i).to_string() r=r.to_string() fill="#2c5fd6" fill-opacity=opacity.to_string()/> }.into_any()
+                    } else {
+                        view! { <circle cx=x(c).to_string() cy=y(i).to_string() r="2.5" fill="none" stroke="#9aa1ad"/> }.into_any()
+                    }}
+                    <text x=(x(c) + 7.0).to_string() y=(y(i) + 3.5).to_string() font-size="9" class="mono" fill="#2b2f38">{label}</text>
+                </g>
             }
         })
         .collect_view();
+    let steps = lanes
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(c, column)| view! {
+            <text x=x(c).to_string() y=(height - 2.0).to_string() font-size="9" text-anchor="middle" fill="#5b6170">{format!("t={}", column.step)}</text>
+        })
+        .collect_view();
+    let particles = (0..lanes.lanes)
+        .map(|i| view! { <text x="2" y=(y(i) + 3.5).to_string() font-size="9" fill="#5b6170">{i}</text> })
+        .collect_view();
     view! {
-        <svg id="view-smc-lineage" width=width.to_string() height=height.to_string()>
-            {lines}{labels}
+        <svg id="view-smc-lanes" width=width.to_string() height=height.to_string() data-columns=lanes.columns.len().to_string() data-hidden=lanes.hidden.to_string()>
+            <g>{continuing}</g>
+            <g id="view-smc-lineage">{copies}</g>
+            {cells}{steps}{particles}
         </svg>
     }
 }
@@ -125,10 +179,15 @@ pub fn SmcPanel(session: Session, threshold: Signal<f64>) -> impl IntoView {
                             </tr>
                         }).collect_view()}
                     </table>
-                    {(!r.lineage.is_empty()).then(|| view! {
-                        <div class="stat">"resampling lineage (parent → copy):"</div>
-                        {lineage_svg(&r.lineage, m)}
-                    })}
+                    {if m <= MAX_LANES {
+                        view! {
+                            <div class="stat">{format!("particles across steps (dot: weight; orange: resampling, parent → copy{})",
+                                if r.steps.len() > MAX_COLUMNS { format!("; the last {MAX_COLUMNS} of {} steps", r.steps.len()) } else { String::new() })}</div>
+                            {lanes_svg(&r.lanes(MAX_COLUMNS), &v.labels)}
+                        }.into_any()
+                    } else {
+                        view! { <div class="stat muted">{format!("lanes are drawn for at most {MAX_LANES} particles; this run has {m}")}</div> }.into_any()
+                    }}
                 }.into_any()
             })}
         </div>

@@ -1,6 +1,8 @@
 //! The MCMC view: each chain's state, proposals and history.
 
+use sampler_core::exact::ExactDistribution;
 use sampler_core::{Event, TokenId};
+use std::collections::HashMap;
 
 /// One GCD generation of a chain: the initial sample or a proposal.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,6 +78,19 @@ impl ChainView {
         w
     }
 
+    /// The chain's state after each step (the initial sample at step 0).
+    pub fn states(&self) -> Vec<&[TokenId]> {
+        let mut out: Vec<&[TokenId]> = Vec::with_capacity(self.history.len());
+        for s in &self.history {
+            let now = match out.last() {
+                Some(prev) if !s.accepted => prev,
+                _ => s.proposal.as_slice(),
+            };
+            out.push(now);
+        }
+        out
+    }
+
     /// Accepted proposals over proposals (the initial sample not counted).
     pub fn acceptance_rate(&self) -> Option<f64> {
         let proposals = self.history.len().saturating_sub(1);
@@ -102,7 +117,43 @@ pub struct McmcView {
     initial_open: bool,
 }
 
+/// One point of [`McmcView::tv_by_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TvPoint {
+    /// The step (0: the chains' initial GCD samples).
+    pub step: usize,
+    /// TV between the chains' states at this step and P^L.
+    pub tv: f64,
+    /// How many chains had reached the step.
+    pub chains: usize,
+}
+
 impl McmcView {
+    /// How far the chains' states after `k` steps are from P^L, for each k: the law of a
+    /// Metropolis-Hastings chain at step k converges to its target as k grows, starting
+    /// from the masking distortion of its initial GCD sample (k = 0). With few chains
+    /// the empirical TV keeps a sampling floor of its own.
+    pub fn tv_by_step(&self, exact: &ExactDistribution) -> Vec<TvPoint> {
+        let states: Vec<Vec<&[TokenId]>> = self.chains.iter().map(ChainView::states).collect();
+        let longest = states.iter().map(Vec::len).max().unwrap_or(0);
+        (0..longest)
+            .map(|k| {
+                let mut empirical: HashMap<Vec<TokenId>, f64> = HashMap::new();
+                let mut chains = 0;
+                for s in states.iter().filter_map(|s| s.get(k)) {
+                    *empirical.entry(s.to_vec()).or_default() += 1.0;
+                    chains += 1;
+                }
+                empirical.values_mut().for_each(|v| *v /= chains as f64);
+                TvPoint {
+                    step: k,
+                    tv: crate::exact::tv(&empirical, exact),
+                    chains,
+                }
+            })
+            .collect()
+    }
+
     /// An empty view; `eos` ends the initial sample.
     pub fn new(eos: TokenId) -> Self {
         McmcView {
@@ -273,5 +324,9 @@ mod tests {
             vec![(0, true), (1, false), (2, true), (0, true)]
         );
         assert_eq!(w.acceptance, vec![0.0, 0.5, 2.0 / 3.0]);
+        assert_eq!(
+            c.states(),
+            vec![&[1, 2][..], &[1, 2][..], &[1, 4][..], &[1, 2][..]]
+        );
     }
 }

@@ -23,9 +23,11 @@ mod trie_drawing;
 
 pub use hmm::HmmView;
 pub use labels::Labels;
-pub use mcmc::{ChainView, McmcStep, McmcView, Walk};
+pub use mcmc::{ChainView, McmcStep, McmcView, TvPoint, Walk};
 pub use results::{DistRow, KlPoint, OutputRow, ResultsView};
-pub use smc::{LineageStep, ParticleRow, SmcRunView, SmcView};
+pub use smc::{
+    LaneColumn, LaneLink, LaneStep, Lanes, LineageStep, ParticleRow, SmcRunView, SmcView,
+};
 pub use token::{TokenView, TopToken};
 pub use trie::{TrieNode, TrieRow, TrieView};
 pub use trie_drawing::{DrawnNode, TrieDrawing};

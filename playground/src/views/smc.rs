@@ -1,4 +1,5 @@
-//! The SMC view: particles as rows growing token by token, weights, ESS, lineage.
+//! The SMC view: particles as rows growing token by token, weights, ESS, lineage, and
+//! the run laid out as lanes across steps ([`SmcRunView::lanes`]).
 
 use sampler_core::samplers::util::logsumexp;
 use sampler_core::{Event, TokenId};
@@ -42,6 +43,107 @@ pub struct SmcRunView {
     pub lineage: Vec<LineageStep>,
     /// log Ĝ once the run ended.
     pub log_evidence: Option<f64>,
+    /// Every extension in order, for the lanes drawing.
+    pub steps: Vec<LaneStep>,
+}
+
+/// One extension of the particles, as the lanes drawing needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneStep {
+    /// The sampler's step.
+    pub step: usize,
+    /// Each particle's new token (`None`: finished or dead, it drew nothing).
+    pub tokens: Vec<Option<TokenId>>,
+    /// The normalized weights after the step.
+    pub weights: Vec<f64>,
+    /// When the particles were resampled after this step: the parent of each new particle.
+    pub resampled: Option<Vec<usize>>,
+}
+
+/// An SMC run drawn as lanes: one column per step, one lane (row) per particle, each cell
+/// the token a particle drew and its weight; links join a particle to what it became at
+/// the next step, crossing lanes where resampling copied a parent into another lane.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lanes {
+    /// The particles (lanes).
+    pub lanes: usize,
+    /// Columns, oldest first (the latest `max_columns` steps).
+    pub columns: Vec<LaneColumn>,
+    /// Links between consecutive columns; a resampling after the last column links into
+    /// column `columns.len()`, the next step's place.
+    pub links: Vec<LaneLink>,
+    /// Earlier steps left out of the drawing.
+    pub hidden: usize,
+}
+
+/// One step's column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneColumn {
+    /// The sampler's step.
+    pub step: usize,
+    /// One cell per lane: `(token drawn, normalized weight)`.
+    pub cells: Vec<(Option<TokenId>, f64)>,
+}
+
+/// A link from `(column, from_lane)` to `(column + 1, to_lane)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaneLink {
+    /// The column it leaves.
+    pub column: usize,
+    /// The lane it leaves (the parent).
+    pub from_lane: usize,
+    /// The lane it reaches (the copy, or the same particle).
+    pub to_lane: usize,
+    /// Whether resampling made it (else the particle simply continues).
+    pub resampled: bool,
+}
+
+impl SmcRunView {
+    /// The run as lanes, the latest `max_columns` steps.
+    pub fn lanes(&self, max_columns: usize) -> Lanes {
+        let m = self.rows.len();
+        let hidden = self.steps.len().saturating_sub(max_columns);
+        let shown = &self.steps[hidden..];
+        let columns: Vec<LaneColumn> = shown
+            .iter()
+            .map(|s| LaneColumn {
+                step: s.step,
+                cells: (0..m)
+                    .map(|i| {
+                        let t = s.tokens.get(i).copied().flatten();
+                        (t, s.weights.get(i).copied().unwrap_or(0.0))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let mut links = Vec::new();
+        for (c, s) in shown.iter().enumerate() {
+            let last = c + 1 == shown.len();
+            match &s.resampled {
+                Some(ancestors) => {
+                    links.extend(ancestors.iter().enumerate().map(|(to, &from)| LaneLink {
+                        column: c,
+                        from_lane: from,
+                        to_lane: to,
+                        resampled: true,
+                    }));
+                }
+                None if !last => links.extend((0..m).map(|i| LaneLink {
+                    column: c,
+                    from_lane: i,
+                    to_lane: i,
+                    resampled: false,
+                })),
+                None => {}
+            }
+        }
+        Lanes {
+            lanes: m,
+            columns,
+            links,
+            hidden,
+        }
+    }
 }
 
 /// The SMC runs so far; the last is the one running.
@@ -113,6 +215,12 @@ impl SmcView {
                     row.weight = w.get(i).copied().unwrap_or(0.0);
                 }
                 r.ess.push((*step, *ess));
+                r.steps.push(LaneStep {
+                    step: *step,
+                    tokens: tokens.clone(),
+                    weights: w,
+                    resampled: None,
+                });
             }
             Event::Resampled {
                 run,
@@ -135,6 +243,9 @@ impl SmcView {
                 // Equal weights after resampling: the mean of the old ones.
                 let mean = logsumexp(old.iter().map(|r| r.log_weight)) - n.ln();
                 r.rows.iter_mut().for_each(|row| row.log_weight = mean);
+                if let Some(last) = r.steps.last_mut() {
+                    last.resampled = Some(ancestors.clone());
+                }
                 r.lineage.push(LineageStep {
                     step: *step,
                     ancestors: ancestors.clone(),
