@@ -284,6 +284,13 @@ describe('playground (toy models)', () => {
       assert.equal(await page.getAttribute('#view-hmm-progress', 'value'), await page.getAttribute('#view-hmm-progress', 'max'));
       assert.equal(await page.locator('#view-hmm-ll .xy-line').count(), 1);
       await page.locator('#view-smc').screenshot({ path: join(ARTIFACTS, 'view-p-gcd.png') });
+      // The guide in the token view: P and q per token, the guide's share of Z per step.
+      const share = Number(await page.getAttribute('#view-token-guide', 'data-guide-mass'));
+      assert.ok(share > 0 && share <= 1 + 1e-9, `guide mass ${share}`);
+      const qs = await page.$$eval('#view-token-guide .guide-token', (rows) => rows.map((r) => Number(r.dataset.q)));
+      assert.ok(qs.length > 0 && qs.reduce((a, b) => a + b, 0) <= 1 + 1e-9, String(qs));
+      assert.equal(await page.locator('#view-token-guide-mass .line-guide').count(), 1);
+      await page.locator('#view-token').screenshot({ path: join(ARTIFACTS, 'view-p-gcd-guide.png') });
       // A context-free grammar has no tensorized automaton for the guide: the option is
       // off, and a run that asks for it anyway (a link) ends with the message.
       await setForm(page, { grammar: 'root ::= "ab" | "ba"', kind: 'gbnf' });

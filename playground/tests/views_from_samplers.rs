@@ -633,8 +633,20 @@ fn every_method_runs_on_a_compiled_regex_p_gcd_included() {
             let em = params.hmm.em_iterations;
             assert_eq!((views.hmm.done, views.hmm.total), (em, em));
             assert_eq!(views.hmm.log_likelihood.len(), em);
+            // The guide's proposal at the latest step, and its mass per step of particle 0.
+            let g = views.token.guide.as_ref().expect("P-GCD reports its guide");
+            assert!(g.mask_mass > 0.0 && g.guide_mass > 0.0 && g.guide_mass <= 1.0 + 1e-9);
+            assert!(!g.top.is_empty() && g.top.iter().map(|t| t.q).sum::<f64>() <= 1.0 + 1e-9);
+            let steps = &views.token.guide_steps;
+            assert!(!steps.is_empty());
+            assert!(steps.iter().enumerate().all(|(i, s)| s.0 == i), "{steps:?}");
+            assert_eq!(
+                views.token.kept_mass,
+                Some(g.mask_mass).filter(|_| g.particle == views.token.particle)
+            );
         } else {
             assert!(!views.hmm.started(), "{method}");
+            assert!(views.token.guide.is_none(), "{method}");
         }
         let samples = r.samples();
         assert!(!samples.is_empty(), "{method}");

@@ -138,6 +138,26 @@ pub enum Event {
         /// Log-likelihood per token of the sampled sequences before this iteration's update.
         log_likelihood: f64,
     },
+    /// P-GCD's guided proposal at one step of one particle (seed 001), after the token's
+    /// `Token` event: how the HMM × automaton guide reshaped the model's next-token law.
+    GuideStep {
+        /// The particle.
+        particle: usize,
+        /// Position of the token in its sequence.
+        position: usize,
+        /// The token drawn.
+        token: TokenId,
+        /// The model's mass on the tokens the budget mask allows (Z, what `smc-gcd`
+        /// would weigh by).
+        mask_mass: f64,
+        /// Σ P(v)·g̃(v) / Z over the allowed tokens, g̃ the guide relative to its largest
+        /// value: 1 when the guide leaves the masked law as it is, small when it steers.
+        guide_mass: f64,
+        /// The particle's incremental weight P(v)/q(v) for the drawn token.
+        weight: f64,
+        /// The most likely tokens under the proposal q: (token, P(v), q(v)).
+        top: Vec<(TokenId, f64, f64)>,
+    },
     /// A free-form progress note (phase changes, counters).
     Note {
         /// The message.

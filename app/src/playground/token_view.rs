@@ -1,14 +1,17 @@
 //! The token view: at the latest step, the most likely next tokens as a bar chart of their
 //! probabilities (masked ones grey and struck through), the mass Z the mask kept as a
-//! filled fraction, and the token drawn.
+//! filled fraction, and the token drawn. For P-GCD, the guide's proposal beside the model's
+//! law (P and q per token), its weight, and the guide's mass per step.
 //!
 //! Hooks: `#view-token[data-steps]`, `.top-token[data-allowed]`, `#view-token-z`,
-//! `#view-token-drawn`.
+//! `#view-token-drawn`, `#view-token-guide[data-guide-mass]` (`.guide-token[data-q]`,
+//! `#view-token-guide-mass`).
 
+use super::chart::{Series, line_chart};
 use super::session::Session;
 use crate::format::fmt_p;
 use leptos::prelude::*;
-use playground::views::TopToken;
+use playground::views::{GuideView, TopToken};
 use sampler_core::TokenId;
 
 /// A horizontal bar `p` of `width_rem` wide.
@@ -54,6 +57,7 @@ pub fn TokenPanel(session: Session) -> impl IntoView {
                             {format!(" with P = {}", fmt_p(d.p))}
                         </div>
                     })}
+                    {t.guide.as_ref().map(|g| guide_view(g, &t.guide_steps))}
                 }.into_any()
             })}
         </div>
@@ -99,6 +103,48 @@ fn top_bars(top: &[TopToken], drawn: Option<TokenId>) -> impl IntoView + use<> {
             viewBox=format!("0 0 {width} {height}") role="img">
             {rows}
         </svg>
+    }
+}
+
+/// P-GCD's guide at the latest step: P(v) and the guided q(v) side by side for the tokens
+/// q favours, the drawn token's weight P/q, and over the steps of particle 0 the mask's
+/// mass Z and the share of it the guide keeps.
+fn guide_view(g: &GuideView, steps: &[(usize, f64, f64)]) -> impl IntoView + use<> {
+    let rows = g
+        .top
+        .iter()
+        .map(|t| {
+            view! {
+                <tr class="guide-token" class:drawn=t.token == g.drawn data-q=t.q.to_string()>
+                    <td class="mono">{if t.token == g.drawn { format!("▶ {}", t.label) } else { t.label.clone() }}</td>
+                    <td>{bar(t.p, 6.0, "p")}" "{fmt_p(t.p)}</td>
+                    <td>{bar(t.q, 6.0, "q")}" "{fmt_p(t.q)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let z: Vec<f64> = steps.iter().map(|s| s.1).collect();
+    let kept: Vec<f64> = steps.iter().map(|s| s.2).collect();
+    view! {
+        <div id="view-token-guide" data-guide-mass=g.guide_mass.to_string()>
+            <div class="stat">{format!(
+                "P-GCD's guide (particle {}, position {}): the mask keeps Z = {} of the model's mass; the guide keeps {} of that (Σ P·g̃ / Z) and draws from q ∝ P·g̃; weight P/q = {}",
+                g.particle, g.position, fmt_p(g.mask_mass), fmt_p(g.guide_mass), fmt_p(g.weight))}</div>
+            <table>
+                <tr><th>"token"</th><th>"P (model)"</th><th>"q (guided)"</th></tr>
+                {rows}
+            </table>
+            {(steps.len() > 1).then(|| line_chart(
+                "view-token-guide-mass",
+                vec![
+                    Series { label: "Z (mask)".into(), values: z, color: "#1a8a4a", class: "line-z" },
+                    Series { label: "guide's share".into(), values: kept, color: "#7a3fb8", class: "line-guide" },
+                ],
+                None,
+                320.0,
+                64.0,
+            ))}
+        </div>
     }
 }
 

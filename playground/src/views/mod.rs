@@ -28,7 +28,7 @@ pub use results::{DistRow, KlPoint, OutputRow, ResultsView};
 pub use smc::{
     LaneColumn, LaneLink, LaneStep, Lanes, LineageStep, ParticleRow, SmcRunView, SmcView,
 };
-pub use token::{TokenView, TopToken};
+pub use token::{GuideToken, GuideView, TokenView, TopToken};
 pub use trie::{TrieNode, TrieRow, TrieView};
 pub use trie_drawing::{DrawnNode, TrieDrawing};
 

@@ -33,11 +33,80 @@ pub struct TokenView {
     pub sequence: Vec<TokenId>,
     /// `Token` events seen.
     pub steps: usize,
+    /// P-GCD's guide at the latest step, when the method has one.
+    pub guide: Option<GuideView>,
+    /// The guide's mass per step of particle 0: `(position, Z, guide mass)`.
+    pub guide_steps: Vec<(usize, f64, f64)>,
+}
+
+/// P-GCD's proposal at one step (a `GuideStep` event).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GuideView {
+    /// The particle.
+    pub particle: usize,
+    /// The position.
+    pub position: usize,
+    /// The model's mass on the tokens the budget mask allows.
+    pub mask_mass: f64,
+    /// Σ P(v)·g̃(v) / Z: how much of that mass the guide keeps.
+    pub guide_mass: f64,
+    /// The drawn token's incremental weight P(v)/q(v).
+    pub weight: f64,
+    /// The token drawn.
+    pub drawn: TokenId,
+    /// The most likely tokens under q.
+    pub top: Vec<GuideToken>,
+}
+
+/// One token of [`GuideView::top`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuideToken {
+    /// Its id.
+    pub token: TokenId,
+    /// Its text.
+    pub label: String,
+    /// P(v | prefix) under the model.
+    pub p: f64,
+    /// q(v): its probability under the guided proposal.
+    pub q: f64,
 }
 
 impl TokenView {
-    /// Updates from one event (only `Token` events matter).
+    /// Updates from one event (`Token` and `GuideStep` events).
     pub fn apply(&mut self, event: &Event, labels: &Labels) {
+        if let Event::GuideStep {
+            particle,
+            position,
+            token,
+            mask_mass,
+            guide_mass,
+            weight,
+            top,
+        } = event
+        {
+            self.guide = Some(GuideView {
+                particle: *particle,
+                position: *position,
+                mask_mass: *mask_mass,
+                guide_mass: *guide_mass,
+                weight: *weight,
+                drawn: *token,
+                top: top
+                    .iter()
+                    .map(|&(t, p, q)| GuideToken {
+                        token: t,
+                        label: labels.label(t),
+                        p,
+                        q,
+                    })
+                    .collect(),
+            });
+            if *particle == 0 {
+                self.guide_steps.truncate(*position);
+                self.guide_steps.push((*position, *mask_mass, *guide_mass));
+            }
+            return;
+        }
         let Event::Token {
             particle,
             position,

@@ -347,6 +347,62 @@ fn p_gcd_smc_evidence_is_unbiased_and_the_mutant_is_caught() {
             _ => None,
         })
         .collect();
+    // Every extension reports the guide: its Token event carries the budget mask's mass Z,
+    // and the GuideStep after it the same Z, the guide's share of it, q over the top
+    // tokens, and the weight P(v)/q(v) of the token drawn.
+    let mut guided = 0;
+    for pair in sink.0.windows(2) {
+        let (
+            Event::Token {
+                particle,
+                position,
+                token,
+                kept_mass,
+                ..
+            },
+            Event::GuideStep {
+                particle: gp,
+                position: gpos,
+                token: gt,
+                mask_mass,
+                guide_mass,
+                weight,
+                top,
+            },
+        ) = (&pair[0], &pair[1])
+        else {
+            continue;
+        };
+        guided += 1;
+        assert_eq!((particle, position, token), (gp, gpos, gt));
+        assert_eq!(*kept_mass, Some(*mask_mass));
+        assert!(*mask_mass > 0.0 && *mask_mass <= 1.0 + 1e-9);
+        assert!(*guide_mass > 0.0 && *guide_mass <= 1.0 + 1e-9);
+        let q_sum: f64 = top.iter().map(|t| t.2).sum();
+        assert!(q_sum <= 1.0 + 1e-9 && !top.is_empty());
+        if let Some(&(_, p_v, q_v)) = top.iter().find(|t| t.0 == *token) {
+            assert!(
+                (weight - p_v / q_v).abs() <= 1e-9 * weight.max(1.0),
+                "weight {weight} vs P/q {}",
+                p_v / q_v
+            );
+        }
+    }
+    let tokens = sink
+        .0
+        .iter()
+        .filter(|e| matches!(e, Event::Token { .. }))
+        .count();
+    assert!(
+        guided > 0
+            && guided
+                == sink
+                    .0
+                    .iter()
+                    .filter(|e| matches!(e, Event::GuideStep { .. }))
+                    .count()
+    );
+    assert!(guided <= tokens);
     let (mean, se) = mean_se(&ev);
     eprintln!("p-gcd-smc: mean Ĝ = {mean:.5} ± {se:.5} (exact Z = {z:.5})");
     assert!((mean - z).abs() < 3.0 * se);

@@ -14,7 +14,7 @@
 mod proposal;
 mod resample;
 
-pub use proposal::{Extension, TokenProposal, propose};
+pub use proposal::{Extension, GuideInfo, TokenProposal, propose};
 pub use resample::{ancestors, ess, normalized};
 
 use super::Ctx;
@@ -70,7 +70,26 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             (p.active, p.valid, p.log_w) = (false, false, f64::NEG_INFINITY);
             continue;
         };
-        ctx.emit_token(m, p.tokens.len(), t, lp, Some(ext.weight), None);
+        let position = p.tokens.len();
+        ctx.emit_token(
+            m,
+            position,
+            t,
+            lp,
+            Some(ext.mask_mass.unwrap_or(ext.weight)),
+            None,
+        );
+        if let Some(g) = ext.guide {
+            ctx.emit(Event::GuideStep {
+                particle: m,
+                position,
+                token: t,
+                mask_mass: ext.mask_mass.unwrap_or(0.0),
+                guide_mass: g.guide_mass,
+                weight: ext.weight,
+                top: g.top,
+            });
+        }
         p.log_w += ext.weight.ln();
         p.logp += lp[t as usize];
         p.tokens.push(t);

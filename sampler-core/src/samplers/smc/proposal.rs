@@ -44,6 +44,32 @@ pub struct Extension {
     pub token: Option<TokenId>,
     /// The incremental weight (0 for a dead particle).
     pub weight: f64,
+    /// The allowed mass Z when the proposal knows it exactly and it differs from the
+    /// weight (P-GCD), for the `Token` event.
+    pub mask_mass: Option<f64>,
+    /// What P-GCD's guide did at this step (the `GuideStep` event's numbers).
+    pub guide: Option<GuideInfo>,
+}
+
+/// P-GCD's proposal at one step, as [`crate::Event::GuideStep`] reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuideInfo {
+    /// Σ P(v)·g̃(v) / Z over the allowed tokens.
+    pub guide_mass: f64,
+    /// The most likely tokens under q: (token, P(v), q(v)).
+    pub top: Vec<(TokenId, f64, f64)>,
+}
+
+impl Extension {
+    /// A token (or none) and its weight, with nothing else to report.
+    fn plain(token: Option<TokenId>, weight: f64) -> Self {
+        Extension {
+            token,
+            weight,
+            mask_mass: None,
+            guide: None,
+        }
+    }
 }
 
 /// Draws the next token of a particle whose constraint state is `state`, at `position`,
@@ -62,26 +88,17 @@ pub fn propose<L: LanguageModel, C: Constraint>(
         TokenProposal::Awrs => {
             let (rng, mut allowed) = ctx.rng_and_check(state);
             let d = awrs(&probs, rng, &mut allowed);
-            Extension {
-                token: d.token,
-                weight: d.z_hat,
-            }
+            Extension::plain(d.token, d.z_hat)
         }
         TokenProposal::Wrs => {
             let (rng, mut allowed) = ctx.rng_and_check(state);
             let d = wrs(&probs, 1, WRS_MAX_REJECTIONS, rng, &mut allowed);
-            Extension {
-                token: d.token,
-                weight: d.z_hat,
-            }
+            Extension::plain(d.token, d.z_hat)
         }
         TokenProposal::Twisted => {
             let t = ctx.rng().categorical(&probs) as TokenId;
             let ok = ctx.allows(state, t);
-            Extension {
-                token: Some(t),
-                weight: if ok { 1.0 } else { 0.0 },
-            }
+            Extension::plain(Some(t), if ok { 1.0 } else { 0.0 })
         }
         TokenProposal::Mask | TokenProposal::BudgetMask => {
             let mask = if proposal == TokenProposal::Mask {
@@ -100,29 +117,38 @@ pub fn propose<L: LanguageModel, C: Constraint>(
                 .collect();
             let z: f64 = w.iter().sum();
             let token = (z > 0.0).then(|| ctx.rng().categorical(&w) as TokenId);
-            Extension { token, weight: z }
+            Extension::plain(token, z)
         }
         TokenProposal::PGcd(guide) => {
             let remaining = ctx.params().max_tokens.saturating_sub(position);
             // The guide reads the budget mask off the automaton: counted like a mask.
             let Some(s) = ctx.tensor_state(state) else {
-                return Ok(Extension {
-                    token: None,
-                    weight: 0.0,
-                });
+                return Ok(Extension::plain(None, 0.0));
             };
             let q = guide.proposal(&probs, belief, s, remaining);
             if q.total > 0.0 {
                 let t = ctx.rng().categorical(&q.weights) as TokenId;
+                let k = ctx.params().top_k_events;
+                let top = crate::samplers::util::top_k(&q.weights, k)
+                    .into_iter()
+                    .filter(|&v| q.weights[v as usize] > 0.0)
+                    .map(|v| (v, probs[v as usize], q.weights[v as usize] / q.total))
+                    .collect();
                 Extension {
                     token: Some(t),
                     weight: guide.weight(&q, t),
+                    mask_mass: Some(q.mask_mass),
+                    guide: Some(GuideInfo {
+                        guide_mass: if q.mask_mass > 0.0 {
+                            q.total / q.mask_mass
+                        } else {
+                            0.0
+                        },
+                        top,
+                    }),
                 }
             } else {
-                Extension {
-                    token: None,
-                    weight: 0.0,
-                }
+                Extension::plain(None, 0.0)
             }
         }
     };
