@@ -267,6 +267,23 @@ describe('playground (toy models)', () => {
       assert.equal(await page.locator('#view-smc-ess-line .line-ess').count(), 1);
       assert.equal(await page.locator('#view-smc-ess-line .chart-threshold').count(), 1);
       await page.locator('#view-smc').screenshot({ path: join(ARTIFACTS, 'view-smc.png') });
+      // Frames while the lanes redraw at 128 events/s (16 particles): a figure, not a test.
+      await setForm(page, { example: 'toy-random', method: 'awrs-smc', n: 200, particles: 16, seed: 6, speed: '6' });
+      await page.click('#pg-run');
+      const fps = await page.evaluate(() => new Promise((resolve) => {
+        let frames = 0;
+        const t0 = performance.now();
+        const tick = () => {
+          frames++;
+          if (performance.now() - t0 < 2000) requestAnimationFrame(tick);
+          else resolve(frames * 1000 / (performance.now() - t0));
+        };
+        requestAnimationFrame(tick);
+      }));
+      const lanes = Number(await page.getAttribute('#view-smc-lanes', 'data-columns'));
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state !== 'running');
+      console.log(`# figure: ${fps.toFixed(1)} animation frames per second while SMC's lanes (16 particles, ${lanes} columns) redraw at 128 events/s`);
     });
   });
 
