@@ -55,4 +55,11 @@ pub use prompted::PromptedModel;
 pub fn tiny_llama_gguf() -> Vec<u8> {
     test_gguf::tiny_llama()
 }
+
+/// A tiny llama GGUF of width `d` (a multiple of 256 for K-quants) whose weight matrices
+/// take the tensor types of `types` in turn: for tests of every type end to end.
+#[cfg(feature = "test-files")]
+pub fn tiny_llama_gguf_typed(d: u64, types: &[gguf::GgmlType]) -> Vec<u8> {
+    test_gguf::tiny_llama_typed(d, types)
+}
 pub use tokenizer::{TokenType, Tokenizer};

@@ -2,6 +2,8 @@
 // Outside this crate's tests only `tiny_llama` is used (feature `test-files`).
 #![cfg_attr(not(test), allow(dead_code))]
 
+use crate::gguf::GgmlType;
+
 /// A metadata value to write: type id and encoded payload.
 pub(crate) struct Kv {
     pub key: String,
@@ -135,7 +137,14 @@ impl Builder {
 /// A tiny llama model (d = 64, 2 blocks, 4 heads, 2 KV heads, vocab 8, context 16) with
 /// deterministic pseudo-random weights: Q4_1 attention and FFN, Q8_0 tied embeddings.
 pub(crate) fn tiny_llama() -> Vec<u8> {
-    let (d, ff, vocab, layers) = (64u64, 64u64, 8u64, 2);
+    tiny_llama_typed(64, &[GgmlType::Q8_0, GgmlType::Q4_1])
+}
+
+/// [`tiny_llama`] of width `d` (= the FFN width; a multiple of 256 for K-quants) whose
+/// matrices take the types of `types` in turn: the embeddings the first, then each
+/// block's seven matrices the next ones, cycling. Random codes with small finite scales.
+pub(crate) fn tiny_llama_typed(d: u64, types: &[GgmlType]) -> Vec<u8> {
+    let (ff, vocab, layers) = (d, 8u64, 2);
     let mut seed = 12345u64;
     let mut rnd = move || {
         seed = seed
@@ -143,19 +152,46 @@ pub(crate) fn tiny_llama() -> Vec<u8> {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as u32
     };
-    let mut quant = |rows: u64, cols: u64, q4: bool| -> Vec<u8> {
-        let mut v = Vec::new();
-        for _ in 0..rows * cols / 32 {
-            if q4 {
-                v.extend_from_slice(&0x2C00u16.to_le_bytes()); // d = 1/16
-                v.extend_from_slice(&0xB800u16.to_le_bytes()); // m = -0.5
-                v.extend((0..16).map(|_| rnd() as u8));
-            } else {
-                v.extend_from_slice(&0x2000u16.to_le_bytes()); // d = 1/128
-                v.extend((0..32).map(|_| (rnd() as u8 as i8 / 2) as u8));
+    let mut next_type = types.iter().copied().cycle();
+    // (ggml type id, bytes) of a rows × cols matrix of the next type.
+    let mut matrix = |rows: u64, cols: u64| -> (u32, Vec<u8>) {
+        let ty = next_type.next().expect("at least one type");
+        let n = (rows * cols) as usize;
+        let mut v: Vec<u8> = (0..n / ty.block_len() * ty.block_bytes())
+            .map(|_| rnd() as u8)
+            .collect();
+        match ty {
+            GgmlType::F32 => {
+                for (i, w) in v.chunks_exact_mut(4).enumerate() {
+                    let x = ((i * 7919) % 200) as f32 / 1000.0 - 0.1;
+                    w.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+            // Halves of magnitude below 0.2 (exponent ≤ 12): bounded activations.
+            GgmlType::F16 => v
+                .chunks_exact_mut(2)
+                .for_each(|h| h[1] = (h[1] & 0x83) | 0x2C),
+            GgmlType::Bf16 => v
+                .chunks_exact_mut(2)
+                .for_each(|h| h[1] = (h[1] & 0x80) | 0x3D),
+            _ => {
+                // Each block's f16 scale fields: d = 1/128-ish, minimums −1/64-ish.
+                let fields: &[(usize, u16)] = match ty {
+                    GgmlType::Q4_1 | GgmlType::Q5_1 => &[(0, 0x2000), (2, 0xA400)],
+                    GgmlType::Q2K => &[(80, 0x2000), (82, 0x2000)],
+                    GgmlType::Q3K => &[(108, 0x1C00)],
+                    GgmlType::Q4K | GgmlType::Q5K => &[(0, 0x1C00), (2, 0x1C00)],
+                    GgmlType::Q6K => &[(208, 0x1800)],
+                    _ => &[(0, 0x2000)],
+                };
+                for block in v.chunks_exact_mut(ty.block_bytes()) {
+                    for &(at, bits) in fields {
+                        block[at..at + 2].copy_from_slice(&bits.to_le_bytes());
+                    }
+                }
             }
         }
-        v
+        (ty.id(), v)
     };
     let tokens = [
         "<|endoftext|>",
@@ -185,20 +221,31 @@ pub(crate) fn tiny_llama() -> Vec<u8> {
         .u32("tokenizer.ggml.eos_token_id", 0)
         .u32("tokenizer.ggml.bos_token_id", 1)
         .bool("tokenizer.ggml.add_bos_token", false);
-    b = b.tensor("token_embd.weight", &[d, vocab], 8, quant(vocab, d, false));
+    let (ty, data) = matrix(vocab, d);
+    b = b.tensor("token_embd.weight", &[d, vocab], ty, data);
     let ones = vec![1.0f32; d as usize];
+    let kv = d / 2;
     for l in 0..layers {
         let name = |n: &str| format!("blk.{l}.{n}.weight");
-        b = b
-            .f32_tensor(&name("attn_norm"), &[d], &ones)
-            .tensor(&name("attn_q"), &[d, d], 3, quant(d, d, true))
-            .tensor(&name("attn_k"), &[d, 32], 3, quant(32, d, true))
-            .tensor(&name("attn_v"), &[d, 32], 3, quant(32, d, true))
-            .tensor(&name("attn_output"), &[d, d], 3, quant(d, d, true))
-            .f32_tensor(&name("ffn_norm"), &[d], &ones)
-            .tensor(&name("ffn_gate"), &[d, ff], 3, quant(ff, d, true))
-            .tensor(&name("ffn_up"), &[d, ff], 3, quant(ff, d, true))
-            .tensor(&name("ffn_down"), &[ff, d], 3, quant(d, ff, true));
+        b = b.f32_tensor(&name("attn_norm"), &[d], &ones);
+        for (m, dims) in [
+            ("attn_q", [d, d]),
+            ("attn_k", [d, kv]),
+            ("attn_v", [d, kv]),
+            ("attn_output", [d, d]),
+        ] {
+            let (ty, data) = matrix(dims[1], dims[0]);
+            b = b.tensor(&name(m), &dims, ty, data);
+        }
+        b = b.f32_tensor(&name("ffn_norm"), &[d], &ones);
+        for (m, dims) in [
+            ("ffn_gate", [d, ff]),
+            ("ffn_up", [d, ff]),
+            ("ffn_down", [ff, d]),
+        ] {
+            let (ty, data) = matrix(dims[1], dims[0]);
+            b = b.tensor(&name(m), &dims, ty, data);
+        }
     }
     b.f32_tensor("output_norm.weight", &[d], &ones).build()
 }

@@ -11,6 +11,18 @@
 //! so any buffer alignment works and no `unsafe` is needed.
 #![deny(missing_docs)]
 
+pub mod k_quants;
+pub mod legacy;
+
+pub use k_quants::{
+    Q2_K_BYTES, Q3_K_BYTES, Q4_K_BYTES, Q5_K_BYTES, Q6_K_BYTES, QK_K, dequantize_q2_k,
+    dequantize_q3_k, dequantize_q4_k, dequantize_q5_k, dequantize_q6_k,
+};
+pub use legacy::{
+    Q4_0_BYTES, Q5_0_BYTES, Q5_1_BYTES, dequantize_bf16, dequantize_q4_0, dequantize_q5_0,
+    dequantize_q5_1,
+};
+
 /// Weights per Q4_1 block.
 pub const QK4_1: usize = 32;
 /// Weights per Q8_0 block.
@@ -161,6 +173,53 @@ pub fn dequantize_f32(data: &[u8], out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every type's dequantization against the `gguf` PyPI package's numpy dequantizers
+    /// on the same random blocks (`fixtures/make_fixtures.py`): equal up to f32 rounding
+    /// of a different order of operations.
+    #[test]
+    fn every_type_matches_the_gguf_package() {
+        type Dequantize = fn(&[u8], &mut [f32]);
+        let cases: [(&str, Dequantize); 12] = [
+            ("Q4_0", dequantize_q4_0),
+            ("Q4_1", dequantize_q4_1),
+            ("Q5_0", dequantize_q5_0),
+            ("Q5_1", dequantize_q5_1),
+            ("Q8_0", dequantize_q8_0),
+            ("Q2_K", dequantize_q2_k),
+            ("Q3_K", dequantize_q3_k),
+            ("Q4_K", dequantize_q4_k),
+            ("Q5_K", dequantize_q5_k),
+            ("Q6_K", dequantize_q6_k),
+            ("F16", dequantize_f16),
+            ("BF16", dequantize_bf16),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        for (name, f) in cases {
+            let blocks = std::fs::read(dir.join(format!("{name}.blocks"))).unwrap();
+            let want: Vec<f32> = std::fs::read(dir.join(format!("{name}.f32")))
+                .unwrap()
+                .as_chunks::<4>()
+                .0
+                .iter()
+                .map(|b| f32::from_le_bytes(*b))
+                .collect();
+            let mut got = vec![f32::NAN; want.len()];
+            f(&blocks, &mut got);
+            let scale = want.iter().fold(0f32, |a, v| a.max(v.abs()));
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-6 * scale,
+                    "{name}[{i}]: {g} vs {w} (gguf)"
+                );
+            }
+            // Not all zero: the fixture exercises the codes.
+            assert!(
+                want.iter().filter(|v| **v != 0.0).count() > want.len() / 2,
+                "{name}"
+            );
+        }
+    }
 
     #[test]
     fn f16_conversion_matches_known_values() {

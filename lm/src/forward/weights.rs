@@ -4,10 +4,7 @@
 use super::matmul::WeightData;
 use crate::config::LlamaConfig;
 use crate::error::LoadError;
-use crate::gguf::{
-    GgmlType, Gguf, GgufError, TensorInfo, dequantize_f16, dequantize_f32, dequantize_q4_1,
-    dequantize_q8_0,
-};
+use crate::gguf::{GgmlType, Gguf, GgufError, TensorInfo, dequantize_q4_1, dequantize_q8_0};
 
 /// A `rows × cols` weight matrix.
 #[derive(Debug)]
@@ -34,10 +31,7 @@ impl Matrix {
                 t.dims
             )));
         }
-        let dense = match t.ty {
-            GgmlType::F32 | GgmlType::F16 => Some(to_f32(t, bytes)),
-            GgmlType::Q4_1 | GgmlType::Q8_0 => None,
-        };
+        let dense = (!t.ty.runs_quantized()).then(|| to_f32(t, bytes));
         Ok(Matrix {
             ty: t.ty,
             range: t.range(),
@@ -63,12 +57,7 @@ fn tensor<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, LoadError> {
 fn to_f32(t: &TensorInfo, bytes: &[u8]) -> Vec<f32> {
     let data = &bytes[t.range()];
     let mut out = vec![0f32; t.n_elements() as usize];
-    match t.ty {
-        GgmlType::F32 => dequantize_f32(data, &mut out),
-        GgmlType::F16 => dequantize_f16(data, &mut out),
-        GgmlType::Q4_1 => dequantize_q4_1(data, &mut out),
-        GgmlType::Q8_0 => dequantize_q8_0(data, &mut out),
-    }
+    t.ty.dequantize(data, &mut out);
     out
 }
 

@@ -1,5 +1,6 @@
 //! Why a GGUF file was refused.
 
+use super::tensor::GgmlType;
 use std::fmt;
 
 /// A GGUF file that cannot be read, or metadata that is missing or of the wrong type.
@@ -154,9 +155,11 @@ impl fmt::Display for GgufError {
                     || format!("unknown type id {type_id}"),
                     |n| format!("{n} (ggml type {type_id})"),
                 );
+                let supported: Vec<&str> = GgmlType::ALL.iter().map(|t| t.name()).collect();
                 write!(
                     f,
-                    "tensor {tensor:?} has type {name}; this reader supports F32, F16, Q8_0 and Q4_1"
+                    "tensor {tensor:?} has type {name}; this reader supports {}",
+                    supported.join(", ")
                 )
             }
             BadShape { tensor, reason } => write!(f, "tensor {tensor:?} has a bad shape: {reason}"),

@@ -2,29 +2,63 @@
 
 use quant::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
 
-/// The ggml tensor types this reader handles.
+/// The ggml tensor types this reader handles. Q4_1 and Q8_0 matrices run quantized on
+/// the CPU and the GPU; every other type is dequantized to f32 at load
+/// ([`GgmlType::runs_quantized`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GgmlType {
     /// 32-bit float (ggml type 0).
     F32,
     /// IEEE half float (ggml type 1).
     F16,
-    /// Blocks of 32 weights: f16 scale, 32 × i8 (ggml type 8).
-    Q8_0,
+    /// bfloat16 (ggml type 30).
+    Bf16,
+    /// Blocks of 32 weights: f16 scale, 32 × 4-bit, `w = d·(q − 8)` (ggml type 2).
+    Q4_0,
     /// Blocks of 32 weights: f16 scale, f16 minimum, 32 × 4-bit (ggml type 3).
     Q4_1,
+    /// Blocks of 32 weights: f16 scale, 32 × 5-bit, `w = d·(q − 16)` (ggml type 6).
+    Q5_0,
+    /// Blocks of 32 weights: f16 scale and minimum, 32 × 5-bit (ggml type 7).
+    Q5_1,
+    /// Blocks of 32 weights: f16 scale, 32 × i8 (ggml type 8).
+    Q8_0,
+    /// K-quant, 256 weights, 2-bit codes with 4-bit scales and mins (ggml type 10).
+    Q2K,
+    /// K-quant, 256 weights, 3-bit codes with 6-bit scales (ggml type 11).
+    Q3K,
+    /// K-quant, 256 weights, 4-bit codes with 6-bit scales and mins (ggml type 12).
+    Q4K,
+    /// K-quant, 256 weights, 5-bit codes with 6-bit scales and mins (ggml type 13).
+    Q5K,
+    /// K-quant, 256 weights, 6-bit codes with 8-bit scales (ggml type 14).
+    Q6K,
 }
 
 impl GgmlType {
+    /// Every type this reader handles.
+    pub const ALL: [GgmlType; 13] = [
+        GgmlType::F32,
+        GgmlType::F16,
+        GgmlType::Bf16,
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q5_0,
+        GgmlType::Q5_1,
+        GgmlType::Q8_0,
+        GgmlType::Q2K,
+        GgmlType::Q3K,
+        GgmlType::Q4K,
+        GgmlType::Q5K,
+        GgmlType::Q6K,
+    ];
+
     /// The type for a ggml type id, or `Err` with ggml's name for known but unsupported ids.
     pub fn from_id(id: u32) -> Result<Self, Option<&'static str>> {
-        match id {
-            0 => Ok(GgmlType::F32),
-            1 => Ok(GgmlType::F16),
-            3 => Ok(GgmlType::Q4_1),
-            8 => Ok(GgmlType::Q8_0),
-            other => Err(ggml_type_name(other)),
-        }
+        GgmlType::ALL
+            .into_iter()
+            .find(|t| t.id() == id)
+            .ok_or_else(|| ggml_type_name(id))
     }
 
     /// The ggml type id.
@@ -32,8 +66,17 @@ impl GgmlType {
         match self {
             GgmlType::F32 => 0,
             GgmlType::F16 => 1,
+            GgmlType::Q4_0 => 2,
             GgmlType::Q4_1 => 3,
+            GgmlType::Q5_0 => 6,
+            GgmlType::Q5_1 => 7,
             GgmlType::Q8_0 => 8,
+            GgmlType::Q2K => 10,
+            GgmlType::Q3K => 11,
+            GgmlType::Q4K => 12,
+            GgmlType::Q5K => 13,
+            GgmlType::Q6K => 14,
+            GgmlType::Bf16 => 30,
         }
     }
 
@@ -45,9 +88,13 @@ impl GgmlType {
     /// Weights per block (1 for float types).
     pub fn block_len(self) -> usize {
         match self {
-            GgmlType::F32 | GgmlType::F16 => 1,
+            GgmlType::F32 | GgmlType::F16 | GgmlType::Bf16 => 1,
             GgmlType::Q4_1 => QK4_1,
             GgmlType::Q8_0 => QK8_0,
+            GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q5_1 => 32,
+            GgmlType::Q2K | GgmlType::Q3K | GgmlType::Q4K | GgmlType::Q5K | GgmlType::Q6K => {
+                quant::QK_K
+            }
         }
     }
 
@@ -55,10 +102,45 @@ impl GgmlType {
     pub fn block_bytes(self) -> usize {
         match self {
             GgmlType::F32 => 4,
-            GgmlType::F16 => 2,
+            GgmlType::F16 | GgmlType::Bf16 => 2,
             GgmlType::Q4_1 => size_of::<BlockQ4_1>(),
             GgmlType::Q8_0 => size_of::<BlockQ8_0>(),
+            GgmlType::Q4_0 => quant::Q4_0_BYTES,
+            GgmlType::Q5_0 => quant::Q5_0_BYTES,
+            GgmlType::Q5_1 => quant::Q5_1_BYTES,
+            GgmlType::Q2K => quant::Q2_K_BYTES,
+            GgmlType::Q3K => quant::Q3_K_BYTES,
+            GgmlType::Q4K => quant::Q4_K_BYTES,
+            GgmlType::Q5K => quant::Q5_K_BYTES,
+            GgmlType::Q6K => quant::Q6_K_BYTES,
         }
+    }
+
+    /// Whether matrices of this type run on their quantized blocks (Q4_1, Q8_0: the CPU
+    /// kernels and the WGSL decoders); the others are dequantized to f32 once, at load.
+    pub fn runs_quantized(self) -> bool {
+        matches!(self, GgmlType::Q4_1 | GgmlType::Q8_0)
+    }
+
+    /// Dequantizes `data` (whole blocks of this type) into `out`, `block_len` floats per
+    /// block (`quant`'s scalar dequantizers, checked against the `gguf` package's).
+    pub fn dequantize(self, data: &[u8], out: &mut [f32]) {
+        let f: fn(&[u8], &mut [f32]) = match self {
+            GgmlType::F32 => quant::dequantize_f32,
+            GgmlType::F16 => quant::dequantize_f16,
+            GgmlType::Bf16 => quant::dequantize_bf16,
+            GgmlType::Q4_0 => quant::dequantize_q4_0,
+            GgmlType::Q4_1 => quant::dequantize_q4_1,
+            GgmlType::Q5_0 => quant::dequantize_q5_0,
+            GgmlType::Q5_1 => quant::dequantize_q5_1,
+            GgmlType::Q8_0 => quant::dequantize_q8_0,
+            GgmlType::Q2K => quant::dequantize_q2_k,
+            GgmlType::Q3K => quant::dequantize_q3_k,
+            GgmlType::Q4K => quant::dequantize_q4_k,
+            GgmlType::Q5K => quant::dequantize_q5_k,
+            GgmlType::Q6K => quant::dequantize_q6_k,
+        };
+        f(data, out)
     }
 }
 

@@ -1,7 +1,7 @@
-//! The model's tensors uploaded to the GPU: matrices as their raw quantized blocks (F16
-//! converted to f32), norm weights as f32.
+//! The model's tensors uploaded to the GPU: Q4_1 and Q8_0 matrices as their raw quantized
+//! blocks, every other type converted to f32, norm weights as f32.
 
-use crate::gguf::{GgmlType, Gguf, TensorInfo, dequantize_f16, dequantize_f32};
+use crate::gguf::{GgmlType, Gguf, TensorInfo};
 use shaders::{Gpu, GpuError, WeightFormat, f32_bytes, wgpu};
 
 /// A `rows × cols` weight matrix in a GPU buffer.
@@ -21,17 +21,7 @@ fn find<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, GpuError> {
 fn to_f32(t: &TensorInfo, bytes: &[u8]) -> Result<Vec<f32>, GpuError> {
     let data = &bytes[t.range()];
     let mut out = vec![0f32; t.n_elements() as usize];
-    match t.ty {
-        GgmlType::F32 => dequantize_f32(data, &mut out),
-        GgmlType::F16 => dequantize_f16(data, &mut out),
-        other => {
-            return Err(GpuError::Shape(format!(
-                "tensor {:?} of type {} cannot be converted to f32 here",
-                t.name,
-                other.name()
-            )));
-        }
-    }
+    t.ty.dequantize(data, &mut out);
     Ok(out)
 }
 
@@ -54,7 +44,7 @@ pub(crate) fn matrix(
     let (format, buffer) = match t.ty {
         GgmlType::Q4_1 => (WeightFormat::Q4_1, gpu.storage(name, &bytes[t.range()])?),
         GgmlType::Q8_0 => (WeightFormat::Q8_0, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::F32 | GgmlType::F16 => (
+        _ => (
             WeightFormat::F32,
             gpu.storage(name, &f32_bytes(&to_f32(t, bytes)?))?,
         ),
