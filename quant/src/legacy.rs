@@ -66,6 +66,23 @@ pub fn dequantize_q5_1(data: &[u8], out: &mut [f32]) {
     }
 }
 
+/// Q4_0 blocks rewritten as Q4_1 blocks with the same weights, exactly: `d·(q − 8)` is
+/// `d·q + m` with `m = −8·d`, which an f16 holds exactly (a power-of-two multiple) unless
+/// it overflows. `None` when some block's `m` would not be finite (then dequantize). Lets
+/// Q4_0 matrices run on the Q4_1 kernels.
+pub fn q4_0_as_q4_1(data: &[u8]) -> Option<Vec<u8>> {
+    let (blocks, _) = data.as_chunks::<Q4_0_BYTES>();
+    let mut out = Vec::with_capacity(blocks.len() * crate::BlockQ4_1::BYTES);
+    for b in blocks {
+        let d = u16::from_le_bytes([b[0], b[1]]);
+        let m = crate::f32_to_f16_exact(-8.0 * f16_to_f32(d))?;
+        out.extend_from_slice(&d.to_le_bytes());
+        out.extend_from_slice(&m.to_le_bytes());
+        out.extend_from_slice(&b[2..]);
+    }
+    Some(out)
+}
+
 /// Converts little-endian bfloat16 data into `out` (the top half of an f32, exact).
 pub fn dequantize_bf16(data: &[u8], out: &mut [f32]) {
     let (halves, _) = data.as_chunks::<2>();

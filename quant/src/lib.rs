@@ -20,7 +20,7 @@ pub use k_quants::{
 };
 pub use legacy::{
     Q4_0_BYTES, Q5_0_BYTES, Q5_1_BYTES, dequantize_bf16, dequantize_q4_0, dequantize_q5_0,
-    dequantize_q5_1,
+    dequantize_q5_1, q4_0_as_q4_1,
 };
 
 /// Weights per Q4_1 block.
@@ -138,6 +138,23 @@ pub fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
+/// The f16 bits of `x` when an f16 holds it exactly and it is finite (normal or zero;
+/// subnormal halves are not produced), else `None`.
+pub fn f32_to_f16_exact(x: f32) -> Option<u16> {
+    if x == 0.0 {
+        return Some(if x.is_sign_negative() { 0x8000 } else { 0 });
+    }
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xFF) as i32 - 127 + 15;
+    let mant = bits & 0x7F_FFFF;
+    if !(1..=30).contains(&exp) || mant & 0x1FFF != 0 {
+        return None;
+    }
+    let h = sign | ((exp as u16) << 10) | (mant >> 13) as u16;
+    (f16_to_f32(h) == x).then_some(h)
+}
+
 /// Dequantizes Q4_1 data (whole blocks) into `out`, which must hold 32 floats per block.
 pub fn dequantize_q4_1(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<{ BlockQ4_1::BYTES }>();
@@ -234,6 +251,28 @@ mod tests {
         assert_eq!(f16_to_f32(0xFC00), f32::NEG_INFINITY);
         assert!(f16_to_f32(0x7E00).is_nan());
         assert_eq!(f16_to_f32(0x8000).to_bits(), (-0.0f32).to_bits());
+    }
+
+    /// Q4_0 rewritten as Q4_1 dequantizes to the same floats; a block whose −8·d
+    /// overflows f16 is refused.
+    #[test]
+    fn q4_0_runs_as_q4_1_exactly() {
+        let blocks = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/Q4_0.blocks"),
+        )
+        .unwrap();
+        let n = blocks.len() / Q4_0_BYTES * 32;
+        let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
+        dequantize_q4_0(&blocks, &mut a);
+        dequantize_q4_1(&q4_0_as_q4_1(&blocks).unwrap(), &mut b);
+        // Equal values (a zero weight may change sign: −0·d against 8·d − 8·d).
+        assert!(a.iter().zip(&b).all(|(x, y)| x == y));
+        assert!(a.iter().filter(|x| **x != 0.0).count() > n / 2);
+        let mut big = blocks[..Q4_0_BYTES].to_vec();
+        big[0..2].copy_from_slice(&0x7000u16.to_le_bytes()); // d = 8192: −8·d overflows
+        assert_eq!(q4_0_as_q4_1(&big), None);
+        assert_eq!(f32_to_f16_exact(-0.25), Some(0xB400));
+        assert_eq!(f32_to_f16_exact(0.1), None);
     }
 
     #[test]

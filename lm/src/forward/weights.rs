@@ -12,8 +12,10 @@ pub(crate) struct Matrix {
     ty: GgmlType,
     range: std::ops::Range<usize>,
     cols: usize,
-    /// F32 and F16 matrices, converted once at load.
+    /// Matrices of types without kernels, dequantized once at load.
     dense: Option<Vec<f32>>,
+    /// Q4_0 matrices rewritten as Q4_1 blocks at load (exactly the same weights).
+    as_q4_1: Option<Vec<u8>>,
 }
 
 impl Matrix {
@@ -31,16 +33,23 @@ impl Matrix {
                 t.dims
             )));
         }
-        let dense = (!t.ty.runs_quantized()).then(|| to_f32(t, bytes));
+        let as_q4_1 = (t.ty == GgmlType::Q4_0)
+            .then(|| quant::q4_0_as_q4_1(&bytes[t.range()]))
+            .flatten();
+        let dense = (!t.ty.runs_quantized() && as_q4_1.is_none()).then(|| to_f32(t, bytes));
         Ok(Matrix {
             ty: t.ty,
             range: t.range(),
             cols,
             dense,
+            as_q4_1,
         })
     }
 
     pub(crate) fn data<'a>(&'a self, bytes: &'a [u8]) -> WeightData<'a> {
+        if let Some(b) = &self.as_q4_1 {
+            return WeightData::Q4_1(b);
+        }
         match (&self.dense, self.ty) {
             (Some(v), _) => WeightData::F32(v),
             (None, GgmlType::Q4_1) => WeightData::Q4_1(&bytes[self.range.clone()]),
