@@ -102,6 +102,8 @@ describe('the page samples from SmolLM2', () => {
       const info = await page.locator('#model-info').textContent();
       assert.match(info, /98\.4 MB downloaded and cached/);
       assert.match(info, /30 blocks/);
+      // What the file holds: architecture, size, tensor types.
+      assert.match(info, /llama · 98\.4 MB · Q4_1 ×\d+, F32 ×\d+/);
       loaded = true;
     }, { needsModel: false });
   });

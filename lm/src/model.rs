@@ -92,6 +92,40 @@ impl Model {
         (*self.bytes).as_ref()
     }
 
+    /// One line on what the file holds: architecture, size, and its tensors' types with
+    /// how many of each, the most frequent first, and how the matrices run
+    /// (e.g. `llama · 98.4 MB · Q4_1 ×210, F32 ×61, Q8_0 ×1`).
+    pub fn summary(&self) -> String {
+        let mut counts: Vec<(crate::gguf::GgmlType, usize)> = Vec::new();
+        for t in &self.gguf.tensors {
+            match counts.iter_mut().find(|(ty, _)| *ty == t.ty) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((t.ty, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.id().cmp(&b.0.id())));
+        let types: Vec<String> = counts
+            .iter()
+            .map(|(ty, n)| format!("{} ×{n}", ty.name()))
+            .collect();
+        // F32 tensors are norms (or plain matrices); Q4_0 runs as Q4_1.
+        use crate::gguf::GgmlType;
+        let dequantized = counts
+            .iter()
+            .any(|(ty, _)| !ty.runs_quantized() && !matches!(ty, GgmlType::Q4_0 | GgmlType::F32));
+        format!(
+            "{} · {:.1} MB · {}{}",
+            self.gguf.get_str("general.architecture").unwrap_or("?"),
+            self.bytes().len() as f64 / 1e6,
+            types.join(", "),
+            if dequantized {
+                " (types without kernels run as f32)"
+            } else {
+                ""
+            }
+        )
+    }
+
     /// An empty KV cache for this model.
     pub fn new_cache(&self) -> KvCache {
         KvCache::new(&self.config)

@@ -397,6 +397,8 @@ mod tests {
         assert_eq!(pause.0, 6 * layers);
     }
 
+    use crate::gguf::GgmlType;
+
     fn tiny() -> Arc<Model> {
         Arc::new(Model::from_bytes(tiny_llama()).unwrap())
     }
@@ -425,6 +427,20 @@ mod tests {
         );
         assert_eq!((c.vocab_size, c.context_length, c.n_rot), (8, 16, 16));
         assert_eq!(m.tokenizer().encode("ab a").unwrap(), vec![6, 7]);
+        let s = m.summary();
+        assert!(s.starts_with("llama · 0.0"), "{s}");
+        assert!(s.ends_with("Q4_1 ×14, F32 ×5, Q8_0 ×1"), "{s}");
+        let k = Model::from_bytes(crate::test_gguf::tiny_llama_typed(
+            256,
+            &[GgmlType::Q8_0, GgmlType::Q4K],
+        ))
+        .unwrap();
+        assert!(
+            k.summary()
+                .ends_with("Q4_K ×14, F32 ×5, Q8_0 ×1 (types without kernels run as f32)"),
+            "{}",
+            k.summary()
+        );
         assert_eq!(
             m.tokenizer().encode_special("<|im_start|>ab").unwrap(),
             vec![1, 6]

@@ -141,8 +141,9 @@ pub(crate) fn tiny_llama() -> Vec<u8> {
 }
 
 /// [`tiny_llama`] of width `d` (= the FFN width; a multiple of 256 for K-quants) whose
-/// matrices take the types of `types` in turn: the embeddings the first, then each
-/// block's seven matrices the next ones, cycling. Random codes with small finite scales.
+/// matrices take the types of `types`: the embeddings the first, the blocks' matrices the
+/// others in turn, cycling (all the first when it is alone). Random codes with small
+/// finite scales.
 pub(crate) fn tiny_llama_typed(d: u64, types: &[GgmlType]) -> Vec<u8> {
     let (ff, vocab, layers) = (d, 8u64, 2);
     let mut seed = 12345u64;
@@ -152,7 +153,8 @@ pub(crate) fn tiny_llama_typed(d: u64, types: &[GgmlType]) -> Vec<u8> {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as u32
     };
-    let mut next_type = types.iter().copied().cycle();
+    let rest = if types.len() > 1 { &types[1..] } else { types };
+    let mut next_type = types[..1].iter().chain(rest.iter().cycle()).copied();
     // (ggml type id, bytes) of a rows × cols matrix of the next type.
     let mut matrix = |rows: u64, cols: u64| -> (u32, Vec<u8>) {
         let ty = next_type.next().expect("at least one type");

@@ -44,9 +44,11 @@ impl Engine {
 
     /// One line about the model (name, size, where it runs).
     pub fn describe(&self) -> String {
-        let c = self.backend.model().config();
+        let m = self.backend.model();
+        let c = m.config();
         format!(
-            "{} blocks, d={}, vocab {}, context {} · runs on {}",
+            "{} · {} blocks, d={}, vocab {}, context {} · runs on {}",
+            m.summary(),
             c.n_layers,
             c.d_model,
             c.vocab_size,
