@@ -66,6 +66,20 @@ async function setForm(page, f) {
   await page.fill('#pg-speed', f.speed ?? FASTEST);
 }
 
+/** Animation frames per second the page paints over the next `ms` milliseconds. */
+function framesPerSecond(page, ms) {
+  return page.evaluate((ms) => new Promise((resolve) => {
+    let frames = 0;
+    const t0 = performance.now();
+    const tick = () => {
+      frames++;
+      if (performance.now() - t0 < ms) requestAnimationFrame(tick);
+      else resolve(frames * 1000 / (performance.now() - t0));
+    };
+    requestAnimationFrame(tick);
+  }), ms);
+}
+
 /** The playground's status line. */
 function status(page) {
   return page.evaluate(() => {
@@ -270,16 +284,7 @@ describe('playground (toy models)', () => {
       // Frames while the lanes redraw at 128 events/s (16 particles): a figure, not a test.
       await setForm(page, { example: 'toy-random', method: 'awrs-smc', n: 200, particles: 16, seed: 6, speed: '6' });
       await page.click('#pg-run');
-      const fps = await page.evaluate(() => new Promise((resolve) => {
-        let frames = 0;
-        const t0 = performance.now();
-        const tick = () => {
-          frames++;
-          if (performance.now() - t0 < 2000) requestAnimationFrame(tick);
-          else resolve(frames * 1000 / (performance.now() - t0));
-        };
-        requestAnimationFrame(tick);
-      }));
+      const fps = await framesPerSecond(page, 2000);
       const lanes = Number(await page.getAttribute('#view-smc-lanes', 'data-columns'));
       await page.keyboard.press('Escape');
       await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state !== 'running');
@@ -414,16 +419,7 @@ describe('playground (toy models)', () => {
       // Play at 128 events/s and count animation frames for two seconds.
       await page.fill('#pg-speed', '6');
       await page.click('#pg-run');
-      const fps = await page.evaluate(() => new Promise((resolve) => {
-        let frames = 0;
-        const t0 = performance.now();
-        const tick = () => {
-          frames++;
-          if (performance.now() - t0 < 2000) requestAnimationFrame(tick);
-          else resolve(frames * 1000 / (performance.now() - t0));
-        };
-        requestAnimationFrame(tick);
-      }));
+      const fps = await framesPerSecond(page, 2000);
       const mid = await status(page);
       assert.equal(mid.state, 'running');
       assert.ok(mid.items > 3);
@@ -640,16 +636,7 @@ describe('playground (SmolLM2)', () => {
       await page.fill('#pg-max-tokens', '32');
       await page.fill('#pg-grammar', '[a-z ]{1,31}');
       await page.click('#pg-run');
-      const fps = await page.evaluate(() => new Promise((resolve) => {
-        let frames = 0;
-        const t0 = performance.now();
-        const tick = () => {
-          frames++;
-          if (performance.now() - t0 < 3000) requestAnimationFrame(tick);
-          else resolve(frames * 1000 / (performance.now() - t0));
-        };
-        requestAnimationFrame(tick);
-      }));
+      const fps = await framesPerSecond(page, 3000);
       const shown = (await status(page)).items;
       await page.keyboard.press('Escape');
       await page.waitForFunction(() => ['stopped', 'done'].includes(document.querySelector('#pg-status').dataset.state),

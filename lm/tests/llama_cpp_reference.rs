@@ -423,6 +423,18 @@ mod naive {
 /// the real model, every position and every vocabulary entry: the log-probabilities agree
 /// to rounding, while the reference with one block left out is far off (so the bound
 /// would catch a wrong or missing weight, which the 0.75-nat llama.cpp check might not).
+/// The largest |Δ log p| between our logits (`vocab` per position) and the reference's.
+fn worst_log_p(ours: &[f32], vocab: usize, reference: &[Vec<f64>]) -> f64 {
+    let mut worst = 0f64;
+    for (row, r) in ours.chunks_exact(vocab).zip(reference) {
+        let ours = naive::log_softmax(&row.iter().map(|&v| v as f64).collect::<Vec<_>>());
+        for (a, b) in ours.iter().zip(naive::log_softmax(r)) {
+            worst = worst.max((a - b).abs());
+        }
+    }
+    worst
+}
+
 /// Every tensor type this reader loads, in tiny random models (d = 256, so K-quant rows
 /// fit): our forward pass (Q4_1/Q8_0 quantized, the rest dequantized to f32 at load)
 /// against the naive f64 forward over the same weights, and a left-out block caught.
@@ -463,16 +475,7 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         }
         let tokens = [2, 3, 6, 5, 7, 4];
         let ours = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
-        let worst = |reference: &[Vec<f64>]| -> f64 {
-            let mut worst = 0f64;
-            for (row, r) in ours.chunks_exact(c.vocab_size).zip(reference) {
-                let ours = naive::log_softmax(&row.iter().map(|&v| v as f64).collect::<Vec<_>>());
-                for (a, b) in ours.iter().zip(naive::log_softmax(r)) {
-                    worst = worst.max((a - b).abs());
-                }
-            }
-            worst
-        };
+        let worst = |reference: &[Vec<f64>]| worst_log_p(&ours, c.vocab_size, reference);
         let exact = worst(&naive::logits(g, &bytes, c, &tokens, None));
         let mutant = worst(&naive::logits(g, &bytes, c, &tokens, Some(1)));
         println!(
@@ -496,16 +499,7 @@ fn forward_matches_a_naive_f64_reference() {
         .encode("The capital of France is Paris")
         .unwrap();
     let ours = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
-    let worst = |reference: &[Vec<f64>]| -> f64 {
-        let mut worst = 0f64;
-        for (row, r) in ours.chunks_exact(c.vocab_size).zip(reference) {
-            let ours = naive::log_softmax(&row.iter().map(|&v| v as f64).collect::<Vec<_>>());
-            for (a, b) in ours.iter().zip(naive::log_softmax(r)) {
-                worst = worst.max((a - b).abs());
-            }
-        }
-        worst
-    };
+    let worst = |reference: &[Vec<f64>]| worst_log_p(&ours, c.vocab_size, reference);
     let exact = worst(&naive::logits(g, &bytes, c, &tokens, None));
     let mutant = worst(&naive::logits(g, &bytes, c, &tokens, Some(c.n_layers / 2)));
     println!(
