@@ -16,6 +16,7 @@ pub fn render(
     bos_token: &str,
     eos_token: &str,
 ) -> Result<String, LoadError> {
+    refuse_repetition(template)?;
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
@@ -29,6 +30,59 @@ pub fn render(
         context! { messages, add_generation_prompt => true, bos_token, eos_token },
     )
     .map_err(|e| LoadError::ChatTemplate(format!("{e:#}")))
+}
+
+/// Refuses a template that multiplies (`*`) inside its `{{ … }}` or `{% … %}` tags.
+///
+/// minijinja repeats a sequence lazily (`[1] * 10000000000`) and its fuel does not count
+/// what a filter, an `in` test or the output does with the result in Rust, so one such
+/// expression runs for hours (found by `cargo xtask fuzz chat_template`: `m in messages *
+/// 9999999999`). Chat templates do not multiply; the error says what to do instead.
+fn refuse_repetition(template: &str) -> Result<(), LoadError> {
+    let b = template.as_bytes();
+    let (mut i, mut in_tag, mut quote) = (0, false, None::<u8>);
+    let (mut line, mut col) = (1, 1);
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if let Some(q) = quote {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q {
+                quote = None;
+            }
+        } else if !in_tag {
+            if c == b'{' && matches!(next, Some(b'{' | b'%')) {
+                in_tag = true;
+                i += 1;
+                col += 1;
+            }
+        } else {
+            match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'}' | b'%' if next == Some(b'}') => in_tag = false,
+                b'*' if next == Some(b'*') => {
+                    i += 1;
+                    col += 1;
+                }
+                b'*' => {
+                    return Err(LoadError::ChatTemplate(format!(
+                        "the chat template multiplies (`*` at line {line}, column {col}), which \
+                         this renderer refuses: repeating a sequence has no bound; \
+                         sample without the chat template (no --chat) or fix the template"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if c == b'\n' {
+            (line, col) = (line + 1, 1);
+        } else {
+            col += 1;
+        }
+        i += 1;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -50,6 +104,23 @@ mod tests {
         let e = render("{{ raise_exception('no system role') }}", "x", "", "").unwrap_err();
         assert!(e.to_string().contains("no system role"), "{e}");
         assert!(render("{% for %}", "x", "", "").is_err());
+    }
+
+    /// The fuzzer's hang (`fuzz/regressions/chat_template/`): a sequence repeated 10¹⁰
+    /// times inside an `in` test. Refused at once, with its position; a `*` in text, in a
+    /// string, or as `**` is not.
+    #[test]
+    fn sequence_repetition_is_refused() {
+        let t = "hi\n{{ 999-999 or m in messages * 9999999999 or 9 }}";
+        let e = render(t, "x", "", "").unwrap_err().to_string();
+        assert!(
+            e.contains("line 2, column 29") && e.contains("no --chat"),
+            "{e}"
+        );
+        let e = render("{% set x = [1] * 10 %}{{ x }}", "x", "", "").unwrap_err();
+        assert!(e.to_string().contains("multiplies"), "{e}");
+        let ok = render("* {{ '*' ~ \"a*b\" }} {{ 2 ** 3 }} *", "x", "", "").unwrap();
+        assert_eq!(ok, "* *a*b 8 *");
     }
 
     #[test]
