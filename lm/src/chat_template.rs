@@ -36,8 +36,9 @@ pub fn render(
 ///
 /// minijinja repeats a sequence lazily (`[1] * 10000000000`) and its fuel does not count
 /// what a filter, an `in` test or the output does with the result in Rust, so one such
-/// expression runs for about 22 minutes (found by `cargo xtask fuzz chat_template`: `m in messages *
-/// 9999999999`). Chat templates do not multiply; the error says what to do instead.
+/// expression runs for about 22 minutes (found by `cargo xtask fuzz chat_template`:
+/// `m in messages * 9999999999`). Chat templates do not multiply; the error says what to
+/// do instead.
 fn refuse_repetition(template: &str) -> Result<(), LoadError> {
     let b = template.as_bytes();
     let (mut i, mut in_tag, mut quote) = (0, false, None::<u8>);
