@@ -179,8 +179,7 @@ impl<'a> Group<'a> {
     }
 }
 
-/// Whether every vector is prepared as f32 values against a quantized matrix (what the
-/// four-vector kernels take).
+/// Whether every vector is prepared as f32 values (what the f32 many-vector kernels take).
 fn all_f32(p: &[Prepared<'_>]) -> bool {
     p.iter().all(|p| matches!(p, Prepared::F32(..)))
 }

@@ -36,7 +36,7 @@ impl Matrix {
         let as_q4_1 = (t.ty == GgmlType::Q4_0)
             .then(|| quant::q4_0_as_q4_1(&bytes[t.range()]))
             .flatten();
-        let dense = (!t.ty.runs_quantized() && as_q4_1.is_none()).then(|| to_f32(t, bytes));
+        let dense = (!t.ty.runs_quantized() && as_q4_1.is_none()).then(|| t.to_f32(bytes));
         Ok(Matrix {
             ty: t.ty,
             range: t.range(),
@@ -63,13 +63,6 @@ fn tensor<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, LoadError> {
         .ok_or_else(|| GgufError::MissingTensor(name.into()).into())
 }
 
-fn to_f32(t: &TensorInfo, bytes: &[u8]) -> Vec<f32> {
-    let data = &bytes[t.range()];
-    let mut out = vec![0f32; t.n_elements() as usize];
-    t.ty.dequantize(data, &mut out);
-    out
-}
-
 fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, LoadError> {
     let t = tensor(g, name)?;
     if t.dims != [len as u64] {
@@ -78,7 +71,7 @@ fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, Lo
             t.dims
         )));
     }
-    Ok(to_f32(t, bytes))
+    Ok(t.to_f32(bytes))
 }
 
 /// One transformer block.

@@ -218,4 +218,11 @@ impl TensorInfo {
     pub fn range(&self) -> std::ops::Range<usize> {
         self.offset..self.offset + self.size
     }
+
+    /// The tensor's values as f32, decoded from `file` (whatever its type).
+    pub fn to_f32(&self, file: &[u8]) -> Vec<f32> {
+        let mut out = vec![0f32; self.n_elements() as usize];
+        self.ty.dequantize(&file[self.range()], &mut out);
+        out
+    }
 }

@@ -18,13 +18,6 @@ fn find<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, GpuError> {
         .ok_or_else(|| GpuError::Shape(format!("tensor {name:?} is missing")))
 }
 
-fn to_f32(t: &TensorInfo, bytes: &[u8]) -> Result<Vec<f32>, GpuError> {
-    let data = &bytes[t.range()];
-    let mut out = vec![0f32; t.n_elements() as usize];
-    t.ty.dequantize(data, &mut out);
-    Ok(out)
-}
-
 /// Uploads matrix `name` (`rows × cols`), checking its shape.
 pub(crate) fn matrix(
     gpu: &Gpu,
@@ -50,7 +43,7 @@ pub(crate) fn matrix(
         }
         _ => (
             WeightFormat::F32,
-            gpu.storage(name, &f32_bytes(&to_f32(t, bytes)?))?,
+            gpu.storage(name, &f32_bytes(&t.to_f32(bytes)))?,
         ),
     };
     Ok(GpuMatrix {
@@ -76,5 +69,5 @@ pub(crate) fn vector(
             t.dims
         )));
     }
-    gpu.storage(name, &f32_bytes(&to_f32(t, bytes)?))
+    gpu.storage(name, &f32_bytes(&t.to_f32(bytes)))
 }

@@ -114,7 +114,7 @@ fn load_block(xb: &[f32; 32]) -> [__m256; 4] {
 }
 
 /// `Σ w·x` over one block, eight lanes: the order of operations of every f32 kernel, so
-/// that the one-row, four-row and four-vector kernels agree bit for bit.
+/// that the one-row, four-row and many-vector kernels agree bit for bit.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 fn dot_block(w: &[__m256; 4], x: &[__m256; 4]) -> __m256 {
@@ -123,7 +123,7 @@ fn dot_block(w: &[__m256; 4], x: &[__m256; 4]) -> __m256 {
     _mm256_add_ps(s0, s1)
 }
 
-/// Block `b` of `x` in four registers, unchecked (the four-vector kernels check the
+/// Block `b` of `x` in four registers, unchecked (the many-vector kernels check the
 /// lengths once per row instead of once per block and vector).
 ///
 /// # Safety
