@@ -42,7 +42,7 @@ impl Model {
         let bytes: Box<dyn AsRef<[u8]> + Send + Sync> = Box::new(bytes);
         let b = (*bytes).as_ref();
         let gguf = Gguf::parse(b)?;
-        let config = LlamaConfig::from_gguf(&gguf)?;
+        let config = LlamaConfig::from_gguf(&gguf, b)?;
         let tokenizer = Tokenizer::from_gguf(&gguf)?;
         if tokenizer.vocab_size() != config.vocab_size {
             return Err(LoadError::Config(format!(

@@ -144,12 +144,11 @@ impl Tokenizer {
         let eos = id("tokenizer.ggml.eos_token_id")?
             .ok_or_else(|| err("tokenizer.ggml.eos_token_id is missing"))?;
         let bos = id("tokenizer.ggml.bos_token_id")?;
+        let pre = pre_tokenizer(g.get_str("tokenizer.ggml.pre")?)?;
         let add_bos = match g.get("tokenizer.ggml.add_bos_token") {
-            None => false,
+            None => pre.add_bos,
             Some(_) => g.get_bool("tokenizer.ggml.add_bos_token")?,
         };
-        let pre = g.get_str("tokenizer.ggml.pre")?;
-        let pre_tokenizer = pre_tokenizer(pre)?;
 
         let mut vocab = Vocab::default();
         for (i, t) in tokens.iter().enumerate() {
@@ -158,10 +157,11 @@ impl Tokenizer {
         }
         let bpe = BPE::builder()
             .vocab_and_merges(vocab, merges)
+            .ignore_merges(pre.ignore_merges)
             .build()
             .map_err(|e| err(format!("building BPE: {e}")))?;
         let mut inner = tokenizers::Tokenizer::new(bpe);
-        inner.with_pre_tokenizer(Some(pre_tokenizer));
+        inner.with_pre_tokenizer(Some(pre.pre_tokenizer));
 
         let inverse = byte_level::char_to_byte();
         let bytes = tokens
@@ -355,11 +355,48 @@ impl Tokenizer {
     }
 }
 
+/// What a `tokenizer.ggml.pre` name means in llama.cpp: the regexes that split text
+/// before BPE, whether a piece found whole in the vocabulary skips the merges, and whether
+/// prompts start with BOS when the file does not say.
+struct PreTokenization {
+    pre_tokenizer: PreTokenizerWrapper,
+    ignore_merges: bool,
+    add_bos: bool,
+}
+
+/// Llama 3's split (llama.cpp's `LLAMA_VOCAB_PRE_TYPE_LLAMA3` regex): contractions, letters
+/// with at most one leading non-letter, digits in runs of up to three, punctuation with its
+/// trailing newlines, newlines, spaces.
+const LLAMA3_SPLIT: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Qwen2's split (`LLAMA_VOCAB_PRE_TYPE_QWEN2`): Llama 3's with digits one by one.
+const QWEN2_SPLIT: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// The pre-tokenizer llama.cpp uses for a `tokenizer.ggml.pre` name (its
-/// `llm_tokenizer_bpe` regex lists). The byte-level pre-tokenizer's own regex is GPT-2's
+/// `llm_tokenizer_bpe` regex lists and `llama_vocab::load` flags). The byte-level
+/// pre-tokenizer's own regex is GPT-2's
 /// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.
-fn pre_tokenizer(pre: &str) -> Result<PreTokenizerWrapper, LoadError> {
+fn pre_tokenizer(pre: &str) -> Result<PreTokenization, LoadError> {
     let byte_level = ByteLevel::new(false, false, true);
+    let split = |regex: &str| -> Result<PreTokenizerWrapper, LoadError> {
+        let split = Split::new(
+            SplitPattern::Regex(regex.into()),
+            SplitDelimiterBehavior::Isolated,
+            false,
+        )
+        .map_err(|e| err(format!("pre-tokenizer regex: {e}")))?;
+        // The split replaces GPT-2's regex: byte-level mapping only.
+        Ok(Sequence::new(vec![
+            split.into(),
+            ByteLevel::new(false, false, false).into(),
+        ])
+        .into())
+    };
+    let plain = |pre_tokenizer| PreTokenization {
+        pre_tokenizer,
+        ignore_merges: false,
+        add_bos: false,
+    };
     match pre {
         // llama.cpp: digits split one by one (`\p{N}`), then the GPT-2 word regex.
         "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" => {
@@ -369,12 +406,22 @@ fn pre_tokenizer(pre: &str) -> Result<PreTokenizerWrapper, LoadError> {
                 false,
             )
             .map_err(|e| err(format!("digit regex: {e}")))?;
-            Ok(Sequence::new(vec![digits.into(), byte_level.into()]).into())
+            Ok(plain(
+                Sequence::new(vec![digits.into(), byte_level.into()]).into(),
+            ))
         }
         // llama.cpp: the GPT-2 word regex alone.
-        "gpt2" | "mpt" | "olmo" | "jais" => Ok(byte_level.into()),
+        "gpt2" | "mpt" | "olmo" | "jais" => Ok(plain(byte_level.into())),
+        // llama.cpp: LLAMA3, with `ignore_merges` and BOS by default.
+        "llama-bpe" | "llama3" | "llama-v3" | "falcon3" | "pixtral" => Ok(PreTokenization {
+            pre_tokenizer: split(LLAMA3_SPLIT)?,
+            ignore_merges: true,
+            add_bos: true,
+        }),
+        // llama.cpp: QWEN2.
+        "qwen2" | "deepseek-r1-qwen" => Ok(plain(split(QWEN2_SPLIT)?)),
         other => Err(err(format!(
-            "pre-tokenizer {other:?} is not supported (supported: smollm, gpt2 and their llama.cpp aliases)"
+            "pre-tokenizer {other:?} is not supported (supported: smollm, gpt2, llama-bpe, qwen2 and their llama.cpp aliases)"
         ))),
     }
 }

@@ -243,11 +243,12 @@ fn speed() {
     );
 }
 
-/// An independent, plain f64 llama forward pass over weights dequantized here (not by
-/// `lm`): token embedding, per block RMSNorm → q/k/v → RoPE (adjacent pairs, llama.cpp's
-/// "normal" mode) → causal grouped-query attention → output projection → RMSNorm →
-/// SwiGLU FFN, then the final norm and the (tied) output matrix. `skip_block` leaves
-/// one block out: the mutant the comparison must catch.
+/// An independent, plain f64 llama-family forward pass over weights dequantized here (not
+/// by `lm`): token embedding, per block RMSNorm → q/k/v (+ biases where the file has them)
+/// → RoPE (adjacent pairs, llama.cpp's "normal" mode; halves for qwen2; Llama 3's
+/// frequency factors) → causal grouped-query attention → output projection → RMSNorm →
+/// SwiGLU FFN, then the final norm and the (tied) output matrix. A [`naive::Mutant`] makes
+/// one deliberate mistake: the comparisons must catch it.
 mod naive {
     use lm::LlamaConfig;
     use lm::gguf::{GgmlType, Gguf};
@@ -320,15 +321,50 @@ mod naive {
         x.iter().zip(w).map(|(v, g)| v * s * g).collect()
     }
 
-    fn rope(x: &mut [f64], head_dim: usize, n_rot: usize, base: f64, pos: usize) {
+    /// RoPE with pair `i` turning by `pos · base^(-2i/n_rot) / factors[i]`; `halves` pairs
+    /// `(i, i + n_rot/2)` (llama.cpp's neox mode), else `(2i, 2i+1)`.
+    fn rope(x: &mut [f64], head_dim: usize, base: f64, factors: &[f64], halves: bool, pos: usize) {
+        let n_rot = 2 * factors.len();
         for head in x.chunks_exact_mut(head_dim) {
-            for i in 0..n_rot / 2 {
-                let theta = pos as f64 * base.powf(-2.0 * i as f64 / n_rot as f64);
-                let (a, b) = (head[2 * i], head[2 * i + 1]);
-                head[2 * i] = a * theta.cos() - b * theta.sin();
-                head[2 * i + 1] = a * theta.sin() + b * theta.cos();
+            for (i, f) in factors.iter().enumerate() {
+                let theta = pos as f64 * base.powf(-2.0 * i as f64 / n_rot as f64) / f;
+                let (ia, ib) = if halves {
+                    (i, i + n_rot / 2)
+                } else {
+                    (2 * i, 2 * i + 1)
+                };
+                let (a, b) = (head[ia], head[ib]);
+                head[ia] = a * theta.cos() - b * theta.sin();
+                head[ib] = a * theta.sin() + b * theta.cos();
             }
         }
+    }
+
+    /// A deliberate mistake the comparisons must catch.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub enum Mutant {
+        /// No mistake.
+        None,
+        /// Leave block `n` out.
+        SkipBlock(usize),
+        /// Pair RoPE's dimensions the other way.
+        OtherRopePairing,
+        /// Ignore the q/k/v/output biases.
+        NoBiases,
+        /// Ignore Llama 3's RoPE frequency factors.
+        NoRopeFactors,
+        /// Ignore linear RoPE scaling.
+        NoLinearScaling,
+    }
+
+    /// `v + bias` when the file has the bias tensor `name` (and the mutant keeps it).
+    fn biased(g: &Gguf, file: &[u8], name: &str, mut v: Vec<f64>, mutant: Mutant) -> Vec<f64> {
+        if g.tensor(name).is_some() && mutant != Mutant::NoBiases {
+            for (a, b) in v.iter_mut().zip(matrix(g, file, name).0) {
+                *a += b;
+            }
+        }
+        v
     }
 
     /// Logits (`vocab` each) of every position of `tokens`.
@@ -337,28 +373,51 @@ mod naive {
         file: &[u8],
         c: &LlamaConfig,
         tokens: &[u32],
-        skip_block: Option<usize>,
+        mutant: Mutant,
     ) -> Vec<Vec<f64>> {
         let (n, hd) = (tokens.len(), c.head_dim);
+        // Read from the file here, not from `lm`'s configuration.
+        let arch = g.get_str("general.architecture").unwrap();
+        let halves = (arch == "qwen2") != (mutant == Mutant::OtherRopePairing);
+        let n_rot = g
+            .get_u64(&format!("{arch}.rope.dimension_count"))
+            .map_or(hd, |v| v as usize);
+        let factors = match g.tensor("rope_freqs.weight") {
+            Some(_) if mutant != Mutant::NoRopeFactors => matrix(g, file, "rope_freqs.weight").0,
+            _ => vec![1.0; n_rot / 2],
+        };
+        let base = g
+            .get_f64(&format!("{arch}.rope.freq_base"))
+            .unwrap_or(10000.0);
+        // Linear RoPE scaling divides every angle by the factor.
+        let factors: Vec<f64> = match g.get_str(&format!("{arch}.rope.scaling.type")) {
+            Ok("linear") if mutant != Mutant::NoLinearScaling => {
+                let s = g.get_f64(&format!("{arch}.rope.scaling.factor")).unwrap();
+                factors.iter().map(|f| f * s).collect()
+            }
+            _ => factors,
+        };
         let emb = matrix(g, file, "token_embd.weight");
         let mut x: Vec<Vec<f64>> = tokens
             .iter()
             .map(|&t| emb.0[t as usize * emb.2..][..emb.2].to_vec())
             .collect();
         let eps = c.rms_eps as f64;
-        for l in (0..c.n_layers).filter(|&l| Some(l) != skip_block) {
+        for l in (0..c.n_layers).filter(|&l| mutant != Mutant::SkipBlock(l)) {
+            let b = |n: &str, v| biased(g, file, &format!("blk.{l}.{n}.bias"), v, mutant);
             let w = |n: &str| matrix(g, file, &format!("blk.{l}.{n}.weight"));
             let (wq, wk, wv, wo) = (w("attn_q"), w("attn_k"), w("attn_v"), w("attn_output"));
             let (attn_norm, ffn_norm) = (w("attn_norm").0, w("ffn_norm").0);
             let (mut q, mut k, mut v) = (Vec::new(), Vec::new(), Vec::new());
             for (pos, xt) in x.iter().enumerate() {
                 let h = rms_norm(xt, &attn_norm, eps);
-                let (mut qt, mut kt) = (matvec(&wq, &h), matvec(&wk, &h));
-                rope(&mut qt, hd, c.n_rot, c.rope_base as f64, pos);
-                rope(&mut kt, hd, c.n_rot, c.rope_base as f64, pos);
+                let mut qt = b("attn_q", matvec(&wq, &h));
+                let mut kt = b("attn_k", matvec(&wk, &h));
+                rope(&mut qt, hd, base, &factors, halves, pos);
+                rope(&mut kt, hd, base, &factors, halves, pos);
                 q.push(qt);
                 k.push(kt);
-                v.push(matvec(&wv, &h));
+                v.push(b("attn_v", matvec(&wv, &h)));
             }
             let group = c.n_heads / c.n_kv_heads;
             for t in 0..n {
@@ -384,8 +443,8 @@ mod naive {
                         }
                     }
                 }
-                for (a, b) in x[t].iter_mut().zip(matvec(&wo, &attn)) {
-                    *a += b;
+                for (a, o) in x[t].iter_mut().zip(b("attn_output", matvec(&wo, &attn))) {
+                    *a += o;
                 }
             }
             let (gate, up, down) = (w("ffn_gate"), w("ffn_up"), w("ffn_down"));
@@ -476,8 +535,14 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         let tokens = [2, 3, 6, 5, 7, 4];
         let ours = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
         let worst = |reference: &[Vec<f64>]| worst_log_p(&ours, c.vocab_size, reference);
-        let exact = worst(&naive::logits(g, &bytes, c, &tokens, None));
-        let mutant = worst(&naive::logits(g, &bytes, c, &tokens, Some(1)));
+        let exact = worst(&naive::logits(g, &bytes, c, &tokens, naive::Mutant::None));
+        let mutant = worst(&naive::logits(
+            g,
+            &bytes,
+            c,
+            &tokens,
+            naive::Mutant::SkipBlock(1),
+        ));
         println!(
             "# figure: {types:?}: max |Δ log p| = {exact:.2e}; block 1 left out: {mutant:.2e}"
         );
@@ -500,8 +565,14 @@ fn forward_matches_a_naive_f64_reference() {
         .unwrap();
     let ours = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
     let worst = |reference: &[Vec<f64>]| worst_log_p(&ours, c.vocab_size, reference);
-    let exact = worst(&naive::logits(g, &bytes, c, &tokens, None));
-    let mutant = worst(&naive::logits(g, &bytes, c, &tokens, Some(c.n_layers / 2)));
+    let exact = worst(&naive::logits(g, &bytes, c, &tokens, naive::Mutant::None));
+    let mutant = worst(&naive::logits(
+        g,
+        &bytes,
+        c,
+        &tokens,
+        naive::Mutant::SkipBlock(c.n_layers / 2),
+    ));
     println!(
         "# figure: CPU forward vs naive f64 reference, {} positions × {} tokens: max |Δ log p| \
          = {exact:.2e} nats; with block {} left out: {mutant:.2}",
@@ -521,7 +592,7 @@ fn forward_matches_a_naive_f64_reference() {
     // Judged where the probability is: KL(exact ‖ q8) per position, and the largest
     // |Δ log p| among tokens of probability ≥ 1e-3 (the far tail moves more, relatively).
     let (mut kl_max, mut likely_max, mut tail_max) = (0f64, 0f64, 0f64);
-    let reference = naive::logits(g, &bytes, c, &tokens, None);
+    let reference = naive::logits(g, &bytes, c, &tokens, naive::Mutant::None);
     for (row, r) in ours.chunks_exact(c.vocab_size).zip(&reference) {
         let ours = naive::log_softmax(&row.iter().map(|&v| v as f64).collect::<Vec<_>>());
         let mut kl = 0.0;
@@ -543,3 +614,183 @@ fn forward_matches_a_naive_f64_reference() {
         "q8: KL {kl_max}, Δ {likely_max}"
     );
 }
+
+/// The tiny qwen2 and Llama 3 files of `lm/reference/make_arch_models.py` (written with the
+/// `gguf` PyPI package), in `target/arch-models/`: the script runs when a file is missing
+/// or is not the one the reference was made from.
+fn arch_model(name: &str, sha256: &str) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("arch-models");
+    let hex = |b: &[u8]| -> String {
+        Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    let path = dir.join(name);
+    if let Ok(bytes) = std::fs::read(&path)
+        && hex(&bytes) == sha256
+    {
+        return bytes;
+    }
+    let script = root.join("lm/reference/make_arch_models.py");
+    let status = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .arg(model_path())
+        .status()
+        .unwrap_or_else(|e| panic!("python3 {}: {e}", script.display()));
+    assert!(
+        status.success(),
+        "{} failed: it needs python3 with the `gguf` package (`cargo xtask setup` installs it)",
+        script.display()
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(
+        hex(&bytes),
+        sha256,
+        "{} is not the file lm/reference/architectures.json was made from: is `gguf` 0.19.0 \
+         installed? (or rerun lm/reference/archs_vs_llama_cpp.py)",
+        path.display()
+    );
+    bytes
+}
+
+/// qwen2 (biases on q/k/v, RoPE over head halves, tied output, linear RoPE scaling, the
+/// `qwen2` pre-tokenizer) and Llama 3 (`rope_freqs.weight`, untied output, `llama-bpe`
+/// with its ignored merges and default BOS), in tiny random F32 files written by the
+/// `gguf` package, against llama.cpp on the same files (f32 KV cache, so f32 arithmetic on
+/// both sides):
+/// - the token ids of 32 strings and of the prompt are llama.cpp's exactly;
+/// - every position's top-20 log-probabilities agree within [`ARCH_TOLERANCE`];
+/// - our forward pass matches the naive f64 forward to rounding, the GPU path matches it
+///   within the GPU tests' 0.01 logit bound, and the naive forward
+///   with each architecture feature switched off (the other RoPE pairing, no biases, no
+///   frequency factors) is far from llama.cpp: the comparison would catch each mistake.
+#[test]
+fn qwen2_and_llama3_match_llama_cpp() {
+    use naive::Mutant;
+    let r = reference("architectures.json");
+    for (name, m) in r["models"].as_object().unwrap() {
+        let bytes = arch_model(name, m["sha256"].as_str().unwrap());
+        let model = lm::Model::from_bytes(bytes.clone()).unwrap();
+        let (g, c, tok) = (model.gguf(), model.config(), model.tokenizer());
+
+        let mut failures = Vec::new();
+        let plain = m["plain"].as_array().unwrap();
+        assert!(plain.len() >= 20);
+        for case in plain {
+            let text = case["text"].as_str().unwrap();
+            let ours = tok.encode(text).unwrap();
+            if ours != ids(&case["ids"]) {
+                failures.push(format!(
+                    "{text:?}\n  ours  {ours:?}\n  llama {:?}",
+                    ids(&case["ids"])
+                ));
+            }
+            assert_eq!(
+                tok.decode(&ours),
+                text.as_bytes(),
+                "{name}: round trip of {text:?}"
+            );
+        }
+        assert!(
+            failures.is_empty(),
+            "{name}: {} mismatches:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+        let prompt = &m["prompt"];
+        let tokens = tok
+            .encode_prompt(prompt["text"].as_str().unwrap(), false)
+            .unwrap();
+        assert_eq!(
+            tokens,
+            ids(&prompt["ids"]),
+            "{name}: prompt ids (BOS included where due)"
+        );
+
+        let ours = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
+        let positions = m["positions"].as_array().unwrap();
+        assert_eq!(positions.len(), tokens.len());
+        let vs_llama = |logits: &[Vec<f64>]| -> (f64, bool) {
+            let mut worst = 0f64;
+            let mut top1 = true;
+            for (row, top) in logits.iter().zip(positions) {
+                let c = compare_top(&naive::log_softmax(row), top);
+                worst = worst.max(c.max_diff);
+                top1 &= c.acceptable_top1;
+            }
+            (worst, top1)
+        };
+        let ours_rows: Vec<Vec<f64>> = ours
+            .chunks_exact(c.vocab_size)
+            .map(|r| r.iter().map(|&v| v as f64).collect())
+            .collect();
+        let (ours_vs_llama, top1) = vs_llama(&ours_rows);
+        let exact = naive::logits(g, &bytes, c, &tokens, Mutant::None);
+        let ours_vs_naive = worst_log_p(&ours, c.vocab_size, &exact);
+        let (naive_vs_llama, _) = vs_llama(&exact);
+        println!(
+            "# figure: {name}: top-20 |Δ log p| vs llama.cpp: ours {ours_vs_llama:.2e}, naive f64 \
+             {naive_vs_llama:.2e}; ours vs naive f64 (all tokens) {ours_vs_naive:.2e}"
+        );
+        assert!(top1, "{name}: top-1 differs from llama.cpp");
+        assert!(
+            ours_vs_llama <= ARCH_TOLERANCE,
+            "{name}: {ours_vs_llama} nats from llama.cpp"
+        );
+        assert!(
+            ours_vs_naive < 1e-4,
+            "{name}: {ours_vs_naive} nats from the naive forward"
+        );
+
+        // The WGSL path (neox pairing, the bias kernel, the angle table) on the adapter
+        // present (lavapipe natively), against our CPU logits: the GPU tests' bound.
+        let gpu = std::sync::Arc::new(
+            sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
+        );
+        let mut on_gpu =
+            sampler_core::block_on(lm::gpu::GpuModel::with_gpu(gpu, &model, 64)).unwrap();
+        let gpu_logits = sampler_core::block_on(on_gpu.forward(&tokens, 0)).unwrap();
+        let gpu_vs_cpu = ours
+            .iter()
+            .zip(&gpu_logits)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        println!("# figure: {name}: GPU vs CPU logits: max |Δ| {gpu_vs_cpu:.2e}");
+        assert!(
+            gpu_vs_cpu < 0.01,
+            "{name}: GPU logits {gpu_vs_cpu} from the CPU's"
+        );
+
+        let mut mutants = vec![Mutant::OtherRopePairing, Mutant::SkipBlock(1)];
+        if g.tensor("blk.0.attn_q.bias").is_some() {
+            mutants.push(Mutant::NoBiases);
+        }
+        if g.tensor("rope_freqs.weight").is_some() {
+            mutants.push(Mutant::NoRopeFactors);
+        }
+        if c.rope_freqs[0] != 1.0 {
+            mutants.push(Mutant::NoLinearScaling);
+        }
+        for mutant in mutants {
+            let (d, _) = vs_llama(&naive::logits(g, &bytes, c, &tokens, mutant));
+            println!("# figure: {name}: naive f64 with {mutant:?}: {d:.2} nats from llama.cpp");
+            assert!(
+                d > 1000.0 * ARCH_TOLERANCE,
+                "{name}: {mutant:?} is caught ({d})"
+            );
+        }
+    }
+}
+
+/// Tolerance on each top-20 log-probability of the tiny qwen2/Llama 3 files, in nats:
+/// both sides compute in f32 over F32 weights (llama.cpp with an f32 KV cache), so they
+/// differ by summation order and f32 rounding only. Measured (llama-cpp-python 0.3.36,
+/// x86-64 AVX2): 1.7e-5 (qwen2) and 5.8e-6 (Llama 3); the mistakes the test plants move
+/// them by 7 nats or more.
+const ARCH_TOLERANCE: f64 = 1e-3;

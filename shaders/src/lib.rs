@@ -1,12 +1,12 @@
 //! WGSL compute kernels on wgpu, each with a CPU reference: quantized matrix-vector
 //! products on raw GGUF blocks (Q4_1, Q8_0, f32), the embedding lookup, RMSNorm, RoPE,
-//! grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
+//! bias addition, grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
 //! masked sampling on the GPU (log Z and a draw from the masked softmax, 16 bytes read back).
 //!
 //! # Key types
 //! - [`Gpu`]: adapter, device and queue (WebGPU on wasm32, Vulkan natively), buffer
 //!   helpers, asynchronous read-back ([`Gpu::read_f32`]), lost-device tracking.
-//! - Kernels: [`MatVec`], [`GetRows`], [`RmsNorm`], [`Rope`], [`Attention`], [`SwiGlu`],
+//! - Kernels: [`MatVec`], [`GetRows`], [`RmsNorm`], [`Rope`], [`Bias`], [`Attention`], [`SwiGlu`],
 //!   [`TokenMask`], [`MaskedSample`]; each is compiled once (`new(&gpu).await`), bound to buffers
 //!   (`bind`), and recorded into a compute pass (`dispatch`). They read a shared [`Step`]
 //!   uniform (tokens of the run, cached positions).
@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod attention;
+mod bias;
 mod buffers;
 mod error;
 mod format;
@@ -38,6 +39,7 @@ mod swiglu;
 mod token_mask;
 
 pub use attention::{Attention, AttentionShape, attention_reference};
+pub use bias::{Bias, bias_reference};
 pub use buffers::{f32_bytes, u32_bytes};
 pub use error::GpuError;
 pub use format::WeightFormat;

@@ -1,5 +1,6 @@
-//! [`Rope`]: rotary position embedding in llama.cpp's normal mode (adjacent pairs), with
-//! the angle table computed in f64 on the CPU ([`rope_table`]); [`rope_reference`].
+//! [`Rope`]: rotary position embedding in llama.cpp's normal mode (adjacent pairs) or its
+//! neox mode (pairs `(i, i + n_rot/2)`, qwen2), with the angle table computed in f64 on the
+//! CPU ([`rope_table`]); [`rope_reference`].
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
@@ -11,18 +12,27 @@ pub struct Rope {
     pipeline: wgpu::ComputePipeline,
 }
 
-/// Cosines and sines for positions `0..positions`: `n_rot` floats per position,
-/// `(cos, sin)` of `pos · base^(-2i/n_rot)` for pair `i`.
-pub fn rope_table(positions: usize, n_rot: usize, base: f32) -> Vec<f32> {
-    let mut t = Vec::with_capacity(positions * n_rot);
+/// Cosines and sines for positions `0..positions`: `2 · freqs.len()` floats per position,
+/// `(cos, sin)` of `pos · freqs[i]` for pair `i` (the model's per-pair angle per position).
+pub fn rope_table(positions: usize, freqs: &[f64]) -> Vec<f32> {
+    let mut t = Vec::with_capacity(positions * 2 * freqs.len());
     for pos in 0..positions {
-        for i in 0..n_rot / 2 {
-            let theta = pos as f64 * (base as f64).powf(-2.0 * i as f64 / n_rot as f64);
+        for &f in freqs {
+            let theta = pos as f64 * f;
             t.push(theta.cos() as f32);
             t.push(theta.sin() as f32);
         }
     }
     t
+}
+
+/// The index pair RoPE turns for pair `i` of `n_rot` rotated dimensions.
+fn pair(i: usize, n_rot: usize, halves: bool) -> (usize, usize) {
+    if halves {
+        (i, i + n_rot / 2)
+    } else {
+        (2 * i, 2 * i + 1)
+    }
 }
 
 impl Rope {
@@ -35,17 +45,19 @@ impl Rope {
     }
 
     /// The uniform for rows of `width` floats (heads of `head_dim`, the first `n_rot`
-    /// rotated); `cache`: rows start at `step.n_past`.
+    /// rotated); `cache`: rows start at `step.n_past`; `halves`: neox pairing.
     pub fn dims(
         gpu: &Gpu,
         width: usize,
         head_dim: usize,
         n_rot: usize,
         cache: bool,
+        halves: bool,
     ) -> wgpu::Buffer {
+        let mode = cache as u32 | (halves as u32) << 1;
         gpu.uniform(
             "rope dims",
-            &[width as u32, head_dim as u32, n_rot as u32, cache as u32],
+            &[width as u32, head_dim as u32, n_rot as u32, mode],
         )
     }
 
@@ -78,7 +90,8 @@ impl Rope {
     }
 }
 
-/// CPU reference: rotates row `t` of `x` (rows of `width`) to position `pos0 + t`.
+/// CPU reference: rotates row `t` of `x` (rows of `width`) to position `pos0 + t`,
+/// pairing as [`Rope::dims`]' `halves` says.
 pub fn rope_reference(
     x: &mut [f32],
     width: usize,
@@ -86,15 +99,17 @@ pub fn rope_reference(
     table: &[f32],
     n_rot: usize,
     pos0: usize,
+    halves: bool,
 ) {
     for (t, row) in x.chunks_exact_mut(width).enumerate() {
         let angles = &table[(pos0 + t) * n_rot..][..n_rot];
         for head in row.chunks_exact_mut(head_dim) {
             for i in 0..n_rot / 2 {
                 let (c, s) = (angles[2 * i], angles[2 * i + 1]);
-                let (a, b) = (head[2 * i], head[2 * i + 1]);
-                head[2 * i] = a * c - b * s;
-                head[2 * i + 1] = a * s + b * c;
+                let (ia, ib) = pair(i, n_rot, halves);
+                let (a, b) = (head[ia], head[ib]);
+                head[ia] = a * c - b * s;
+                head[ib] = a * s + b * c;
             }
         }
     }

@@ -300,21 +300,48 @@ gpu_tests! {
                 .all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs() + 1e-7)
         );
 
-        let (width, hd, n_rot) = (192, 64, 64);
-        let table = rope_table(16, n_rot, 100000.0);
+        let (width, hd, n_rot) = (192, 64, 48);
+        let freqs: Vec<f64> = (0..n_rot / 2)
+            .map(|i| 100000f64.powf(-2.0 * i as f64 / n_rot as f64))
+            .collect();
+        let table = rope_table(16, &freqs);
         let tb = gpu.storage("table", &f32_bytes(&table)).unwrap();
         let k = Rope::new(&gpu).await.unwrap();
-        let rows: Vec<f32> = (0..(4 + n) * width).map(|_| rng.f32()).collect();
-        let vb = gpu.storage("v", &f32_bytes(&rows)).unwrap();
-        let dims = Rope::dims(&gpu, width, hd, n_rot, true);
-        let bind = k.bind(&gpu, &vb, &tb, &dims, &step);
-        gpu.run(|p| k.dispatch(p, &bind, width, hd, n_rot, n))
-            .unwrap();
-        let got = gpu.read_f32(&vb, 0, rows.len()).await.unwrap();
-        let mut want = rows.clone();
-        rope_reference(&mut want[4 * width..], width, hd, &table, n_rot, 4);
-        assert_eq!(&got[..4 * width], &rows[..4 * width]);
-        assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-6));
+        for halves in [false, true] {
+            let rows: Vec<f32> = (0..(4 + n) * width).map(|_| rng.f32()).collect();
+            let vb = gpu.storage("v", &f32_bytes(&rows)).unwrap();
+            let dims = Rope::dims(&gpu, width, hd, n_rot, true, halves);
+            let bind = k.bind(&gpu, &vb, &tb, &dims, &step);
+            gpu.run(|p| k.dispatch(p, &bind, width, hd, n_rot, n))
+                .unwrap();
+            let got = gpu.read_f32(&vb, 0, rows.len()).await.unwrap();
+            let mut want = rows.clone();
+            rope_reference(&mut want[4 * width..], width, hd, &table, n_rot, 4, halves);
+            assert_eq!(&got[..4 * width], &rows[..4 * width]);
+            assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-6));
+            // The other pairing is a different rotation: the reference tells them apart.
+            let mut other = rows.clone();
+            rope_reference(&mut other[4 * width..], width, hd, &table, n_rot, 4, !halves);
+            assert!(got.iter().zip(&other).any(|(a, b)| (a - b).abs() > 1e-3));
+        }
+
+        let k = Bias::new(&gpu).await.unwrap();
+        for cache in [false, true] {
+            let pos0 = if cache { 4 } else { 0 };
+            let rows: Vec<f32> = (0..(4 + n) * width).map(|_| rng.f32()).collect();
+            let bias: Vec<f32> = (0..width).map(|_| rng.f32()).collect();
+            let (vb, bb) = (
+                gpu.storage("v", &f32_bytes(&rows)).unwrap(),
+                gpu.storage("bias", &f32_bytes(&bias)).unwrap(),
+            );
+            let dims = Bias::dims(&gpu, width, cache);
+            let bind = k.bind(&gpu, &vb, &bb, &dims, &step);
+            gpu.run(|p| k.dispatch(p, &bind, width, n)).unwrap();
+            let got = gpu.read_f32(&vb, 0, rows.len()).await.unwrap();
+            let mut want = rows.clone();
+            bias_reference(&mut want[..(pos0 + n) * width], &bias, pos0);
+            assert_eq!(got, want, "bias, cache rows: {cache}");
+        }
 
         let k = SwiGlu::new(&gpu).await.unwrap();
         let gate: Vec<f32> = (0..n * 1536).map(|_| rng.f32() * 8.0).collect();

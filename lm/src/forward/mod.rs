@@ -1,7 +1,8 @@
 //! The llama forward pass on the CPU, computing on the quantized blocks in place.
 //!
-//! Per block: `h = RMSNorm(x)·attn_norm`; `q, k, v = Wq h, Wk h, Wv h`; RoPE on q and k;
-//! grouped-query causal attention over the KV cache; `x += Wo·attn`;
+//! Per block: `h = RMSNorm(x)·attn_norm`; `q, k, v = Wq h + bq, Wk h + bk, Wv h + bv` (the
+//! biases where the file has them: qwen2); RoPE on q and k, in the architecture's pairing;
+//! grouped-query causal attention over the KV cache; `x += Wo·attn (+ bo)`;
 //! `h = RMSNorm(x)·ffn_norm`; `x += Wdown·(SiLU(Wgate h) ⊙ Wup h)`. After the last block,
 //! `logits = Wout·(RMSNorm(x)·output_norm)`, with `Wout = token_embd` when the file has no
 //! `output.weight` (tied embeddings). This is the reference the GPU path is checked against.
@@ -220,7 +221,7 @@ async fn forward_chunk(
         ranges.push(row..row + s.tokens.len());
         for (t, &tok) in s.tokens.iter().enumerate() {
             w.embedding_row(bytes, tok as usize, &mut x[row * d..(row + 1) * d]);
-            angles.push(ops::rope_angles(s.cache.len + t, c.n_rot, c.rope_base));
+            angles.push(ops::rope_angles(s.cache.len + t, &c.rope_freqs));
             row += 1;
         }
     }
@@ -237,9 +238,18 @@ async fn forward_chunk(
         matmul(layer.wq.data(bytes), q_dim, d, &h, n, &mut q, act);
         matmul(layer.wk.data(bytes), kv_dim, d, &h, n, &mut k, act);
         matmul(layer.wv.data(bytes), kv_dim, d, &h, n, &mut v, act);
+        for (out, bias) in [
+            (&mut q, &layer.bq),
+            (&mut k, &layer.bk),
+            (&mut v, &layer.bv),
+        ] {
+            if let Some(b) = bias {
+                ops::add_bias(out, b);
+            }
+        }
         for (t, a) in angles.iter().enumerate() {
-            ops::rope(&mut q[t * q_dim..(t + 1) * q_dim], hd, a);
-            ops::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], hd, a);
+            ops::rope(&mut q[t * q_dim..(t + 1) * q_dim], hd, a, c.rope_style);
+            ops::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], hd, a, c.rope_style);
         }
         for (s, r) in segs.iter_mut().zip(&ranges) {
             let n_past = s.cache.len;
@@ -259,6 +269,9 @@ async fn forward_chunk(
             );
         }
         matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o, act);
+        if let Some(b) = &layer.bo {
+            ops::add_bias(&mut o, b);
+        }
         add(&mut x, &o);
         maybe_pause(pause).await;
 

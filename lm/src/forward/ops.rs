@@ -1,4 +1,6 @@
-//! The element-wise pieces of the llama block: RMSNorm, RoPE, softmax, SiLU.
+//! The element-wise pieces of the llama block: RMSNorm, RoPE, biases, softmax, SiLU.
+
+use crate::config::RopeStyle;
 
 /// `out = x / sqrt(mean(x²) + eps) · w`, row by row (llama.cpp's `rms_norm` then `mul`).
 pub(crate) fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
@@ -12,25 +14,42 @@ pub(crate) fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     }
 }
 
-/// Cosines and sines of RoPE at position `pos`: pair `i` turns by `pos · base^(-2i/n_rot)`.
-pub(crate) fn rope_angles(pos: usize, n_rot: usize, base: f32) -> Vec<(f32, f32)> {
-    (0..n_rot / 2)
-        .map(|i| {
-            let theta = pos as f64 * (base as f64).powf(-2.0 * i as f64 / n_rot as f64);
+/// Cosines and sines of RoPE at position `pos`: pair `i` turns by `pos · freqs[i]`
+/// ([`crate::LlamaConfig::rope_freqs`]).
+pub(crate) fn rope_angles(pos: usize, freqs: &[f64]) -> Vec<(f32, f32)> {
+    freqs
+        .iter()
+        .map(|&f| {
+            let theta = pos as f64 * f;
             (theta.cos() as f32, theta.sin() as f32)
         })
         .collect()
 }
 
-/// Rotates each head of `x` (heads of `head_dim`) by RoPE in llama.cpp's "normal" mode:
-/// adjacent pairs `(2i, 2i+1)` turn together. (The GGUF converter permutes the q/k rows
-/// of Hugging Face llama checkpoints so that this equals their rotate-half form.)
-pub(crate) fn rope(x: &mut [f32], head_dim: usize, angles: &[(f32, f32)]) {
+/// Rotates each head of `x` (heads of `head_dim`) by RoPE, pairing dimensions as `style`
+/// says: `(2i, 2i+1)` in llama.cpp's normal mode, `(i, i + n_rot/2)` in its neox mode.
+/// (The GGUF converter permutes the q/k rows of Hugging Face llama checkpoints so that
+/// the normal mode equals their rotate-half form; qwen2's rows are left as they are.)
+pub(crate) fn rope(x: &mut [f32], head_dim: usize, angles: &[(f32, f32)], style: RopeStyle) {
+    let half = angles.len();
     for head in x.chunks_exact_mut(head_dim) {
         for (i, &(cos, sin)) in angles.iter().enumerate() {
-            let (a, b) = (head[2 * i], head[2 * i + 1]);
-            head[2 * i] = a * cos - b * sin;
-            head[2 * i + 1] = a * sin + b * cos;
+            let (ia, ib) = match style {
+                RopeStyle::Adjacent => (2 * i, 2 * i + 1),
+                RopeStyle::Halves => (i, i + half),
+            };
+            let (a, b) = (head[ia], head[ib]);
+            head[ia] = a * cos - b * sin;
+            head[ib] = a * sin + b * cos;
+        }
+    }
+}
+
+/// Adds `bias` to each row of `x` (rows of `bias.len()`).
+pub(crate) fn add_bias(x: &mut [f32], bias: &[f32]) {
+    for row in x.chunks_exact_mut(bias.len()) {
+        for (v, &b) in row.iter_mut().zip(bias) {
+            *v += b;
         }
     }
 }
@@ -75,9 +94,12 @@ mod tests {
     fn rope_at_zero_is_identity_and_preserves_norm() {
         let mut x: Vec<f32> = (0..8).map(|i| i as f32).collect();
         let orig = x.clone();
-        rope(&mut x, 8, &rope_angles(0, 8, 10000.0));
+        let freqs: Vec<f64> = (0..4)
+            .map(|i| 10000f64.powf(-2.0 * i as f64 / 8.0))
+            .collect();
+        rope(&mut x, 8, &rope_angles(0, &freqs), RopeStyle::Adjacent);
         assert_eq!(x, orig);
-        rope(&mut x, 8, &rope_angles(5, 8, 10000.0));
+        rope(&mut x, 8, &rope_angles(5, &freqs), RopeStyle::Adjacent);
         let n0: f32 = orig.iter().map(|v| v * v).sum();
         let n1: f32 = x.iter().map(|v| v * v).sum();
         assert!((n0 - n1).abs() < 1e-3);
@@ -85,6 +107,27 @@ mod tests {
         let (c, s) = (5f32.cos(), 5f32.sin());
         assert!(
             (x[0] - (0.0 * c - 1.0 * s)).abs() < 1e-5 && (x[1] - (0.0 * s + 1.0 * c)).abs() < 1e-5
+        );
+    }
+
+    #[test]
+    fn rope_halves_pairs_i_with_i_plus_half() {
+        // Only pair 0 turns (the others have frequency 0): dimensions 0 and 2 of a
+        // 4-wide head in neox mode, 0 and 1 in normal mode.
+        let angles = rope_angles(1, &[std::f64::consts::FRAC_PI_2, 0.0]);
+        let mut x = [1.0f32, 2.0, 3.0, 4.0];
+        rope(&mut x, 4, &angles, RopeStyle::Halves);
+        let want = [-3.0f32, 2.0, 1.0, 4.0];
+        assert!(
+            x.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6),
+            "{x:?}"
+        );
+        let mut y = [1.0f32, 2.0, 3.0, 4.0];
+        rope(&mut y, 4, &angles, RopeStyle::Adjacent);
+        let want = [-2.0f32, 1.0, 3.0, 4.0];
+        assert!(
+            y.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6),
+            "{y:?}"
         );
     }
 

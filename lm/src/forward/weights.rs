@@ -74,6 +74,20 @@ fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, Lo
     Ok(t.to_f32(bytes))
 }
 
+/// An optional bias vector (`blk.N.attn_q.bias` and its kin: qwen2 has them on q, k and v;
+/// llama.cpp reads them for llama files too).
+fn optional_vector(
+    g: &Gguf,
+    bytes: &[u8],
+    name: &str,
+    len: usize,
+) -> Result<Option<Vec<f32>>, LoadError> {
+    match g.tensor(name) {
+        None => Ok(None),
+        Some(_) => vector(g, bytes, name, len).map(Some),
+    }
+}
+
 /// One transformer block.
 #[derive(Debug)]
 pub(crate) struct Layer {
@@ -82,6 +96,11 @@ pub(crate) struct Layer {
     pub(crate) wk: Matrix,
     pub(crate) wv: Matrix,
     pub(crate) wo: Matrix,
+    /// Biases of the q, k, v and output products, where the file has them.
+    pub(crate) bq: Option<Vec<f32>>,
+    pub(crate) bk: Option<Vec<f32>>,
+    pub(crate) bv: Option<Vec<f32>>,
+    pub(crate) bo: Option<Vec<f32>>,
     pub(crate) ffn_norm: Vec<f32>,
     pub(crate) gate: Matrix,
     pub(crate) up: Matrix,
@@ -108,12 +127,18 @@ impl Weights {
                 let m = |n: &str, rows, cols| {
                     Matrix::new(g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
                 };
+                let bias =
+                    |n: &str, len| optional_vector(g, bytes, &format!("blk.{i}.{n}.bias"), len);
                 Ok(Layer {
                     attn_norm: vector(g, bytes, &format!("blk.{i}.attn_norm.weight"), d)?,
                     wq: m("attn_q", q_dim, d)?,
                     wk: m("attn_k", kv, d)?,
                     wv: m("attn_v", kv, d)?,
                     wo: m("attn_output", d, q_dim)?,
+                    bq: bias("attn_q", q_dim)?,
+                    bk: bias("attn_k", kv)?,
+                    bv: bias("attn_v", kv)?,
+                    bo: bias("attn_output", d)?,
                     ffn_norm: vector(g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
                     gate: m("ffn_gate", ff, d)?,
                     up: m("ffn_up", ff, d)?,

@@ -1,6 +1,8 @@
 //! The compiled kernels a forward pass uses, one per weight format where it matters.
 
-use shaders::{Attention, GetRows, Gpu, GpuError, MatVec, RmsNorm, Rope, SwiGlu, WeightFormat};
+use shaders::{
+    Attention, Bias, GetRows, Gpu, GpuError, MatVec, RmsNorm, Rope, SwiGlu, WeightFormat,
+};
 use std::collections::HashMap;
 
 /// Pipelines compiled once per model.
@@ -10,6 +12,7 @@ pub(crate) struct Kernels {
     pub(crate) get_rows: GetRows,
     pub(crate) rms_norm: RmsNorm,
     pub(crate) rope: Rope,
+    pub(crate) bias: Bias,
     pub(crate) attention: Attention,
     pub(crate) swiglu: SwiGlu,
 }
@@ -32,6 +35,7 @@ impl Kernels {
             get_rows: GetRows::new(gpu, embd).await?,
             rms_norm: RmsNorm::new(gpu).await?,
             rope: Rope::new(gpu).await?,
+            bias: Bias::new(gpu).await?,
             attention: Attention::new(gpu).await?,
             swiglu: SwiGlu::new(gpu).await?,
         })

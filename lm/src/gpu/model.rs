@@ -3,12 +3,12 @@
 
 use super::kernels::Kernels;
 use super::tensors::{self, GpuMatrix};
-use crate::config::LlamaConfig;
+use crate::config::{LlamaConfig, RopeStyle};
 use crate::model::Model;
 use sampler_core::{LmError, TokenId};
 use shaders::{
-    Attention, AttentionShape, Gpu, GpuError, MatVec, MatVecMode, RmsNorm, Rope, Step, SwiGlu,
-    WeightFormat, f32_bytes, rope_table, wgpu,
+    Attention, AttentionShape, Bias, Gpu, GpuError, MatVec, MatVecMode, RmsNorm, Rope, Step,
+    SwiGlu, WeightFormat, f32_bytes, rope_table, wgpu,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,6 +34,10 @@ struct Block {
     wq: Product,
     wk: Product,
     wv: Product,
+    /// The q, k and v biases where the file has them, with each one's row width.
+    qkv_bias: Vec<(wgpu::BindGroup, usize)>,
+    /// The output product's bias, added to `x` after it.
+    out_bias: Option<wgpu::BindGroup>,
     rope_q: wgpu::BindGroup,
     rope_k: wgpu::BindGroup,
     attention: wgpu::BindGroup,
@@ -77,7 +81,7 @@ impl Activations {
             step: Step::default().buffer(gpu),
             rope: gpu.storage(
                 "rope table",
-                &f32_bytes(&rope_table(max_ctx, c.n_rot, c.rope_base)),
+                &f32_bytes(&rope_table(max_ctx, &c.rope_freqs)),
             )?,
         })
     }
@@ -178,11 +182,19 @@ impl GpuModel {
             attn_norm: wgpu::Buffer,
             ffn_norm: wgpu::Buffer,
             m: [GpuMatrix; 7],
+            /// Biases of q, k, v and the output product.
+            b: [Option<wgpu::Buffer>; 4],
         }
         let mut raw = Vec::with_capacity(c.n_layers);
         for i in 0..c.n_layers {
             let m = |n: &str, rows, cols| {
                 tensors::matrix(&gpu, g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
+            };
+            let bias = |n: &str, len| {
+                let name = format!("blk.{i}.{n}.bias");
+                g.tensor(&name)
+                    .map(|_| tensors::vector(&gpu, g, bytes, &name, len))
+                    .transpose()
             };
             raw.push(Raw {
                 attn_norm: tensors::vector(
@@ -202,6 +214,12 @@ impl GpuModel {
                     m("ffn_up", ff, d)?,
                     m("ffn_down", d, ff)?,
                 ],
+                b: [
+                    bias("attn_q", q_dim)?,
+                    bias("attn_k", kv)?,
+                    bias("attn_v", kv)?,
+                    bias("attn_output", d)?,
+                ],
             });
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;
@@ -218,8 +236,15 @@ impl GpuModel {
             map: HashMap::new(),
         };
         let norm_dims = RmsNorm::dims(&gpu, d, c.rms_eps);
-        let rope_q_dims = Rope::dims(&gpu, q_dim, c.head_dim, c.n_rot, false);
-        let rope_k_dims = Rope::dims(&gpu, kv, c.head_dim, c.n_rot, true);
+        let halves = c.rope_style == RopeStyle::Halves;
+        let rope_q_dims = Rope::dims(&gpu, q_dim, c.head_dim, c.n_rot, false, halves);
+        let rope_k_dims = Rope::dims(&gpu, kv, c.head_dim, c.n_rot, true, halves);
+        let bias_dims = [
+            Bias::dims(&gpu, q_dim, false),
+            Bias::dims(&gpu, kv, true),
+            Bias::dims(&gpu, kv, true),
+            Bias::dims(&gpu, d, false),
+        ];
         let shape = AttentionShape {
             n_heads: c.n_heads,
             n_kv_heads: c.n_kv_heads,
@@ -248,6 +273,16 @@ impl GpuModel {
             let kc = gpu.zeroed("k cache", max_ctx * kv)?;
             let vc = gpu.zeroed("v cache", max_ctx * kv)?;
             let [wq, wk, wv, wo, gate, up, down] = &r.m;
+            let bias_bind = |i: usize, out: &wgpu::Buffer| {
+                let b = r.b[i].as_ref()?;
+                Some(kernels.bias.bind(&gpu, out, b, &bias_dims[i], &a.step))
+            };
+            let qkv_bias = [(&a.q, q_dim), (&kc, kv), (&vc, kv)]
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, (out, width))| Some((bias_bind(i, out)?, width)))
+                .collect();
+            let out_bias = bias_bind(3, &a.x);
             blocks.push(Block {
                 attn_norm: kernels.rms_norm.bind(
                     &gpu,
@@ -260,6 +295,8 @@ impl GpuModel {
                 wq: product(wq, &a.h, &a.q, MatVecMode::Write)?,
                 wk: product(wk, &a.h, &kc, MatVecMode::Cache)?,
                 wv: product(wv, &a.h, &vc, MatVecMode::Cache)?,
+                qkv_bias,
+                out_bias,
                 rope_q: kernels
                     .rope
                     .bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
@@ -459,11 +496,17 @@ impl GpuModel {
                 mv(pass, &b.wq, n);
                 mv(pass, &b.wk, n);
                 mv(pass, &b.wv, n);
+                for (bind, width) in &b.qkv_bias {
+                    k.bias.dispatch(pass, bind, *width, n);
+                }
                 k.rope
                     .dispatch(pass, &b.rope_q, q_dim, c.head_dim, c.n_rot, n);
                 k.rope.dispatch(pass, &b.rope_k, kv, c.head_dim, c.n_rot, n);
                 k.attention.dispatch(pass, &b.attention, c.n_heads, n);
                 mv(pass, &b.wo, n);
+                if let Some(bind) = &b.out_bias {
+                    k.bias.dispatch(pass, bind, c.d_model, n);
+                }
                 k.rms_norm.dispatch(pass, &b.ffn_norm, n);
                 mv(pass, &b.gate, n);
                 mv(pass, &b.up, n);

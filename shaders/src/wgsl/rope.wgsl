@@ -1,7 +1,9 @@
-// RoPE in llama.cpp's normal mode, in place: in each head, pair (2i, 2i+1) of row r turns
-// by the angle of position step.n_past + t, with cos/sin from a table computed on the CPU
-// (table[pos * n_rot + 2i] = cos, [.. + 2i + 1] = sin). Row r = t, or step.n_past + t
-// when mode = 1 (rows of the KV cache). Invocation (x: pair over all heads, y: token).
+// RoPE in place: in each head, pair i of row r turns by the angle of position
+// step.n_past + t, with cos/sin from a table computed on the CPU
+// (table[pos * n_rot + 2i] = cos, [.. + 2i + 1] = sin). The pair is (2i, 2i+1) (llama.cpp's
+// normal mode), or (i, i + n_rot/2) when mode bit 2 is set (its neox mode). Row r = t, or
+// step.n_past + t when mode bit 1 is set (rows of the KV cache).
+// Invocation (x: pair over all heads, y: token).
 struct Dims {
     width: u32,
     head_dim: u32,
@@ -25,12 +27,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let head = gid.x / half;
     let i = gid.x % half;
     let pos = step.n_past + t;
-    let row = select(t, step.n_past + t, dims.mode == 1u);
+    let row = select(t, step.n_past + t, (dims.mode & 1u) != 0u);
     let c = table[pos * dims.n_rot + 2u * i];
     let s = table[pos * dims.n_rot + 2u * i + 1u];
-    let o = row * dims.width + head * dims.head_dim + 2u * i;
-    let a = v[o];
-    let b = v[o + 1u];
-    v[o] = a * c - b * s;
-    v[o + 1u] = a * s + b * c;
+    let base = row * dims.width + head * dims.head_dim;
+    let halves = (dims.mode & 2u) != 0u;
+    let ia = base + select(2u * i, i, halves);
+    let ib = base + select(2u * i + 1u, i + half, halves);
+    let a = v[ia];
+    let b = v[ib];
+    v[ia] = a * c - b * s;
+    v[ib] = a * s + b * c;
 }
