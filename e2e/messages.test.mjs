@@ -2,7 +2,13 @@
 // without WebGPU on the CPU (one line says so), a missing model with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE_URL, withPage, waitForPhase } from './lib.mjs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { BASE_URL, ARTIFACTS, withPage, waitForPhase } from './lib.mjs';
+
+const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+/** The line `strait` prints for the same file (cli/tests/cli.rs checks it there). */
+const GEMMA_LINE = 'model: architecture "gemma" is not supported (supported: llama, qwen2)';
 
 const LOAD_MS = 300_000;
 const RUN_MS = 240_000;
@@ -82,5 +88,44 @@ test('a model that cannot be fetched gives a clear message', async () => {
     const msg = await page.locator('#model-error').textContent();
     assert.match(msg, /could not be fetched from .*no-such-model\.gguf/);
     assert.match(msg, /HTTP 404/);
+  });
+});
+
+test('a file from disk: too large for the device is asked about first, an unsupported architecture gets strait\'s line', async () => {
+  await withPage('model-from-disk-refused', { webgpu: true }, async (page) => {
+    await withoutNavigatorGpu(page);
+    await page.goto(BASE_URL);
+    await waitForPhase(page, ['ready'], LOAD_MS);
+    const before = await page.locator('#model-info').textContent();
+
+    // A device that reports 0.25 GiB: the page asks before reading the 98 MB file; "no"
+    // leaves the loaded model in place and says why in a note.
+    await page.evaluate(() => Object.defineProperty(navigator, 'deviceMemory', { get: () => 0.25, configurable: true }));
+    let asked = null;
+    page.once('dialog', (d) => { asked = d.message(); d.dismiss(); });
+    await page.setInputFiles('#model-file', MODEL_FILE);
+    await page.waitForFunction(() => [...document.querySelectorAll('#status .note')].some((n) => n.textContent.includes('was not loaded')),
+      null, { timeout: 30_000 });
+    assert.match(asked ?? '', /0\.1 GB; the page and its sampling worker hold about twice that/);
+    assert.match(asked, /Load it anyway\?/);
+    assert.equal(await page.locator('main').getAttribute('data-phase'), 'ready');
+    assert.equal(await page.locator('#model-info').textContent(), before);
+
+    // SmolLM2 with its architecture renamed "gemma": refused in one line, the same as strait's.
+    await page.evaluate(() => Object.defineProperty(navigator, 'deviceMemory', { get: () => 8, configurable: true }));
+    const bytes = readFileSync(MODEL_FILE);
+    const at = bytes.indexOf('llama');
+    bytes.write('gemma', at);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const gemma = join(ARTIFACTS, 'gemma.gguf');
+    writeFileSync(gemma, bytes);
+    try {
+      await page.setInputFiles('#model-file', gemma);
+      await waitForPhase(page, ['failed'], LOAD_MS);
+    } finally {
+      rmSync(gemma, { force: true });
+    }
+    const msg = await page.locator('#model-error').textContent();
+    assert.equal(msg, `The model could not be loaded: ${GEMMA_LINE}`);
   });
 });

@@ -182,6 +182,19 @@ impl Loader {
         ) {
             return;
         }
+        if let Some(warning) =
+            lm::page_memory::page_load_warning(file.size() as u64, device_memory())
+        {
+            let asked = format!("{}: {warning}\n\nLoad it anyway?", file.name());
+            let go = web_sys::window()
+                .and_then(|w| w.confirm_with_message(&asked).ok())
+                .unwrap_or(false);
+            if !go {
+                self.notes
+                    .update(|v| v.push(format!("{} was not loaded: {warning}", file.name())));
+                return;
+            }
+        }
         spawn_local(async move {
             phase.set(Phase::Loading(format!("reading {}", file.name())));
             let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
@@ -231,6 +244,14 @@ impl Loader {
         };
         on_cleanup(move || handle.clear());
     }
+}
+
+/// `navigator.deviceMemory` in GiB (Chromium; rounded down, at most 8), where reported.
+fn device_memory() -> Option<f64> {
+    let navigator = web_sys::window()?.navigator();
+    js_sys::Reflect::get(&navigator, &"deviceMemory".into())
+        .ok()?
+        .as_f64()
 }
 
 /// Gives the page a sampling worker with its own copy of the model (for the quick form and

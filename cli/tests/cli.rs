@@ -110,6 +110,26 @@ fn bad_model_files_say_what_is_wrong() {
         e.to_lowercase().contains("magic") || e.contains("GGUF"),
         "{e}"
     );
+    // SmolLM2 with its architecture renamed: the line the page shows too
+    // (e2e/messages.test.mjs).
+    let gemma = dir.join("gemma.gguf");
+    let mut renamed = bytes.clone();
+    let at = renamed.windows(5).position(|w| w == b"llama").unwrap();
+    renamed[at..at + 5].copy_from_slice(b"gemma");
+    std::fs::write(&gemma, renamed).unwrap();
+    let e = error(&strait(&[
+        "score",
+        "--model",
+        gemma.to_str().unwrap(),
+        "--prompt",
+        "x",
+        "--text",
+        "y",
+    ]));
+    assert!(
+        e.ends_with("model: architecture \"gemma\" is not supported (supported: llama, qwen2)"),
+        "{e}"
+    );
 }
 
 #[test]

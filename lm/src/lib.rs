@@ -36,6 +36,7 @@ pub mod forward;
 pub mod gguf;
 pub mod gpu;
 pub mod model;
+pub mod page_memory;
 mod prefix_reuse;
 pub mod prompted;
 pub mod tokenizer;
