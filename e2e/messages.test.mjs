@@ -8,7 +8,7 @@ import { BASE_URL, ARTIFACTS, withPage, waitForPhase } from './lib.mjs';
 
 const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 /** The line `strait` prints for the same file (cli/tests/cli.rs checks it there). */
-const GEMMA_LINE = 'model: architecture "gemma" is not supported (supported: llama, qwen2)';
+const GEMMA_LINE = 'model: architecture "gemma" is not supported (supported: llama, qwen2, qwen3)';
 
 const LOAD_MS = 300_000;
 const RUN_MS = 240_000;

@@ -127,7 +127,9 @@ fn bad_model_files_say_what_is_wrong() {
         "y",
     ]));
     assert!(
-        e.ends_with("model: architecture \"gemma\" is not supported (supported: llama, qwen2)"),
+        e.ends_with(
+            "model: architecture \"gemma\" is not supported (supported: llama, qwen2, qwen3)"
+        ),
         "{e}"
     );
 }

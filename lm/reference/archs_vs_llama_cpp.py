@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes `architectures.json`, the llama.cpp reference `lm`'s qwen2 and Llama 3 support
+"""Writes `architectures.json`, the llama.cpp reference `lm`'s qwen2, qwen3 and Llama 3 support
 is tested against: for each tiny file `make_arch_models.py` writes,
 
   sha256     of the file (the test regenerates the files and checks it)
@@ -40,7 +40,7 @@ MORE_STRINGS = [
     "   \n   ",
 ]
 PROMPT = "The quick brown fox jumps over the lazy dog. 1234567 it's"
-FILES = ["tiny-qwen2.gguf", "tiny-llama3.gguf"]
+FILES = ["tiny-qwen2.gguf", "tiny-llama3.gguf", "tiny-qwen3.gguf"]
 
 
 def main():

@@ -7,6 +7,8 @@ with the `gguf` PyPI package's writer (not ours):
   tiny-llama3.gguf  llama: Llama 3's `rope_freqs.weight` frequency factors; untied
                     output; the `llama-bpe` pre-tokenizer (merges ignored for whole
                     words, BOS added by default: the file does not say)
+  tiny-qwen3.gguf   qwen3: RMSNorm of each q and k head before RoPE (halves), heads
+                    wider than d_model / heads (q is 128 wide, the model 64), tied output
 
 Both borrow SmolLM2's vocabulary and merges (49 152 tokens; no hub is reachable here to
 fetch Qwen's or Llama's), so each file's tokenizer is that vocabulary under the other
@@ -18,8 +20,8 @@ sha256, and the test that reads the files checks it.
     python3 lm/reference/make_arch_models.py OUT_DIR [SMOLLM2.gguf]
 
 `lm/reference/archs_vs_llama_cpp.py` runs llama.cpp on these files and writes the
-reference; `cargo test -p lm --test llama_cpp_reference` runs this script when the
-files are missing.
+reference; `cargo test -p lm --test llama_cpp_reference` runs this script when a file
+is missing or differs from the one the reference was made from.
 """
 
 import pathlib
@@ -53,7 +55,8 @@ def vocabulary(source: pathlib.Path):
 
 
 def write(path: pathlib.Path, arch: str, pre: str, seed: int, vocab, *, biases: bool,
-          tied: bool, rope_base: float, rope_factors=None, linear_scale=None, add_bos=None):
+          tied: bool, rope_base: float, rope_factors=None, linear_scale=None, add_bos=None,
+          head_dim=HEAD_DIM, qk_norm=False):
     tokens, types, merges = vocab
     n_vocab = len(tokens)
     w = gguf.GGUFWriter(str(path), arch)
@@ -64,7 +67,10 @@ def write(path: pathlib.Path, arch: str, pre: str, seed: int, vocab, *, biases: 
     w.add_feed_forward_length(FF)
     w.add_head_count(HEADS)
     w.add_head_count_kv(KV_HEADS)
-    w.add_rope_dimension_count(HEAD_DIM)
+    w.add_rope_dimension_count(head_dim)
+    if head_dim != HEAD_DIM:
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
     w.add_rope_freq_base(rope_base)
     w.add_layer_norm_rms_eps(1e-6)
     if linear_scale is not None:
@@ -91,14 +97,20 @@ def write(path: pathlib.Path, arch: str, pre: str, seed: int, vocab, *, biases: 
     for l in range(LAYERS):
         p = f"blk.{l}."
         t(p + "attn_norm.weight", (D,), 0.2, 1.0)
-        t(p + "attn_q.weight", (D, D), 3.0 / np.sqrt(D))
-        t(p + "attn_k.weight", (KV_HEADS * HEAD_DIM, D), 3.0 / np.sqrt(D))
-        t(p + "attn_v.weight", (KV_HEADS * HEAD_DIM, D), 1.7 / np.sqrt(D))
+        q_dim, kv_dim = HEADS * head_dim, KV_HEADS * head_dim
+        t(p + "attn_q.weight", (q_dim, D), 3.0 / np.sqrt(D))
+        t(p + "attn_k.weight", (kv_dim, D), 3.0 / np.sqrt(D))
+        t(p + "attn_v.weight", (kv_dim, D), 1.7 / np.sqrt(D))
         if biases:
-            t(p + "attn_q.bias", (D,), 1.0)
-            t(p + "attn_k.bias", (KV_HEADS * HEAD_DIM,), 1.0)
-            t(p + "attn_v.bias", (KV_HEADS * HEAD_DIM,), 1.0)
-        t(p + "attn_output.weight", (D, D), 1.7 / np.sqrt(D))
+            t(p + "attn_q.bias", (q_dim,), 1.0)
+            t(p + "attn_k.bias", (kv_dim,), 1.0)
+            t(p + "attn_v.bias", (kv_dim,), 1.0)
+        if qk_norm:
+            # After the per-head norm q and k have unit RMS: larger gains keep the
+            # attention scores far from uniform.
+            t(p + "attn_q_norm.weight", (head_dim,), 0.5, 2.0)
+            t(p + "attn_k_norm.weight", (head_dim,), 0.5, 2.0)
+        t(p + "attn_output.weight", (D, q_dim), 1.7 / np.sqrt(q_dim))
         t(p + "ffn_norm.weight", (D,), 0.2, 1.0)
         t(p + "ffn_gate.weight", (FF, D), 1.7 / np.sqrt(D))
         t(p + "ffn_up.weight", (FF, D), 1.7 / np.sqrt(D))
@@ -142,7 +154,9 @@ def main():
           rope_base=1e6, linear_scale=2.0, add_bos=False)
     write(out / "tiny-llama3.gguf.part", "llama", "llama-bpe", 2, vocab, biases=False,
           tied=False, rope_base=50.0, rope_factors=llama3_factors(50.0, HEAD_DIM, original=64))
-    for name in ["tiny-qwen2.gguf", "tiny-llama3.gguf"]:
+    write(out / "tiny-qwen3.gguf.part", "qwen3", "qwen2", 3, vocab, biases=False, tied=True,
+          rope_base=1e6, head_dim=32, qk_norm=True)
+    for name in ["tiny-qwen2.gguf", "tiny-llama3.gguf", "tiny-qwen3.gguf"]:
         (out / (name + ".part")).rename(out / name)
         print("wrote", out / name)
 

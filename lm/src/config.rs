@@ -1,6 +1,6 @@
 //! The transformer's hyper-parameters, read from `<arch>.*` GGUF metadata: the llama
-//! family (SmolLM2, Llama 3 with its RoPE frequency factors) and qwen2 (q/k/v biases,
-//! RoPE over head halves).
+//! family (SmolLM2, Llama 3 with its RoPE frequency factors), qwen2 (q/k/v biases, RoPE
+//! over head halves) and qwen3 (RMSNorm of each q and k head).
 
 use crate::error::LoadError;
 use crate::gguf::{Gguf, GgufError};
@@ -12,17 +12,25 @@ pub enum Architecture {
     Llama,
     /// `qwen2`: Qwen2 and Qwen2.5 (biases on q, k and v; RoPE over head halves).
     Qwen2,
+    /// `qwen3`: Qwen3 dense models (each q and k head RMS-normed before RoPE over halves;
+    /// heads may be wider than `d_model / n_heads`).
+    Qwen3,
 }
 
 impl Architecture {
     /// Every supported architecture, for error messages.
-    pub const ALL: [Architecture; 2] = [Architecture::Llama, Architecture::Qwen2];
+    pub const ALL: [Architecture; 3] = [
+        Architecture::Llama,
+        Architecture::Qwen2,
+        Architecture::Qwen3,
+    ];
 
     /// The `general.architecture` value, which is also the metadata keys' prefix.
     pub fn name(self) -> &'static str {
         match self {
             Architecture::Llama => "llama",
             Architecture::Qwen2 => "qwen2",
+            Architecture::Qwen3 => "qwen3",
         }
     }
 
@@ -30,7 +38,7 @@ impl Architecture {
     pub fn rope_style(self) -> RopeStyle {
         match self {
             Architecture::Llama => RopeStyle::Adjacent,
-            Architecture::Qwen2 => RopeStyle::Halves,
+            Architecture::Qwen2 | Architecture::Qwen3 => RopeStyle::Halves,
         }
     }
 }
@@ -41,7 +49,7 @@ pub enum RopeStyle {
     /// Pairs `(2i, 2i+1)`: llama.cpp's "normal" mode (llama files, whose q/k rows the
     /// converter permuted so this equals Hugging Face's rotate-half).
     Adjacent,
-    /// Pairs `(i, i + n_rot/2)`: llama.cpp's "neox" mode (qwen2, unpermuted rows).
+    /// Pairs `(i, i + n_rot/2)`: llama.cpp's "neox" mode (qwen2 and qwen3, unpermuted rows).
     Halves,
 }
 
@@ -144,10 +152,13 @@ impl LlamaConfig {
                 "{n_heads} heads are not a multiple of {n_kv_heads} key/value heads"
             ));
         }
-        if head_dim * n_heads != d_model {
+        if head_dim * n_heads != d_model && arch != Architecture::Qwen3 {
             return bad(format!(
                 "{n_heads} heads of width {head_dim} do not make the width {d_model}"
             ));
+        }
+        if (head_dim * n_heads) as u64 > MAX_DIM {
+            return bad(format!("{n_heads} heads of width {head_dim} are too wide"));
         }
         if n_rot > head_dim || n_rot % 2 != 0 {
             return bad(format!("RoPE over {n_rot} of {head_dim} head dimensions"));

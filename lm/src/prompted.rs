@@ -580,7 +580,7 @@ mod tests {
         let e = Model::from_bytes(bytes).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "model: architecture \"gpt2x\" is not supported (supported: llama, qwen2)"
+            "model: architecture \"gpt2x\" is not supported (supported: llama, qwen2, qwen3)"
         );
 
         let mut bytes = tiny_llama();

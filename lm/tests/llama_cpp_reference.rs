@@ -355,6 +355,28 @@ mod naive {
         NoRopeFactors,
         /// Ignore linear RoPE scaling.
         NoLinearScaling,
+        /// Skip qwen3's per-head norm of q and k.
+        NoHeadNorm,
+    }
+
+    /// Each `w.len()`-wide head of `x` RMS-normed with `w`, when the file has the norm
+    /// tensor `name` (and the mutant keeps it).
+    fn head_normed(
+        g: &Gguf,
+        file: &[u8],
+        name: &str,
+        mut x: Vec<f64>,
+        eps: f64,
+        mutant: Mutant,
+    ) -> Vec<f64> {
+        if g.tensor(name).is_some() && mutant != Mutant::NoHeadNorm {
+            let w = matrix(g, file, name).0;
+            x = x
+                .chunks_exact(w.len())
+                .flat_map(|h| rms_norm(h, &w, eps))
+                .collect();
+        }
+        x
     }
 
     /// `v + bias` when the file has the bias tensor `name` (and the mutant keeps it).
@@ -378,7 +400,7 @@ mod naive {
         let (n, hd) = (tokens.len(), c.head_dim);
         // Read from the file here, not from `lm`'s configuration.
         let arch = g.get_str("general.architecture").unwrap();
-        let halves = (arch == "qwen2") != (mutant == Mutant::OtherRopePairing);
+        let halves = (arch == "qwen2" || arch == "qwen3") != (mutant == Mutant::OtherRopePairing);
         let n_rot = g
             .get_u64(&format!("{arch}.rope.dimension_count"))
             .map_or(hd, |v| v as usize);
@@ -411,8 +433,11 @@ mod naive {
             let (mut q, mut k, mut v) = (Vec::new(), Vec::new(), Vec::new());
             for (pos, xt) in x.iter().enumerate() {
                 let h = rms_norm(xt, &attn_norm, eps);
-                let mut qt = b("attn_q", matvec(&wq, &h));
-                let mut kt = b("attn_k", matvec(&wk, &h));
+                let norm = |n: &str, v| {
+                    head_normed(g, file, &format!("blk.{l}.{n}.weight"), v, eps, mutant)
+                };
+                let mut qt = norm("attn_q_norm", b("attn_q", matvec(&wq, &h)));
+                let mut kt = norm("attn_k_norm", b("attn_k", matvec(&wk, &h)));
                 rope(&mut qt, hd, base, &factors, halves, pos);
                 rope(&mut kt, hd, base, &factors, halves, pos);
                 q.push(qt);
@@ -660,8 +685,9 @@ fn arch_model(name: &str, sha256: &str) -> Vec<u8> {
 }
 
 /// qwen2 (biases on q/k/v, RoPE over head halves, tied output, linear RoPE scaling, the
-/// `qwen2` pre-tokenizer) and Llama 3 (`rope_freqs.weight`, untied output, `llama-bpe`
-/// with its ignored merges and default BOS), in tiny random F32 files written by the
+/// `qwen2` pre-tokenizer), Llama 3 (`rope_freqs.weight`, untied output, `llama-bpe` with
+/// its ignored merges and default BOS) and qwen3 (per-head q/k norms, heads wider than
+/// `d_model / n_heads`), in tiny random F32 files written by the
 /// `gguf` package, against llama.cpp on the same files (f32 KV cache, so f32 arithmetic on
 /// both sides):
 /// - the token ids of 32 strings and of the prompt are llama.cpp's exactly;
@@ -669,9 +695,10 @@ fn arch_model(name: &str, sha256: &str) -> Vec<u8> {
 /// - our forward pass matches the naive f64 forward to rounding, the GPU path matches it
 ///   within the GPU tests' 0.01 logit bound, and the naive forward
 ///   with each architecture feature switched off (the other RoPE pairing, no biases, no
-///   frequency factors) is far from llama.cpp: the comparison would catch each mistake.
+///   frequency factors, no linear scaling, no head norms) is far from llama.cpp: the
+///   comparison would catch each mistake.
 #[test]
-fn qwen2_and_llama3_match_llama_cpp() {
+fn qwen2_qwen3_and_llama3_match_llama_cpp() {
     use naive::Mutant;
     let r = reference("architectures.json");
     for (name, m) in r["models"].as_object().unwrap() {
@@ -777,6 +804,9 @@ fn qwen2_and_llama3_match_llama_cpp() {
         if c.rope_freqs[0] != 1.0 {
             mutants.push(Mutant::NoLinearScaling);
         }
+        if g.tensor("blk.0.attn_q_norm.weight").is_some() {
+            mutants.push(Mutant::NoHeadNorm);
+        }
         for mutant in mutants {
             let (d, _) = vs_llama(&naive::logits(g, &bytes, c, &tokens, mutant));
             println!("# figure: {name}: naive f64 with {mutant:?}: {d:.2} nats from llama.cpp");
@@ -791,6 +821,6 @@ fn qwen2_and_llama3_match_llama_cpp() {
 /// Tolerance on each top-20 log-probability of the tiny qwen2/Llama 3 files, in nats:
 /// both sides compute in f32 over F32 weights (llama.cpp with an f32 KV cache), so they
 /// differ by summation order and f32 rounding only. Measured (llama-cpp-python 0.3.36,
-/// x86-64 AVX2): 1.7e-5 (qwen2) and 5.8e-6 (Llama 3); the mistakes the test plants move
-/// them by 7 nats or more.
+/// x86-64 AVX2): 1.7e-5 (qwen2), 5.8e-6 (Llama 3), 1.5e-5 (qwen3); the mistakes the test
+/// plants move them by 7 nats or more.
 const ARCH_TOLERANCE: f64 = 1e-3;

@@ -1,12 +1,12 @@
 //! WGSL compute kernels on wgpu, each with a CPU reference: quantized matrix-vector
 //! products on raw GGUF blocks (Q4_1, Q8_0, f32), the embedding lookup, RMSNorm, RoPE,
-//! bias addition, grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
+//! bias addition, per-head RMSNorm, grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
 //! masked sampling on the GPU (log Z and a draw from the masked softmax, 16 bytes read back).
 //!
 //! # Key types
 //! - [`Gpu`]: adapter, device and queue (WebGPU on wasm32, Vulkan natively), buffer
 //!   helpers, asynchronous read-back ([`Gpu::read_f32`]), lost-device tracking.
-//! - Kernels: [`MatVec`], [`GetRows`], [`RmsNorm`], [`Rope`], [`Bias`], [`Attention`], [`SwiGlu`],
+//! - Kernels: [`MatVec`], [`GetRows`], [`RmsNorm`], [`HeadNorm`], [`Rope`], [`Bias`], [`Attention`], [`SwiGlu`],
 //!   [`TokenMask`], [`MaskedSample`]; each is compiled once (`new(&gpu).await`), bound to buffers
 //!   (`bind`), and recorded into a compute pass (`dispatch`). They read a shared [`Step`]
 //!   uniform (tokens of the run, cached positions).
@@ -28,6 +28,7 @@ mod buffers;
 mod error;
 mod format;
 mod gpu;
+mod head_norm;
 mod masked_sample;
 mod matvec;
 mod oneshot;
@@ -44,6 +45,7 @@ pub use buffers::{f32_bytes, u32_bytes};
 pub use error::GpuError;
 pub use format::WeightFormat;
 pub use gpu::Gpu;
+pub use head_norm::{HeadNorm, head_norm_reference};
 pub use masked_sample::{MaskedDraw, MaskedSample, MaskedSampleBinding, masked_sample_reference};
 pub use matvec::{GetRows, MatVec, MatVecMode, MatVecStrategy, matvec_reference};
 pub use rms_norm::{RmsNorm, rms_norm_reference};

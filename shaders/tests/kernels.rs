@@ -325,6 +325,33 @@ gpu_tests! {
             assert!(got.iter().zip(&other).any(|(a, b)| (a - b).abs() > 1e-3));
         }
 
+        let k = HeadNorm::new(&gpu).await.unwrap();
+        let (hd, heads) = (32, 6);
+        for cache in [false, true] {
+            let pos0 = if cache { 4 } else { 0 };
+            let rows: Vec<f32> = (0..(4 + n) * hd * heads).map(|_| rng.f32() * 4.0).collect();
+            let g: Vec<f32> = (0..hd).map(|_| rng.f32() + 0.5).collect();
+            let (vb, gb) = (
+                gpu.storage("v", &f32_bytes(&rows)).unwrap(),
+                gpu.storage("g", &f32_bytes(&g)).unwrap(),
+            );
+            let dims = HeadNorm::dims(&gpu, hd, heads, 1e-6, cache);
+            let bind = k.bind(&gpu, &vb, &gb, &dims, &step);
+            gpu.run(|p| k.dispatch(p, &bind, heads, n)).unwrap();
+            let got = gpu.read_f32(&vb, 0, rows.len()).await.unwrap();
+            let mut want = rows.clone();
+            let w = hd * heads;
+            head_norm_reference(&mut want[pos0 * w..(pos0 + n) * w], &g, 1e-6);
+            // Rows outside the run are untouched; the run's within RMSNorm's rounding.
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs() + 1e-6),
+                "head norm, cache rows: {cache}"
+            );
+            assert_ne!(got, rows);
+        }
+
         let k = Bias::new(&gpu).await.unwrap();
         for cache in [false, true] {
             let pos0 = if cache { 4 } else { 0 };

@@ -1,7 +1,8 @@
 //! The llama forward pass on the CPU, computing on the quantized blocks in place.
 //!
 //! Per block: `h = RMSNorm(x)·attn_norm`; `q, k, v = Wq h + bq, Wk h + bk, Wv h + bv` (the
-//! biases where the file has them: qwen2); RoPE on q and k, in the architecture's pairing;
+//! biases where the file has them: qwen2); each q and k head RMS-normed where the file says
+//! so (qwen3); RoPE on q and k, in the architecture's pairing;
 //! grouped-query causal attention over the KV cache; `x += Wo·attn (+ bo)`;
 //! `h = RMSNorm(x)·ffn_norm`; `x += Wdown·(SiLU(Wgate h) ⊙ Wup h)`. After the last block,
 //! `logits = Wout·(RMSNorm(x)·output_norm)`, with `Wout = token_embd` when the file has no
@@ -245,6 +246,11 @@ async fn forward_chunk(
         ] {
             if let Some(b) = bias {
                 ops::add_bias(out, b);
+            }
+        }
+        for (out, norm) in [(&mut q, &layer.q_norm), (&mut k, &layer.k_norm)] {
+            if let Some(w) = norm {
+                ops::rms_norm_in_place(out, w, c.rms_eps);
             }
         }
         for (t, a) in angles.iter().enumerate() {

@@ -6,12 +6,28 @@ use crate::config::RopeStyle;
 pub(crate) fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     let d = w.len();
     for (xr, or) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
-        let mean_sq = xr.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / d as f64;
-        let scale = (1.0 / (mean_sq + eps as f64).sqrt()) as f32;
+        let scale = rms_scale(xr, eps);
         for ((o, &v), &g) in or.iter_mut().zip(xr).zip(w) {
             *o = v * scale * g;
         }
     }
+}
+
+/// [`rms_norm`] in place, rows of `w.len()` (qwen3's per-head norm of q and k).
+pub(crate) fn rms_norm_in_place(x: &mut [f32], w: &[f32], eps: f32) {
+    let d = w.len();
+    for xr in x.chunks_exact_mut(d) {
+        let scale = rms_scale(xr, eps);
+        for (v, &g) in xr.iter_mut().zip(w) {
+            *v = *v * scale * g;
+        }
+    }
+}
+
+/// `1 / sqrt(mean(x²) + eps)`, the mean in f64 (as llama.cpp sums).
+fn rms_scale(x: &[f32], eps: f32) -> f32 {
+    let mean_sq = x.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / x.len() as f64;
+    (1.0 / (mean_sq + eps as f64).sqrt()) as f32
 }
 
 /// Cosines and sines of RoPE at position `pos`: pair `i` turns by `pos · freqs[i]`

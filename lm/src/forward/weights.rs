@@ -101,6 +101,9 @@ pub(crate) struct Layer {
     pub(crate) bk: Option<Vec<f32>>,
     pub(crate) bv: Option<Vec<f32>>,
     pub(crate) bo: Option<Vec<f32>>,
+    /// RMSNorm weights applied to each q and k head before RoPE (qwen3).
+    pub(crate) q_norm: Option<Vec<f32>>,
+    pub(crate) k_norm: Option<Vec<f32>>,
     pub(crate) ffn_norm: Vec<f32>,
     pub(crate) gate: Matrix,
     pub(crate) up: Matrix,
@@ -129,6 +132,8 @@ impl Weights {
                 };
                 let bias =
                     |n: &str, len| optional_vector(g, bytes, &format!("blk.{i}.{n}.bias"), len);
+                let head_norm =
+                    |n: &str| optional_vector(g, bytes, &format!("blk.{i}.{n}.weight"), c.head_dim);
                 Ok(Layer {
                     attn_norm: vector(g, bytes, &format!("blk.{i}.attn_norm.weight"), d)?,
                     wq: m("attn_q", q_dim, d)?,
@@ -139,6 +144,8 @@ impl Weights {
                     bk: bias("attn_k", kv)?,
                     bv: bias("attn_v", kv)?,
                     bo: bias("attn_output", d)?,
+                    q_norm: head_norm("attn_q_norm")?,
+                    k_norm: head_norm("attn_k_norm")?,
                     ffn_norm: vector(g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
                     gate: m("ffn_gate", ff, d)?,
                     up: m("ffn_up", ff, d)?,

@@ -1,7 +1,7 @@
 //! The compiled kernels a forward pass uses, one per weight format where it matters.
 
 use shaders::{
-    Attention, Bias, GetRows, Gpu, GpuError, MatVec, RmsNorm, Rope, SwiGlu, WeightFormat,
+    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, MatVec, RmsNorm, Rope, SwiGlu, WeightFormat,
 };
 use std::collections::HashMap;
 
@@ -13,6 +13,7 @@ pub(crate) struct Kernels {
     pub(crate) rms_norm: RmsNorm,
     pub(crate) rope: Rope,
     pub(crate) bias: Bias,
+    pub(crate) head_norm: HeadNorm,
     pub(crate) attention: Attention,
     pub(crate) swiglu: SwiGlu,
 }
@@ -36,6 +37,7 @@ impl Kernels {
             rms_norm: RmsNorm::new(gpu).await?,
             rope: Rope::new(gpu).await?,
             bias: Bias::new(gpu).await?,
+            head_norm: HeadNorm::new(gpu).await?,
             attention: Attention::new(gpu).await?,
             swiglu: SwiGlu::new(gpu).await?,
         })

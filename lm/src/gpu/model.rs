@@ -7,8 +7,8 @@ use crate::config::{LlamaConfig, RopeStyle};
 use crate::model::Model;
 use sampler_core::{LmError, TokenId};
 use shaders::{
-    Attention, AttentionShape, Bias, Gpu, GpuError, MatVec, MatVecMode, RmsNorm, Rope, Step,
-    SwiGlu, WeightFormat, f32_bytes, rope_table, wgpu,
+    Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, MatVec, MatVecMode, RmsNorm, Rope,
+    Step, SwiGlu, WeightFormat, f32_bytes, rope_table, wgpu,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,6 +38,8 @@ struct Block {
     qkv_bias: Vec<(wgpu::BindGroup, usize)>,
     /// The output product's bias, added to `x` after it.
     out_bias: Option<wgpu::BindGroup>,
+    /// The per-head norms of q and k where the file has them (qwen3), with head counts.
+    head_norms: Vec<(wgpu::BindGroup, usize)>,
     rope_q: wgpu::BindGroup,
     rope_k: wgpu::BindGroup,
     attention: wgpu::BindGroup,
@@ -184,18 +186,21 @@ impl GpuModel {
             m: [GpuMatrix; 7],
             /// Biases of q, k, v and the output product.
             b: [Option<wgpu::Buffer>; 4],
+            /// Per-head norm weights of q and k.
+            head_norm: [Option<wgpu::Buffer>; 2],
         }
         let mut raw = Vec::with_capacity(c.n_layers);
         for i in 0..c.n_layers {
             let m = |n: &str, rows, cols| {
                 tensors::matrix(&gpu, g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
             };
-            let bias = |n: &str, len| {
-                let name = format!("blk.{i}.{n}.bias");
+            let optional = |name: String, len| {
                 g.tensor(&name)
                     .map(|_| tensors::vector(&gpu, g, bytes, &name, len))
                     .transpose()
             };
+            let bias = |n: &str, len| optional(format!("blk.{i}.{n}.bias"), len);
+            let head_norm = |n: &str| optional(format!("blk.{i}.{n}.weight"), c.head_dim);
             raw.push(Raw {
                 attn_norm: tensors::vector(
                     &gpu,
@@ -220,6 +225,7 @@ impl GpuModel {
                     bias("attn_v", kv)?,
                     bias("attn_output", d)?,
                 ],
+                head_norm: [head_norm("attn_q_norm")?, head_norm("attn_k_norm")?],
             });
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;
@@ -239,6 +245,10 @@ impl GpuModel {
         let halves = c.rope_style == RopeStyle::Halves;
         let rope_q_dims = Rope::dims(&gpu, q_dim, c.head_dim, c.n_rot, false, halves);
         let rope_k_dims = Rope::dims(&gpu, kv, c.head_dim, c.n_rot, true, halves);
+        let head_norm_dims = [
+            HeadNorm::dims(&gpu, c.head_dim, c.n_heads, c.rms_eps, false),
+            HeadNorm::dims(&gpu, c.head_dim, c.n_kv_heads, c.rms_eps, true),
+        ];
         let bias_dims = [
             Bias::dims(&gpu, q_dim, false),
             Bias::dims(&gpu, kv, true),
@@ -283,6 +293,17 @@ impl GpuModel {
                 .filter_map(|(i, (out, width))| Some((bias_bind(i, out)?, width)))
                 .collect();
             let out_bias = bias_bind(3, &a.x);
+            let head_norms = [(&a.q, c.n_heads), (&kc, c.n_kv_heads)]
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, (v, heads))| {
+                    let w = r.head_norm[i].as_ref()?;
+                    let bind = kernels
+                        .head_norm
+                        .bind(&gpu, v, w, &head_norm_dims[i], &a.step);
+                    Some((bind, heads))
+                })
+                .collect();
             blocks.push(Block {
                 attn_norm: kernels.rms_norm.bind(
                     &gpu,
@@ -297,6 +318,7 @@ impl GpuModel {
                 wv: product(wv, &a.h, &vc, MatVecMode::Cache)?,
                 qkv_bias,
                 out_bias,
+                head_norms,
                 rope_q: kernels
                     .rope
                     .bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
@@ -498,6 +520,9 @@ impl GpuModel {
                 mv(pass, &b.wv, n);
                 for (bind, width) in &b.qkv_bias {
                     k.bias.dispatch(pass, bind, *width, n);
+                }
+                for (bind, heads) in &b.head_norms {
+                    k.head_norm.dispatch(pass, bind, *heads, n);
                 }
                 k.rope
                     .dispatch(pass, &b.rope_q, q_dim, c.head_dim, c.n_rot, n);
