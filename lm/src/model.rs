@@ -119,7 +119,7 @@ impl Model {
             self.bytes().len() as f64 / 1e6,
             types.join(", "),
             if dequantized {
-                " (types without kernels run as f32)"
+                " (types without kernels decoded to f32 row by row)"
             } else {
                 ""
             }

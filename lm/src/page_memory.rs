@@ -2,7 +2,7 @@
 //!
 //! The page keeps the file's bytes in WebAssembly memory (a 32-bit address space: 4 GiB at
 //! most per instance, and browsers often grant less), the sampling worker holds a second
-//! copy in its own instance, and tensors of types without kernels grow to f32 at load.
+//! copy in its own instance, and the KV cache and activations come on top.
 
 /// Largest file the page loads without asking: a third of the 4 GiB address space leaves
 /// room for the copy held while it is read, the KV cache and f32 expansions.

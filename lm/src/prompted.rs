@@ -436,8 +436,9 @@ mod tests {
         ))
         .unwrap();
         assert!(
-            k.summary()
-                .ends_with("Q4_K ×14, F32 ×5, Q8_0 ×1 (types without kernels run as f32)"),
+            k.summary().ends_with(
+                "Q4_K ×14, F32 ×5, Q8_0 ×1 (types without kernels decoded to f32 row by row)"
+            ),
             "{}",
             k.summary()
         );

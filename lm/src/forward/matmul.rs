@@ -12,7 +12,7 @@ use super::kernels::{
     Activations, Kernels, MAX_VECTORS, Q8Block, Vectors, block_sums, quantize_q8,
 };
 use super::parallel;
-use crate::gguf::{BlockQ4_1, BlockQ8_0};
+use crate::gguf::{BlockQ4_1, BlockQ8_0, GgmlType};
 
 /// Below this many multiply-adds a product runs on the calling thread alone.
 const PARALLEL_MIN_WORK: usize = 1 << 15;
@@ -24,8 +24,13 @@ pub(crate) enum WeightData<'a> {
     Q4_1(&'a [u8]),
     /// Q8_0 blocks.
     Q8_0(&'a [u8]),
-    /// Plain floats (F32 tensors, and F16 tensors converted at load).
+    /// Plain floats (F32 tensors).
     F32(&'a [f32]),
+    /// Blocks of a type without row kernels (F16, BF16, Q5_*, K-quants), kept as in the
+    /// file: each row is decoded to f32 by `quant`'s dequantizer when the product reaches
+    /// it, then multiplied as an f32 row (the same floats, so the same result, as
+    /// decoding the whole matrix at load, at a quarter or less of the memory).
+    Decoded(GgmlType, &'a [u8]),
 }
 
 /// One activation vector, prepared for the row kernels.
@@ -66,10 +71,13 @@ pub(crate) fn matmul_with(
 ) {
     debug_assert_eq!(x.len(), n * cols);
     debug_assert_eq!(out.len(), n * rows);
+    if let WeightData::Decoded(ty, data) = w {
+        return decoded_matmul(k, ty, data, rows, cols, x, n, out);
+    }
     let prepared: Vec<Prepared<'_>> = x
         .chunks_exact(cols)
         .map(|xt| match (w, act) {
-            (WeightData::F32(_), _) => Prepared::Plain(xt),
+            (WeightData::F32(_) | WeightData::Decoded(..), _) => Prepared::Plain(xt),
             (_, Activations::F32) => {
                 let mut s = Vec::new();
                 block_sums(xt, &mut s);
@@ -135,9 +143,48 @@ pub(crate) fn matmul_with(
                     WeightData::Q8_0(d) => {
                         (k.q8_0_f32_xn)(row(d, r0 + j, cols, BlockQ8_0::BYTES), g.vectors(), out)
                     }
-                    WeightData::F32(_) => unreachable!("f32 matrices form no groups"),
+                    WeightData::F32(_) | WeightData::Decoded(..) => {
+                        unreachable!("f32 and decoded matrices form no groups")
+                    }
                 }
                 t += g.xs.len();
+            }
+        }
+    });
+    for (r, vals) in part.chunks_exact(n).enumerate() {
+        for (t, &v) in vals.iter().enumerate() {
+            out[t * rows + r] = v;
+        }
+    }
+}
+
+/// [`matmul_with`] for a [`WeightData::Decoded`] matrix: each row is decoded once into a
+/// per-chunk scratch row and multiplied with every vector by the f32 kernel.
+#[allow(clippy::too_many_arguments)]
+fn decoded_matmul(
+    k: &Kernels,
+    ty: GgmlType,
+    data: &[u8],
+    rows: usize,
+    cols: usize,
+    x: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
+    let row_bytes = cols / ty.block_len() * ty.block_bytes();
+    let chunk_rows = if rows * cols * n < PARALLEL_MIN_WORK {
+        rows
+    } else {
+        rows.div_ceil(4 * parallel::threads()).max(8)
+    };
+    let mut part = vec![0f32; rows * n];
+    parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
+        let mut scratch = vec![0f32; cols];
+        for (j, o) in part.chunks_exact_mut(n).enumerate() {
+            let r = i * chunk_rows + j;
+            ty.dequantize(&data[r * row_bytes..(r + 1) * row_bytes], &mut scratch);
+            for (v, xt) in o.iter_mut().zip(x.chunks_exact(cols)) {
+                *v = (k.f32_dot)(&scratch, xt);
             }
         }
     });
@@ -356,6 +403,55 @@ mod tests {
             check(ty, 600, 512, 1);
             check(ty, 600, 512, 2);
             check(ty, 600, 512, 9);
+        }
+    }
+
+    /// A decoded matrix (rows decoded as the product reaches them) gives exactly what the
+    /// same matrix decoded whole at load gives, for one vector and for a batch, on a
+    /// product large enough to be split across threads.
+    #[test]
+    fn decoded_rows_equal_the_matrix_decoded_whole() {
+        let mut seed = 7u64;
+        for (ty, rows, cols) in [(GgmlType::F16, 300, 96), (GgmlType::Q6K, 600, 512)] {
+            let n_blocks = rows * cols / ty.block_len();
+            let mut data: Vec<u8> = (0..n_blocks * ty.block_bytes())
+                .map(|_| lcg(&mut seed) as u8)
+                .collect();
+            // Finite f16 values (F16) or block scales (Q6_K's last two bytes): exponents
+            // below 15.
+            let f16_at = if ty == GgmlType::F16 {
+                0
+            } else {
+                ty.block_bytes() - 2
+            };
+            for b in data.chunks_exact_mut(if ty == GgmlType::F16 {
+                2
+            } else {
+                ty.block_bytes()
+            }) {
+                b[f16_at + 1] &= 0xbb;
+            }
+            let mut dense = vec![0f32; rows * cols];
+            ty.dequantize(&data, &mut dense);
+            assert!(dense.iter().all(|v| v.is_finite()));
+            for n in [1, 3] {
+                let x: Vec<f32> = (0..n * cols)
+                    .map(|_| (lcg(&mut seed) % 2001) as f32 / 1000.0 - 1.0)
+                    .collect();
+                let (mut a, mut b) = (vec![0f32; n * rows], vec![0f32; n * rows]);
+                let act = Activations::F32;
+                matmul(
+                    WeightData::Decoded(ty, &data),
+                    rows,
+                    cols,
+                    &x,
+                    n,
+                    &mut a,
+                    act,
+                );
+                matmul(WeightData::F32(&dense), rows, cols, &x, n, &mut b, act);
+                assert_eq!(a, b, "{ty:?}, {n} vectors");
+            }
         }
     }
 

@@ -12,7 +12,7 @@ pub(crate) struct Matrix {
     ty: GgmlType,
     range: std::ops::Range<usize>,
     cols: usize,
-    /// Matrices of types without kernels, dequantized once at load.
+    /// F32 matrices, copied out of the file (which need not align them).
     dense: Option<Vec<f32>>,
     /// Q4_0 matrices rewritten as Q4_1 blocks at load (exactly the same weights).
     as_q4_1: Option<Vec<u8>>,
@@ -36,7 +36,7 @@ impl Matrix {
         let as_q4_1 = (t.ty == GgmlType::Q4_0)
             .then(|| quant::q4_0_as_q4_1(&bytes[t.range()]))
             .flatten();
-        let dense = (!t.ty.runs_quantized() && as_q4_1.is_none()).then(|| t.to_f32(bytes));
+        let dense = (t.ty == GgmlType::F32).then(|| t.to_f32(bytes));
         Ok(Matrix {
             ty: t.ty,
             range: t.range(),
@@ -53,7 +53,8 @@ impl Matrix {
         match (&self.dense, self.ty) {
             (Some(v), _) => WeightData::F32(v),
             (None, GgmlType::Q4_1) => WeightData::Q4_1(&bytes[self.range.clone()]),
-            (None, _) => WeightData::Q8_0(&bytes[self.range.clone()]),
+            (None, GgmlType::Q8_0) => WeightData::Q8_0(&bytes[self.range.clone()]),
+            (None, ty) => WeightData::Decoded(ty, &bytes[self.range.clone()]),
         }
     }
 }
@@ -179,6 +180,10 @@ impl Weights {
             WeightData::Q8_0(b) => {
                 let rb = cols / 32 * crate::gguf::BlockQ8_0::BYTES;
                 dequantize_q8_0(&b[t * rb..(t + 1) * rb], out)
+            }
+            WeightData::Decoded(ty, b) => {
+                let rb = cols / ty.block_len() * ty.block_bytes();
+                ty.dequantize(&b[t * rb..(t + 1) * rb], out)
             }
         }
     }

@@ -3,7 +3,8 @@
 use quant::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
 
 /// The ggml tensor types this reader handles. Q4_1 and Q8_0 matrices run quantized on
-/// the CPU and the GPU; every other type is dequantized to f32 at load
+/// the CPU and the GPU; the CPU decodes every other type a row at a time as a product
+/// reaches it, and the GPU path uploads them dequantized to f32
 /// ([`GgmlType::runs_quantized`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GgmlType {
@@ -117,7 +118,8 @@ impl GgmlType {
     }
 
     /// Whether matrices of this type run on their quantized blocks (Q4_1, Q8_0: the CPU
-    /// kernels and the WGSL decoders); the others are dequantized to f32 once, at load.
+    /// kernels and the WGSL decoders); the CPU decodes the others row by row to f32 (and
+    /// the GPU path uploads them as f32).
     pub fn runs_quantized(self) -> bool {
         matches!(self, GgmlType::Q4_1 | GgmlType::Q8_0)
     }
