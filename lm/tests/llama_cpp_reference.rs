@@ -576,6 +576,26 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
             mutant > 100.0 * exact.max(1e-6),
             "{types:?}: the mutant is caught: {mutant}"
         );
+        // The GPU path: Q5_0 and the K-quants through their WGSL decoders (kept as in the
+        // file), the rest as f32; logits within the GPU tests' bound of the CPU's.
+        let gpu = std::sync::Arc::new(
+            sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
+        );
+        let mut on_gpu =
+            sampler_core::block_on(lm::gpu::GpuModel::with_gpu(gpu, &model, 16)).unwrap();
+        let gpu_logits = sampler_core::block_on(on_gpu.forward(&tokens, 0)).unwrap();
+        let d = ours
+            .iter()
+            .zip(&gpu_logits)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        println!(
+            "# figure: {types:?}: GPU vs CPU logits max |Δ| {d:.2e}; {} B of GPU weights for a \
+             {} B file",
+            on_gpu.weight_bytes(),
+            bytes.len()
+        );
+        assert!(d < 0.01, "{types:?}: GPU logits {d} from the CPU's");
     }
 }
 

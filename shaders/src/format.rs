@@ -1,30 +1,66 @@
 //! [`WeightFormat`]: how a weight matrix lies in its GPU buffer, with the WGSL decoder
-//! and the CPU decoder of the same layout (`quant`'s scalar dequantizers).
+//! (`load8`: eight weights of a 32-weight sub-block) and the CPU decoder of the same
+//! layout (`quant`'s scalar dequantizers).
 
-/// The encoding of a weight matrix on the GPU. Rows are `cols / 32` consecutive blocks.
+/// The encoding of a weight matrix on the GPU. Rows are `cols / block_len` consecutive
+/// blocks, exactly as the GGUF file stores them (no repacking).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WeightFormat {
-    /// GGUF Q4_1 blocks as in the file: 20 bytes (f16 d, f16 m, 16 nibble bytes) per 32.
+    /// GGUF Q4_1 blocks: 20 bytes (f16 d, f16 m, 16 nibble bytes) per 32.
     Q4_1,
-    /// GGUF Q8_0 blocks as in the file: 34 bytes (f16 d, 32 i8) per 32, not repacked.
+    /// GGUF Q8_0 blocks: 34 bytes (f16 d, 32 i8) per 32.
     Q8_0,
+    /// GGUF Q5_0 blocks: 22 bytes (f16 d, 32 fifth bits, 16 nibble bytes) per 32.
+    Q5_0,
+    /// GGUF Q4_K superblocks: 144 bytes per 256 (f16 d and dmin, 6-bit scales and mins
+    /// of eight sub-blocks, nibbles).
+    Q4K,
+    /// GGUF Q5_K superblocks: 176 bytes per 256 (Q4_K's layout plus 32 bytes of fifth
+    /// bits).
+    Q5K,
+    /// GGUF Q6_K superblocks: 210 bytes per 256 (low nibbles, 2-bit highs, sixteen i8
+    /// scales, f16 d).
+    Q6K,
     /// Little-endian f32.
     F32,
 }
 
 impl WeightFormat {
-    /// Bytes per 32 weights.
+    /// Every format, for tests.
+    pub const ALL: [WeightFormat; 7] = [
+        WeightFormat::Q4_1,
+        WeightFormat::Q8_0,
+        WeightFormat::Q5_0,
+        WeightFormat::Q4K,
+        WeightFormat::Q5K,
+        WeightFormat::Q6K,
+        WeightFormat::F32,
+    ];
+
+    /// Weights per block (a row's width must be a multiple of it).
+    pub fn block_len(self) -> usize {
+        match self {
+            WeightFormat::Q4K | WeightFormat::Q5K | WeightFormat::Q6K => 256,
+            _ => 32,
+        }
+    }
+
+    /// Bytes per block.
     pub fn block_bytes(self) -> usize {
         match self {
             WeightFormat::Q4_1 => 20,
             WeightFormat::Q8_0 => 34,
+            WeightFormat::Q5_0 => 22,
+            WeightFormat::Q4K => 144,
+            WeightFormat::Q5K => 176,
+            WeightFormat::Q6K => 210,
             WeightFormat::F32 => 128,
         }
     }
 
     /// Bytes of a `rows × cols` matrix.
     pub fn matrix_bytes(self, rows: usize, cols: usize) -> usize {
-        rows * (cols / 32) * self.block_bytes()
+        rows * (cols / self.block_len()) * self.block_bytes()
     }
 
     /// The WGSL `load8` decoder of this format.
@@ -32,21 +68,40 @@ impl WeightFormat {
         match self {
             WeightFormat::Q4_1 => include_str!("wgsl/q4_1.wgsl"),
             WeightFormat::Q8_0 => include_str!("wgsl/q8_0.wgsl"),
+            WeightFormat::Q5_0 => include_str!("wgsl/q5_0.wgsl"),
+            WeightFormat::Q4K => include_str!("wgsl/q4_k.wgsl"),
+            WeightFormat::Q5K => include_str!("wgsl/q5_k.wgsl"),
+            WeightFormat::Q6K => include_str!("wgsl/q6_k.wgsl"),
             WeightFormat::F32 => include_str!("wgsl/f32.wgsl"),
+        }
+    }
+
+    /// Byte offsets of the f16 scales inside one block (tests make them finite).
+    pub fn f16_offsets(self) -> &'static [usize] {
+        match self {
+            WeightFormat::Q4_1 | WeightFormat::Q4K | WeightFormat::Q5K => &[0, 2],
+            WeightFormat::Q8_0 | WeightFormat::Q5_0 => &[0],
+            WeightFormat::Q6K => &[208],
+            WeightFormat::F32 => &[],
         }
     }
 
     /// Decodes row `row` (`cols` weights) from the matrix bytes on the CPU, with `quant`'s
     /// scalar decoders (the ones the CPU forward pass and the GGUF reader use).
     pub fn dequantize_row(self, bytes: &[u8], row: usize, cols: usize) -> Vec<f32> {
-        let row_bytes = (cols / 32) * self.block_bytes();
+        let row_bytes = self.matrix_bytes(1, cols);
         let data = &bytes[row * row_bytes..][..row_bytes];
         let mut out = vec![0f32; cols];
-        match self {
-            WeightFormat::Q4_1 => quant::dequantize_q4_1(data, &mut out),
-            WeightFormat::Q8_0 => quant::dequantize_q8_0(data, &mut out),
-            WeightFormat::F32 => quant::dequantize_f32(data, &mut out),
-        }
+        let decode: fn(&[u8], &mut [f32]) = match self {
+            WeightFormat::Q4_1 => quant::dequantize_q4_1,
+            WeightFormat::Q8_0 => quant::dequantize_q8_0,
+            WeightFormat::Q5_0 => quant::dequantize_q5_0,
+            WeightFormat::Q4K => quant::dequantize_q4_k,
+            WeightFormat::Q5K => quant::dequantize_q5_k,
+            WeightFormat::Q6K => quant::dequantize_q6_k,
+            WeightFormat::F32 => quant::dequantize_f32,
+        };
+        decode(data, &mut out);
         out
     }
 }

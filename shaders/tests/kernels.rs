@@ -15,21 +15,19 @@ async fn gpu() -> Gpu {
 }
 
 fn random_matrix(rng: &mut Rng, f: WeightFormat, rows: usize, cols: usize) -> Vec<u8> {
-    let blocks = rows * cols / 32;
+    if f == WeightFormat::F32 {
+        return (0..rows * cols)
+            .flat_map(|_| rng.f32().to_le_bytes())
+            .collect();
+    }
+    // Random bytes, with finite f16 scales where the format keeps them.
     let mut b = Vec::with_capacity(f.matrix_bytes(rows, cols));
-    for _ in 0..blocks {
-        match f {
-            WeightFormat::Q4_1 => {
-                b.extend(rng.half());
-                b.extend(rng.half());
-                b.extend((0..16).map(|_| rng.next() as u8));
-            }
-            WeightFormat::Q8_0 => {
-                b.extend(rng.half());
-                b.extend((0..32).map(|_| rng.next() as u8));
-            }
-            WeightFormat::F32 => b.extend((0..32).flat_map(|_| rng.f32().to_le_bytes())),
+    for _ in 0..rows * cols / f.block_len() {
+        let mut block: Vec<u8> = (0..f.block_bytes()).map(|_| rng.next() as u8).collect();
+        for &at in f.f16_offsets() {
+            block[at..at + 2].copy_from_slice(&rng.half());
         }
+        b.extend(block);
     }
     b
 }
@@ -137,6 +135,19 @@ gpu_tests! {
         check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q8_0, 3, 32, 1, 0).await;
     }
 
+    // The decoders of Q5_0 and the K-quants: one vector and a batch; an odd number of
+    // 210-byte Q6_K superblocks per row puts every other row at a half-word offset.
+    async fn q5_0_and_k_quant_matvecs_match_cpu() {
+        let gpu = gpu().await;
+        let adapter = common::adapter_description(&gpu).await;
+        let mut rng = Rng(0x5EED);
+        for f in [WeightFormat::Q5_0, WeightFormat::Q4K, WeightFormat::Q5K, WeightFormat::Q6K] {
+            check_matvec((&gpu, &adapter), &mut rng, f, 96, 512, 1, 2).await;
+            check_matvec((&gpu, &adapter), &mut rng, f, 37, 256, 5, 0).await;
+            check_matvec((&gpu, &adapter), &mut rng, f, 33, 768, 2, 0).await;
+        }
+    }
+
     async fn f32_matvec_matches_cpu() {
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
@@ -198,8 +209,9 @@ gpu_tests! {
     async fn get_rows_is_exact_dequantization() {
         let gpu = gpu().await;
         let mut rng = Rng(99);
-        for f in [WeightFormat::Q8_0, WeightFormat::Q4_1] {
-            let (rows, cols) = (301, 576);
+        for f in WeightFormat::ALL {
+            let cols = if f.block_len() == 256 { 768 } else { 576 };
+            let rows = 301;
             let w = random_matrix(&mut rng, f, rows, cols);
             let tokens = [0u32, 300, 17, 17, 255];
             let k = GetRows::new(&gpu, f).await.unwrap();

@@ -4,8 +4,8 @@ use quant::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
 
 /// The ggml tensor types this reader handles. Q4_1 and Q8_0 matrices run quantized on
 /// the CPU and the GPU; the CPU decodes every other type a row at a time as a product
-/// reaches it, and the GPU path uploads them dequantized to f32
-/// ([`GgmlType::runs_quantized`]).
+/// reaches it; the GPU decodes Q5_0, Q4_K, Q5_K and Q6_K in its kernels too and gets the
+/// rest as f32 ([`GgmlType::runs_quantized`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GgmlType {
     /// 32-bit float (ggml type 0).
@@ -118,8 +118,7 @@ impl GgmlType {
     }
 
     /// Whether matrices of this type run on their quantized blocks (Q4_1, Q8_0: the CPU
-    /// kernels and the WGSL decoders); the CPU decodes the others row by row to f32 (and
-    /// the GPU path uploads them as f32).
+    /// kernels and the WGSL decoders); the CPU decodes the others row by row to f32.
     pub fn runs_quantized(self) -> bool {
         matches!(self, GgmlType::Q4_1 | GgmlType::Q8_0)
     }

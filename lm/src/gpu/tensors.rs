@@ -37,6 +37,10 @@ pub(crate) fn matrix(
     let (format, buffer) = match t.ty {
         GgmlType::Q4_1 => (WeightFormat::Q4_1, gpu.storage(name, &bytes[t.range()])?),
         GgmlType::Q8_0 => (WeightFormat::Q8_0, gpu.storage(name, &bytes[t.range()])?),
+        GgmlType::Q5_0 => (WeightFormat::Q5_0, gpu.storage(name, &bytes[t.range()])?),
+        GgmlType::Q4K => (WeightFormat::Q4K, gpu.storage(name, &bytes[t.range()])?),
+        GgmlType::Q5K => (WeightFormat::Q5K, gpu.storage(name, &bytes[t.range()])?),
+        GgmlType::Q6K => (WeightFormat::Q6K, gpu.storage(name, &bytes[t.range()])?),
         // Exactly the same weights as Q4_1 blocks (see `quant::q4_0_as_q4_1`).
         GgmlType::Q4_0 if let Some(q) = quant::q4_0_as_q4_1(&bytes[t.range()]) => {
             (WeightFormat::Q4_1, gpu.storage(name, &q)?)
