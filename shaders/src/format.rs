@@ -12,6 +12,12 @@ pub enum WeightFormat {
     Q8_0,
     /// GGUF Q5_0 blocks: 22 bytes (f16 d, 32 fifth bits, 16 nibble bytes) per 32.
     Q5_0,
+    /// GGUF Q5_1 blocks: 24 bytes (f16 d, f16 m, 32 fifth bits, 16 nibble bytes) per 32.
+    Q5_1,
+    /// Little-endian IEEE halves.
+    F16,
+    /// Little-endian bfloat16s.
+    Bf16,
     /// GGUF Q4_K superblocks: 144 bytes per 256 (f16 d and dmin, 6-bit scales and mins
     /// of eight sub-blocks, nibbles).
     Q4K,
@@ -27,10 +33,13 @@ pub enum WeightFormat {
 
 impl WeightFormat {
     /// Every format, for tests.
-    pub const ALL: [WeightFormat; 7] = [
+    pub const ALL: [WeightFormat; 10] = [
         WeightFormat::Q4_1,
         WeightFormat::Q8_0,
         WeightFormat::Q5_0,
+        WeightFormat::Q5_1,
+        WeightFormat::F16,
+        WeightFormat::Bf16,
         WeightFormat::Q4K,
         WeightFormat::Q5K,
         WeightFormat::Q6K,
@@ -51,6 +60,8 @@ impl WeightFormat {
             WeightFormat::Q4_1 => 20,
             WeightFormat::Q8_0 => 34,
             WeightFormat::Q5_0 => 22,
+            WeightFormat::Q5_1 => 24,
+            WeightFormat::F16 | WeightFormat::Bf16 => 64,
             WeightFormat::Q4K => 144,
             WeightFormat::Q5K => 176,
             WeightFormat::Q6K => 210,
@@ -69,6 +80,9 @@ impl WeightFormat {
             WeightFormat::Q4_1 => include_str!("wgsl/q4_1.wgsl"),
             WeightFormat::Q8_0 => include_str!("wgsl/q8_0.wgsl"),
             WeightFormat::Q5_0 => include_str!("wgsl/q5_0.wgsl"),
+            WeightFormat::Q5_1 => include_str!("wgsl/q5_1.wgsl"),
+            WeightFormat::F16 => include_str!("wgsl/f16.wgsl"),
+            WeightFormat::Bf16 => include_str!("wgsl/bf16.wgsl"),
             WeightFormat::Q4K => include_str!("wgsl/q4_k.wgsl"),
             WeightFormat::Q5K => include_str!("wgsl/q5_k.wgsl"),
             WeightFormat::Q6K => include_str!("wgsl/q6_k.wgsl"),
@@ -79,10 +93,12 @@ impl WeightFormat {
     /// Byte offsets of the f16 scales inside one block (tests make them finite).
     pub fn f16_offsets(self) -> &'static [usize] {
         match self {
-            WeightFormat::Q4_1 | WeightFormat::Q4K | WeightFormat::Q5K => &[0, 2],
+            WeightFormat::Q4_1 | WeightFormat::Q5_1 | WeightFormat::Q4K | WeightFormat::Q5K => {
+                &[0, 2]
+            }
             WeightFormat::Q8_0 | WeightFormat::Q5_0 => &[0],
             WeightFormat::Q6K => &[208],
-            WeightFormat::F32 => &[],
+            WeightFormat::F32 | WeightFormat::F16 | WeightFormat::Bf16 => &[],
         }
     }
 
@@ -96,6 +112,9 @@ impl WeightFormat {
             WeightFormat::Q4_1 => quant::dequantize_q4_1,
             WeightFormat::Q8_0 => quant::dequantize_q8_0,
             WeightFormat::Q5_0 => quant::dequantize_q5_0,
+            WeightFormat::Q5_1 => quant::dequantize_q5_1,
+            WeightFormat::F16 => quant::dequantize_f16,
+            WeightFormat::Bf16 => quant::dequantize_bf16,
             WeightFormat::Q4K => quant::dequantize_q4_k,
             WeightFormat::Q5K => quant::dequantize_q5_k,
             WeightFormat::Q6K => quant::dequantize_q6_k,

@@ -15,10 +15,20 @@ async fn gpu() -> Gpu {
 }
 
 fn random_matrix(rng: &mut Rng, f: WeightFormat, rows: usize, cols: usize) -> Vec<u8> {
-    if f == WeightFormat::F32 {
-        return (0..rows * cols)
-            .flat_map(|_| rng.f32().to_le_bytes())
-            .collect();
+    match f {
+        WeightFormat::F32 => {
+            return (0..rows * cols)
+                .flat_map(|_| rng.f32().to_le_bytes())
+                .collect();
+        }
+        // Finite halves; bfloat16s with the exponents of f32s near 1.
+        WeightFormat::F16 => return (0..rows * cols).flat_map(|_| rng.half()).collect(),
+        WeightFormat::Bf16 => {
+            return (0..rows * cols)
+                .flat_map(|_| ((rng.f32().to_bits() >> 16) as u16).to_le_bytes())
+                .collect();
+        }
+        _ => {}
     }
     // Random bytes, with finite f16 scales where the format keeps them.
     let mut b = Vec::with_capacity(f.matrix_bytes(rows, cols));
@@ -135,13 +145,21 @@ gpu_tests! {
         check_matvec((&gpu, &adapter), &mut rng, WeightFormat::Q8_0, 3, 32, 1, 0).await;
     }
 
-    // The decoders of Q5_0 and the K-quants: one vector and a batch; an odd number of
+    // The decoders of Q5_*, F16, BF16 and the K-quants: one vector and a batch; an odd number of
     // 210-byte Q6_K superblocks per row puts every other row at a half-word offset.
-    async fn q5_0_and_k_quant_matvecs_match_cpu() {
+    async fn q5_halves_and_k_quant_matvecs_match_cpu() {
         let gpu = gpu().await;
         let adapter = common::adapter_description(&gpu).await;
         let mut rng = Rng(0x5EED);
-        for f in [WeightFormat::Q5_0, WeightFormat::Q4K, WeightFormat::Q5K, WeightFormat::Q6K] {
+        for f in [
+            WeightFormat::Q5_0,
+            WeightFormat::Q5_1,
+            WeightFormat::F16,
+            WeightFormat::Bf16,
+            WeightFormat::Q4K,
+            WeightFormat::Q5K,
+            WeightFormat::Q6K,
+        ] {
             check_matvec((&gpu, &adapter), &mut rng, f, 96, 512, 1, 2).await;
             check_matvec((&gpu, &adapter), &mut rng, f, 37, 256, 5, 0).await;
             check_matvec((&gpu, &adapter), &mut rng, f, 33, 768, 2, 0).await;
