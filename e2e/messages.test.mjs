@@ -2,7 +2,8 @@
 // without WebGPU on the CPU (one line says so), a missing model with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { BASE_URL, ARTIFACTS, withPage, waitForPhase } from './lib.mjs';
 
@@ -127,5 +128,33 @@ test('a file from disk: too large for the device is asked about first, an unsupp
     }
     const msg = await page.locator('#model-error').textContent();
     assert.equal(msg, `The model could not be loaded: ${GEMMA_LINE}`);
+  });
+});
+
+test('qwen3, qwen2 and Llama 3 files from disk load and sample in the page', async () => {
+  // The tiny random files lm's tests compare with llama.cpp (lm/reference/make_arch_models.py).
+  const dir = join(dirname(ARTIFACTS), '..', 'target', 'arch-models');
+  const names = ['tiny-qwen3.gguf', 'tiny-qwen2.gguf', 'tiny-llama3.gguf'];
+  if (!names.every((n) => existsSync(join(dir, n)))) {
+    execFileSync('python3', [join(dirname(ARTIFACTS), '..', 'lm', 'reference', 'make_arch_models.py'), dir, MODEL_FILE]);
+  }
+  await withPage('arch-models-from-disk', { webgpu: true }, async (page) => {
+    await withoutNavigatorGpu(page);
+    await page.goto(BASE_URL);
+    await waitForPhase(page, ['ready'], LOAD_MS);
+    for (const [name, arch] of [['tiny-qwen3.gguf', 'qwen3'], ['tiny-qwen2.gguf', 'qwen2'], ['tiny-llama3.gguf', 'llama']]) {
+      await page.setInputFiles('#model-file', join(dir, name));
+      await page.waitForFunction((n) => document.querySelector('#model-info')?.textContent.includes(n), name, { timeout: 60_000 });
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      const info = await page.locator('#model-info').textContent();
+      assert.match(info, new RegExp(`${arch} · \\d+\\.\\d MB · F32 ×\\d+`), info);
+      assert.match(info, /context 256/);
+      // These files carry no chat template: the box is cleared and disabled.
+      assert.equal(await page.locator('#chat').isDisabled(), true);
+      assert.equal(await page.locator('#chat').isChecked(), false);
+      const r = await quickRun(page);
+      assert.equal(r.state, 'done', `${name}: ${r.message}`);
+      assert.match(r.text, /^(yes|no|maybe)$/, name);
+    }
   });
 });

@@ -79,6 +79,20 @@ impl Output for PageOutput {
 pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>) -> impl IntoView {
     let prompt = RwSignal::new(DEFAULT_PROMPT.to_string());
     let chat = RwSignal::new(true);
+    // A model without a chat template takes the prompt as it is: the box is cleared and
+    // disabled while such a model is loaded.
+    let has_template = RwSignal::new(true);
+    Effect::new(move || {
+        if phase.get() == Phase::Ready
+            && let Some(e) = engine()
+        {
+            let has = e.has_chat_template();
+            if has != has_template.get_untracked() {
+                has_template.set(has);
+                chat.set(has);
+            }
+        }
+    });
     let regex = RwSignal::new(DEFAULT_REGEX.to_string());
     let max_tokens = RwSignal::new("24".to_string());
     let seed = RwSignal::new("1".to_string());
@@ -208,7 +222,9 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
                 <textarea id="prompt" rows="3" bind:value=prompt></textarea>
             </label>
             <label class="check">
-                <input id="chat" type="checkbox" bind:checked=chat/>
+                <input id="chat" type="checkbox" bind:checked=chat
+                    disabled=move || !has_template.get()
+                    title=move || if has_template.get() { "" } else { "this model file has no chat template" }/>
                 " chat template"
             </label>
             <label class="wide">

@@ -576,8 +576,8 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
             mutant > 100.0 * exact.max(1e-6),
             "{types:?}: the mutant is caught: {mutant}"
         );
-        // The GPU path: every type but Q2_K and Q3_K through its WGSL decoder (kept as in
-        // the file), those two as f32; logits within the GPU tests' bound of the CPU's.
+        // The GPU path: every type through its WGSL decoder, kept as in the file; logits
+        // within the GPU tests' bound of the CPU's.
         let gpu = std::sync::Arc::new(
             sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
         );

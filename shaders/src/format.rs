@@ -18,6 +18,12 @@ pub enum WeightFormat {
     F16,
     /// Little-endian bfloat16s.
     Bf16,
+    /// GGUF Q2_K superblocks: 84 bytes per 256 (sixteen 4-bit scale and min pairs, 2-bit
+    /// codes, f16 d and dmin).
+    Q2K,
+    /// GGUF Q3_K superblocks: 110 bytes per 256 (high-bit mask, 2-bit codes, sixteen
+    /// packed 6-bit scales, f16 d).
+    Q3K,
     /// GGUF Q4_K superblocks: 144 bytes per 256 (f16 d and dmin, 6-bit scales and mins
     /// of eight sub-blocks, nibbles).
     Q4K,
@@ -33,7 +39,9 @@ pub enum WeightFormat {
 
 impl WeightFormat {
     /// Every format, for tests.
-    pub const ALL: [WeightFormat; 10] = [
+    pub const ALL: [WeightFormat; 12] = [
+        WeightFormat::Q2K,
+        WeightFormat::Q3K,
         WeightFormat::Q4_1,
         WeightFormat::Q8_0,
         WeightFormat::Q5_0,
@@ -49,7 +57,11 @@ impl WeightFormat {
     /// Weights per block (a row's width must be a multiple of it).
     pub fn block_len(self) -> usize {
         match self {
-            WeightFormat::Q4K | WeightFormat::Q5K | WeightFormat::Q6K => 256,
+            WeightFormat::Q2K
+            | WeightFormat::Q3K
+            | WeightFormat::Q4K
+            | WeightFormat::Q5K
+            | WeightFormat::Q6K => 256,
             _ => 32,
         }
     }
@@ -62,6 +74,8 @@ impl WeightFormat {
             WeightFormat::Q5_0 => 22,
             WeightFormat::Q5_1 => 24,
             WeightFormat::F16 | WeightFormat::Bf16 => 64,
+            WeightFormat::Q2K => 84,
+            WeightFormat::Q3K => 110,
             WeightFormat::Q4K => 144,
             WeightFormat::Q5K => 176,
             WeightFormat::Q6K => 210,
@@ -83,6 +97,8 @@ impl WeightFormat {
             WeightFormat::Q5_1 => include_str!("wgsl/q5_1.wgsl"),
             WeightFormat::F16 => include_str!("wgsl/f16.wgsl"),
             WeightFormat::Bf16 => include_str!("wgsl/bf16.wgsl"),
+            WeightFormat::Q2K => include_str!("wgsl/q2_k.wgsl"),
+            WeightFormat::Q3K => include_str!("wgsl/q3_k.wgsl"),
             WeightFormat::Q4K => include_str!("wgsl/q4_k.wgsl"),
             WeightFormat::Q5K => include_str!("wgsl/q5_k.wgsl"),
             WeightFormat::Q6K => include_str!("wgsl/q6_k.wgsl"),
@@ -98,6 +114,8 @@ impl WeightFormat {
             }
             WeightFormat::Q8_0 | WeightFormat::Q5_0 => &[0],
             WeightFormat::Q6K => &[208],
+            WeightFormat::Q2K => &[80, 82],
+            WeightFormat::Q3K => &[108],
             WeightFormat::F32 | WeightFormat::F16 | WeightFormat::Bf16 => &[],
         }
     }
@@ -115,6 +133,8 @@ impl WeightFormat {
             WeightFormat::Q5_1 => quant::dequantize_q5_1,
             WeightFormat::F16 => quant::dequantize_f16,
             WeightFormat::Bf16 => quant::dequantize_bf16,
+            WeightFormat::Q2K => quant::dequantize_q2_k,
+            WeightFormat::Q3K => quant::dequantize_q3_k,
             WeightFormat::Q4K => quant::dequantize_q4_k,
             WeightFormat::Q5K => quant::dequantize_q5_k,
             WeightFormat::Q6K => quant::dequantize_q6_k,

@@ -1,6 +1,5 @@
 //! WGSL compute kernels on wgpu, each with a CPU reference: quantized matrix-vector
-//! products on raw GGUF blocks (Q4_1, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, f16, bf16,
-//! f32), the embedding lookup, RMSNorm, RoPE,
+//! products on raw GGUF blocks (Q4_1, Q8_0, Q5_0, Q5_1, Q2_K–Q6_K, f16, bf16, f32), the embedding lookup, RMSNorm, RoPE,
 //! bias addition, per-head RMSNorm, grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
 //! masked sampling on the GPU (log Z and a draw from the masked softmax, 16 bytes read back).
 //!

@@ -156,6 +156,8 @@ gpu_tests! {
             WeightFormat::Q5_1,
             WeightFormat::F16,
             WeightFormat::Bf16,
+            WeightFormat::Q2K,
+            WeightFormat::Q3K,
             WeightFormat::Q4K,
             WeightFormat::Q5K,
             WeightFormat::Q6K,

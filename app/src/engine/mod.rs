@@ -89,6 +89,11 @@ impl Engine {
         &self.vocab
     }
 
+    /// Whether the model file has a chat template (`tokenizer.chat_template`).
+    pub fn has_chat_template(&self) -> bool {
+        self.backend.model().tokenizer().chat_template().is_some()
+    }
+
     /// The prompt's tokens (wrapped in the chat template when `chat`).
     pub fn prompt_tokens(
         &self,

@@ -4,8 +4,8 @@ use quant::{BlockQ4_1, BlockQ8_0, QK4_1, QK8_0};
 
 /// The ggml tensor types this reader handles. Q4_1 and Q8_0 matrices run quantized on
 /// the CPU and the GPU; the CPU decodes every other type a row at a time as a product
-/// reaches it; the GPU decodes every type but Q2_K and Q3_K in its kernels (those it gets
-/// as f32) ([`GgmlType::runs_quantized`]).
+/// reaches it; the GPU decodes every type in its kernels, from the file's bytes (Q4_0 as
+/// Q4_1) ([`GgmlType::runs_quantized`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GgmlType {
     /// 32-bit float (ggml type 0).

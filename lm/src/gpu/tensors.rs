@@ -34,18 +34,11 @@ pub(crate) fn matrix(
             t.dims
         )));
     }
-    let (format, buffer) = match t.ty {
-        GgmlType::Q4_1 => (WeightFormat::Q4_1, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Q8_0 => (WeightFormat::Q8_0, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Q5_0 => (WeightFormat::Q5_0, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Q5_1 => (WeightFormat::Q5_1, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::F16 => (WeightFormat::F16, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Bf16 => (WeightFormat::Bf16, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Q4K => (WeightFormat::Q4K, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Q5K => (WeightFormat::Q5K, gpu.storage(name, &bytes[t.range()])?),
-        GgmlType::Q6K => (WeightFormat::Q6K, gpu.storage(name, &bytes[t.range()])?),
+    let (format, buffer) = match (file_format(t.ty), t.ty) {
+        // The file's bytes, decoded by the format's WGSL `load8`.
+        (Some(format), _) => (format, gpu.storage(name, &bytes[t.range()])?),
         // Exactly the same weights as Q4_1 blocks (see `quant::q4_0_as_q4_1`).
-        GgmlType::Q4_0 if let Some(q) = quant::q4_0_as_q4_1(&bytes[t.range()]) => {
+        (None, GgmlType::Q4_0) if let Some(q) = quant::q4_0_as_q4_1(&bytes[t.range()]) => {
             (WeightFormat::Q4_1, gpu.storage(name, &q)?)
         }
         _ => (
@@ -58,6 +51,24 @@ pub(crate) fn matrix(
         format,
         rows,
         cols,
+    })
+}
+
+/// The GPU format that reads a tensor of type `ty` as the file stores it, if any.
+fn file_format(ty: GgmlType) -> Option<WeightFormat> {
+    Some(match ty {
+        GgmlType::Q4_1 => WeightFormat::Q4_1,
+        GgmlType::Q8_0 => WeightFormat::Q8_0,
+        GgmlType::Q5_0 => WeightFormat::Q5_0,
+        GgmlType::Q5_1 => WeightFormat::Q5_1,
+        GgmlType::F16 => WeightFormat::F16,
+        GgmlType::Bf16 => WeightFormat::Bf16,
+        GgmlType::Q2K => WeightFormat::Q2K,
+        GgmlType::Q3K => WeightFormat::Q3K,
+        GgmlType::Q4K => WeightFormat::Q4K,
+        GgmlType::Q5K => WeightFormat::Q5K,
+        GgmlType::Q6K => WeightFormat::Q6K,
+        GgmlType::F32 | GgmlType::Q4_0 => return None,
     })
 }
 
