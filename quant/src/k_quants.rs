@@ -22,6 +22,7 @@ pub const Q5_K_BYTES: usize = 176;
 pub const Q6_K_BYTES: usize = 210;
 
 /// Dequantizes Q2_K data (whole blocks) into `out`, 256 floats per block.
+#[inline]
 pub fn dequantize_q2_k(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q2_K_BYTES>();
     for (b, y) in blocks.iter().zip(out.chunks_exact_mut(QK_K)) {
@@ -62,6 +63,7 @@ fn q3_k_scales(packed: &[u8]) -> [i8; 16] {
 }
 
 /// Dequantizes Q3_K data (whole blocks) into `out`, 256 floats per block.
+#[inline]
 pub fn dequantize_q3_k(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q3_K_BYTES>();
     for (b, y) in blocks.iter().zip(out.chunks_exact_mut(QK_K)) {
@@ -103,6 +105,7 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
 }
 
 /// Dequantizes Q4_K data (whole blocks) into `out`, 256 floats per block.
+#[inline]
 pub fn dequantize_q4_k(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q4_K_BYTES>();
     for (b, y) in blocks.iter().zip(out.chunks_exact_mut(QK_K)) {
@@ -123,6 +126,7 @@ pub fn dequantize_q4_k(data: &[u8], out: &mut [f32]) {
 }
 
 /// Dequantizes Q5_K data (whole blocks) into `out`, 256 floats per block.
+#[inline]
 pub fn dequantize_q5_k(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q5_K_BYTES>();
     for (b, y) in blocks.iter().zip(out.chunks_exact_mut(QK_K)) {
@@ -146,6 +150,7 @@ pub fn dequantize_q5_k(data: &[u8], out: &mut [f32]) {
 }
 
 /// Dequantizes Q6_K data (whole blocks) into `out`, 256 floats per block.
+#[inline]
 pub fn dequantize_q6_k(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q6_K_BYTES>();
     for (b, y) in blocks.iter().zip(out.chunks_exact_mut(QK_K)) {

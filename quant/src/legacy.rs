@@ -20,6 +20,7 @@ pub(crate) fn half_at(b: &[u8], at: usize) -> f32 {
 }
 
 /// Dequantizes Q4_0 data (whole blocks) into `out`, 32 floats per block.
+#[inline]
 pub fn dequantize_q4_0(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q4_0_BYTES>();
     for (b, o) in blocks.iter().zip(out.chunks_exact_mut(32)) {
@@ -32,35 +33,50 @@ pub fn dequantize_q4_0(data: &[u8], out: &mut [f32]) {
 }
 
 /// The five-bit codes of a Q5 block: nibble `j` with bit `j` of `qh` as its fifth bit.
-#[inline]
-fn q5_codes(qh: u32, qs: &[u8]) -> [u8; 32] {
-    let mut q = [0u8; 32];
+/// Fixed-size arrays and lane-wise shifts, so the loop compiles to vector code.
+#[inline(always)]
+fn q5_codes(qh: u32, qs: &[u8; 16]) -> [u32; 32] {
+    let mut q = [0u32; 32];
     for j in 0..16 {
-        q[j] = (qs[j] & 0x0F) | ((((qh >> j) & 1) as u8) << 4);
-        q[j + 16] = (qs[j] >> 4) | ((((qh >> (j + 16)) & 1) as u8) << 4);
+        q[j] = (qs[j] & 0x0F) as u32 | (((qh >> j) & 1) << 4);
+        q[j + 16] = (qs[j] >> 4) as u32 | (((qh >> (j + 16)) & 1) << 4);
     }
     q
 }
 
+/// A Q5 block's `qh` and nibbles, from byte `at` on.
+#[inline(always)]
+fn q5_parts(b: &[u8], at: usize) -> (u32, &[u8; 16]) {
+    let qh = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let qs = b[at + 4..at + 20].try_into().expect("16 nibble bytes");
+    (qh, qs)
+}
+
 /// Dequantizes Q5_0 data (whole blocks) into `out`, 32 floats per block.
+#[inline]
 pub fn dequantize_q5_0(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q5_0_BYTES>();
-    for (b, o) in blocks.iter().zip(out.chunks_exact_mut(32)) {
+    let (outs, _) = out.as_chunks_mut::<32>();
+    for (b, o) in blocks.iter().zip(outs) {
         let d = half_at(b, 0);
-        let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
-        for (o, q) in o.iter_mut().zip(q5_codes(qh, &b[6..])) {
+        let (qh, qs) = q5_parts(b, 2);
+        let q = q5_codes(qh, qs);
+        for (o, &q) in o.iter_mut().zip(&q) {
             *o = (q as i32 - 16) as f32 * d;
         }
     }
 }
 
 /// Dequantizes Q5_1 data (whole blocks) into `out`, 32 floats per block.
+#[inline]
 pub fn dequantize_q5_1(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<Q5_1_BYTES>();
-    for (b, o) in blocks.iter().zip(out.chunks_exact_mut(32)) {
+    let (outs, _) = out.as_chunks_mut::<32>();
+    for (b, o) in blocks.iter().zip(outs) {
         let (d, m) = (half_at(b, 0), half_at(b, 2));
-        let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
-        for (o, q) in o.iter_mut().zip(q5_codes(qh, &b[8..])) {
+        let (qh, qs) = q5_parts(b, 4);
+        let q = q5_codes(qh, qs);
+        for (o, &q) in o.iter_mut().zip(&q) {
             *o = q as f32 * d + m;
         }
     }
@@ -84,6 +100,7 @@ pub fn q4_0_as_q4_1(data: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Converts little-endian bfloat16 data into `out` (the top half of an f32, exact).
+#[inline]
 pub fn dequantize_bf16(data: &[u8], out: &mut [f32]) {
     let (halves, _) = data.as_chunks::<2>();
     for (h, o) in halves.iter().zip(out.iter_mut()) {

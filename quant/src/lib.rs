@@ -155,6 +155,7 @@ pub fn f32_to_f16_exact(x: f32) -> Option<u16> {
 }
 
 /// Dequantizes Q4_1 data (whole blocks) into `out`, which must hold 32 floats per block.
+#[inline]
 pub fn dequantize_q4_1(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<{ BlockQ4_1::BYTES }>();
     for (b, o) in blocks.iter().zip(out.chunks_exact_mut(QK4_1)) {
@@ -163,6 +164,7 @@ pub fn dequantize_q4_1(data: &[u8], out: &mut [f32]) {
 }
 
 /// Dequantizes Q8_0 data (whole blocks) into `out`, which must hold 32 floats per block.
+#[inline]
 pub fn dequantize_q8_0(data: &[u8], out: &mut [f32]) {
     let (blocks, _) = data.as_chunks::<{ BlockQ8_0::BYTES }>();
     for (b, o) in blocks.iter().zip(out.chunks_exact_mut(QK8_0)) {
@@ -171,6 +173,7 @@ pub fn dequantize_q8_0(data: &[u8], out: &mut [f32]) {
 }
 
 /// Converts little-endian f16 data into `out`.
+#[inline]
 pub fn dequantize_f16(data: &[u8], out: &mut [f32]) {
     let (halves, _) = data.as_chunks::<2>();
     for (h, o) in halves.iter().zip(out.iter_mut()) {
@@ -179,6 +182,7 @@ pub fn dequantize_f16(data: &[u8], out: &mut [f32]) {
 }
 
 /// Converts little-endian f32 data into `out`.
+#[inline]
 pub fn dequantize_f32(data: &[u8], out: &mut [f32]) {
     let (words, _) = data.as_chunks::<4>();
     for (w, o) in words.iter().zip(out.iter_mut()) {

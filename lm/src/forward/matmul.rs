@@ -182,7 +182,7 @@ fn decoded_matmul(
         let mut scratch = vec![0f32; cols];
         for (j, o) in part.chunks_exact_mut(n).enumerate() {
             let r = i * chunk_rows + j;
-            ty.dequantize(&data[r * row_bytes..(r + 1) * row_bytes], &mut scratch);
+            (k.decode_row)(ty, &data[r * row_bytes..(r + 1) * row_bytes], &mut scratch);
             for (v, xt) in o.iter_mut().zip(x.chunks_exact(cols)) {
                 *v = (k.f32_dot)(&scratch, xt);
             }

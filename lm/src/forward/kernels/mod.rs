@@ -22,6 +22,8 @@ mod tests;
 
 pub use q8::{Q8Block, block_sums, quantize_q8};
 
+use crate::gguf::GgmlType;
+
 /// How activations enter the matrix products.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Activations {
@@ -120,6 +122,9 @@ pub struct Kernels {
     pub q8_0_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
     /// f32 · f32.
     pub f32_dot: fn(&[f32], &[f32]) -> f32,
+    /// Decodes whole blocks of a type without row kernels into f32 (`quant`'s
+    /// dequantizers, compiled for this instruction set: the same floats).
+    pub decode_row: fn(GgmlType, &[u8], &mut [f32]),
 }
 
 impl std::fmt::Debug for Kernels {
@@ -142,13 +147,14 @@ pub const SCALAR: Kernels = Kernels {
     q4_1_q8_r4: scalar::q4_1_q8_r4,
     q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
+    decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
 #[cfg(target_arch = "x86_64")]
 mod avx2_table {
     //! Safe entry points to `avx2.rs`; only [`super::Kernels::best`] hands them out,
     //! after checking that the processor has the features.
-    use super::{Kernels, Q8Block, Rows4, Vectors, avx2};
+    use super::{GgmlType, Kernels, Q8Block, Rows4, Vectors, avx2};
 
     // SAFETY (each function): reachable only through `AVX2`, which `Kernels::best` returns
     // only when `is_x86_feature_detected!` found avx2, fma and f16c.
@@ -185,6 +191,9 @@ mod avx2_table {
     fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
         unsafe { avx2::f32_dot(a, b) }
     }
+    fn decode_row(ty: GgmlType, data: &[u8], out: &mut [f32]) {
+        unsafe { avx2::decode_row(ty, data, out) }
+    }
 
     pub(super) const AVX2: Kernels = Kernels {
         name: "avx2",
@@ -199,6 +208,7 @@ mod avx2_table {
         q4_1_q8_r4,
         q8_0_q8_r4,
         f32_dot,
+        decode_row,
     };
 
     pub(super) fn supported() -> bool {
@@ -231,6 +241,8 @@ pub const SIMD128: Kernels = Kernels {
     q4_1_q8_r4: |r, y| r.map(|r| simd128::q4_1_q8(r, y)),
     q8_0_q8_r4: |r, y| r.map(|r| simd128::q8_0_q8(r, y)),
     f32_dot: simd128::f32_dot,
+    // The whole wasm build has simd128: `quant`'s loops are vectorized already.
+    decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
 /// The fastest kernels for this processor.

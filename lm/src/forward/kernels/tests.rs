@@ -210,3 +210,27 @@ fn q8_quantization_is_within_half_a_step() {
         }
     }
 }
+
+/// Every set's row decoder gives the scalar dequantizer's floats, bit for bit, on the
+/// `quant` fixtures (random blocks of every type but F32, checked there against the
+/// `gguf` package).
+#[test]
+fn every_row_decoder_matches_the_scalar_dequantizer() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../quant/fixtures");
+    for ty in GgmlType::ALL.into_iter().filter(|&t| t != GgmlType::F32) {
+        let data = std::fs::read(dir.join(format!("{}.blocks", ty.name())))
+            .unwrap_or_else(|e| panic!("{}: {e}", ty.name()));
+        let n = data.len() / ty.block_bytes() * ty.block_len();
+        let mut want = vec![0f32; n];
+        (SCALAR.decode_row)(ty, &data, &mut want);
+        for k in Kernels::available() {
+            let mut got = vec![0f32; n];
+            (k.decode_row)(ty, &data, &mut got);
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{} {}", k.name, ty.name());
+        }
+    }
+}
