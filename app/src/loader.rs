@@ -146,7 +146,9 @@ impl Loader {
             choice
         };
         let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
-        match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status).await {
+        let notes = self.notes;
+        let note = move |s: &str| notes.update(|v| v.push(s.to_string()));
+        match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status, &note).await {
             Ok(engine) => {
                 backend_info.set((engine.backend_name(), engine.is_gpu()));
                 let d = engine.describe();

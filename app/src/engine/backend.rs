@@ -54,7 +54,9 @@ pub enum Backend {
 impl Backend {
     /// Parses a GGUF file's bytes and places the model by `choice`: on WebGPU when asked
     /// (or, for [`Choice::Auto`], when the adapter is not a software one), else on the CPU.
-    /// A WebGPU failure under `Auto` falls back to the CPU with a note in `status`.
+    /// A WebGPU failure under `Auto` (no device, or a model that does not fit its buffer
+    /// limits or memory) falls back to the CPU with a note in `status`.
+    /// `note` keeps a line the page shows after loading (why the CPU took the model).
     /// `adapter_hint` is the page's own description of the adapter (the browser's
     /// `GPUAdapterInfo` vendor and architecture), which wgpu does not pass on.
     pub async fn load(
@@ -62,6 +64,7 @@ impl Backend {
         choice: Choice,
         adapter_hint: &str,
         status: &dyn Fn(&str),
+        note: &dyn Fn(&str),
     ) -> Result<Backend, String> {
         let model = Arc::new(Model::from_bytes(bytes).map_err(|e| e.to_string())?);
         if choice == Choice::Cpu {
@@ -73,7 +76,9 @@ impl Backend {
         let gpu = match lm::gpu::Gpu::new().await {
             Ok(g) => Arc::new(g),
             Err(e) if choice == Choice::Auto => {
-                status(&format!("WebGPU unavailable ({e}); using the CPU"));
+                note(&format!(
+                    "WebGPU unavailable ({e}); the model runs on the CPU (wasm)."
+                ));
                 return Ok(Backend::Cpu(model));
             }
             Err(e) => return Err(format!("WebGPU: {e}")),
@@ -91,9 +96,18 @@ impl Backend {
         }
         status(&format!("uploading weights to {adapter}…"));
         yield_now().await;
-        let g = GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT)
-            .await
-            .map_err(|e| format!("WebGPU ({adapter}): {e}"))?;
+        let g = match GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT).await {
+            Ok(g) => g,
+            // A model too large for the device's buffer limits (or its memory): under
+            // `Auto` the CPU path takes it, and the status says why.
+            Err(e) if choice == Choice::Auto => {
+                note(&format!(
+                    "The model does not fit on {adapter} ({e}); it runs on the CPU (wasm)."
+                ));
+                return Ok(Backend::Cpu(model));
+            }
+            Err(e) => return Err(format!("WebGPU ({adapter}): {e}")),
+        };
         let buffer_bytes = g.buffer_bytes();
         status(&format!(
             "{adapter}: {} of GPU buffers",

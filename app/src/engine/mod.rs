@@ -27,17 +27,19 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Parses the GGUF file and builds the tokenizer and the weights.
+    /// Parses the GGUF file and builds the tokenizer and the weights; `status` shows what
+    /// it is doing, `note` keeps a line for after the load (why the CPU took the model).
     pub async fn load(
         bytes: Vec<u8>,
         choice: Choice,
         adapter_hint: &str,
         status: &dyn Fn(&str),
+        note: &dyn Fn(&str),
     ) -> Result<Engine, String> {
         status("parsing the GGUF file and building the tokenizer");
         // Let the page paint the status before the (blocking) parse.
         yield_now().await;
-        let backend = Backend::load(bytes, choice, adapter_hint, status).await?;
+        let backend = Backend::load(bytes, choice, adapter_hint, status, note).await?;
         let vocab = backend.model().tokenizer().vocabulary();
         Ok(Engine { backend, vocab })
     }

@@ -113,7 +113,7 @@ fn on_message(data: JsValue) {
 
 async fn load(bytes: Vec<u8>) {
     let t0 = crate::clock::now_ms();
-    match Engine::load(bytes, Choice::Cpu, "", &|_| {}).await {
+    match Engine::load(bytes, Choice::Cpu, "", &|_| {}, &|_| {}).await {
         Ok(engine) => {
             let builder = ConstraintBuilder::new(engine.vocab().clone());
             HOST.with(|h| {
