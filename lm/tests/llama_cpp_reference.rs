@@ -578,21 +578,10 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         );
         // The GPU path: every type through its WGSL decoder, kept as in the file; logits
         // within the GPU tests' bound of the CPU's.
-        let gpu = std::sync::Arc::new(
-            sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
-        );
-        let mut on_gpu =
-            sampler_core::block_on(lm::gpu::GpuModel::with_gpu(gpu, &model, 16)).unwrap();
-        let gpu_logits = sampler_core::block_on(on_gpu.forward(&tokens, 0)).unwrap();
-        let d = ours
-            .iter()
-            .zip(&gpu_logits)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0f32, f32::max);
+        let (d, weight_bytes) = gpu_vs_cpu(&model, &tokens, &ours);
         println!(
-            "# figure: {types:?}: GPU vs CPU logits max |Δ| {d:.2e}; {} B of GPU weights for a \
-             {} B file",
-            on_gpu.weight_bytes(),
+            "# figure: {types:?}: GPU vs CPU logits max |Δ| {d:.2e}; {weight_bytes} B of GPU \
+             weights for a {} B file",
             bytes.len()
         );
         assert!(d < 0.01, "{types:?}: GPU logits {d} from the CPU's");
@@ -658,6 +647,22 @@ fn forward_matches_a_naive_f64_reference() {
         kl_max < 0.05 && likely_max < 0.5,
         "q8: KL {kl_max}, Δ {likely_max}"
     );
+}
+
+/// `model` on the GPU (lavapipe natively): the largest |Δ| between its logits of `tokens`
+/// and the CPU's (`cpu`), and the bytes of its weight buffers.
+fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
+    let gpu = std::sync::Arc::new(
+        sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
+    );
+    let mut on_gpu = sampler_core::block_on(lm::gpu::GpuModel::with_gpu(gpu, model, 64)).unwrap();
+    let logits = sampler_core::block_on(on_gpu.forward(tokens, 0)).unwrap();
+    let d = cpu
+        .iter()
+        .zip(&logits)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    (d, on_gpu.weight_bytes())
 }
 
 /// The tiny qwen2 and Llama 3 files of `lm/reference/make_arch_models.py` (written with the
@@ -797,21 +802,11 @@ fn qwen2_qwen3_and_llama3_match_llama_cpp() {
 
         // The WGSL path (neox pairing, the bias kernel, the angle table) on the adapter
         // present (lavapipe natively), against our CPU logits: the GPU tests' bound.
-        let gpu = std::sync::Arc::new(
-            sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
-        );
-        let mut on_gpu =
-            sampler_core::block_on(lm::gpu::GpuModel::with_gpu(gpu, &model, 64)).unwrap();
-        let gpu_logits = sampler_core::block_on(on_gpu.forward(&tokens, 0)).unwrap();
-        let gpu_vs_cpu = ours
-            .iter()
-            .zip(&gpu_logits)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0f32, f32::max);
-        println!("# figure: {name}: GPU vs CPU logits: max |Δ| {gpu_vs_cpu:.2e}");
+        let (gpu_delta, _) = gpu_vs_cpu(&model, &tokens, &ours);
+        println!("# figure: {name}: GPU vs CPU logits: max |Δ| {gpu_delta:.2e}");
         assert!(
-            gpu_vs_cpu < 0.01,
-            "{name}: GPU logits {gpu_vs_cpu} from the CPU's"
+            gpu_delta < 0.01,
+            "{name}: GPU logits {gpu_delta} from the CPU's"
         );
 
         let mut mutants = vec![Mutant::OtherRopePairing, Mutant::SkipBlock(1)];

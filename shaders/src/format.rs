@@ -88,20 +88,39 @@ impl WeightFormat {
         rows * (cols / self.block_len()) * self.block_bytes()
     }
 
-    /// The WGSL `load8` decoder of this format.
+    /// The WGSL `load8` decoder of this format (after the helpers it shares with others:
+    /// byte addressing in `bytes.wgsl`, K-quant scales in `k_scales.wgsl`).
     pub(crate) fn wgsl(self) -> &'static str {
         match self {
             WeightFormat::Q4_1 => include_str!("wgsl/q4_1.wgsl"),
-            WeightFormat::Q8_0 => include_str!("wgsl/q8_0.wgsl"),
-            WeightFormat::Q5_0 => include_str!("wgsl/q5_0.wgsl"),
+            WeightFormat::Q8_0 => concat!(
+                include_str!("wgsl/bytes.wgsl"),
+                include_str!("wgsl/q8_0.wgsl")
+            ),
+            WeightFormat::Q5_0 => concat!(
+                include_str!("wgsl/bytes.wgsl"),
+                include_str!("wgsl/q5_0.wgsl")
+            ),
             WeightFormat::Q5_1 => include_str!("wgsl/q5_1.wgsl"),
             WeightFormat::F16 => include_str!("wgsl/f16.wgsl"),
             WeightFormat::Bf16 => include_str!("wgsl/bf16.wgsl"),
             WeightFormat::Q2K => include_str!("wgsl/q2_k.wgsl"),
-            WeightFormat::Q3K => include_str!("wgsl/q3_k.wgsl"),
-            WeightFormat::Q4K => include_str!("wgsl/q4_k.wgsl"),
-            WeightFormat::Q5K => include_str!("wgsl/q5_k.wgsl"),
-            WeightFormat::Q6K => include_str!("wgsl/q6_k.wgsl"),
+            WeightFormat::Q3K => concat!(
+                include_str!("wgsl/bytes.wgsl"),
+                include_str!("wgsl/q3_k.wgsl")
+            ),
+            WeightFormat::Q4K => concat!(
+                include_str!("wgsl/k_scales.wgsl"),
+                include_str!("wgsl/q4_k.wgsl")
+            ),
+            WeightFormat::Q5K => concat!(
+                include_str!("wgsl/k_scales.wgsl"),
+                include_str!("wgsl/q5_k.wgsl")
+            ),
+            WeightFormat::Q6K => concat!(
+                include_str!("wgsl/bytes.wgsl"),
+                include_str!("wgsl/q6_k.wgsl")
+            ),
             WeightFormat::F32 => include_str!("wgsl/f32.wgsl"),
         }
     }

@@ -5,17 +5,6 @@
 // or two halves). Sub-block j lies in half n = j / 4 at shift 2s, s = j % 4: weights
 // 0..15 take codes of bytes 32 + 32n + l, weights 16..31 those of the next 16 bytes, with
 // scales 8n + 2s and 8n + 2s + 1; w = d * (scale - 32) * (code - (high bit ? 0 : 4)).
-fn word_at(a: u32) -> u32 {
-    let i = a >> 2u;
-    if ((a & 3u) == 0u) {
-        return w[i];
-    }
-    return (w[i] >> 16u) | (w[i + 1u] << 16u);
-}
-
-fn byte_at(a: u32) -> u32 {
-    return (w[a >> 2u] >> (8u * (a & 3u))) & 255u;
-}
 
 // Scale i (0..16) of the block at byte a, minus 32.
 fn k3_scale(a: u32, i: u32) -> i32 {

@@ -3,27 +3,12 @@
 // mins; bytes 16..143 = nibbles. Sub-block j (32 weights; blk = 8 * superblock + j) takes
 // the low (even j) or high (odd j) nibbles of bytes 32 * (j / 2) .. + 32;
 // w = d * scale_j * q - dmin * min_j. Rows are nb / 8 superblocks.
-fn k4_byte(base: u32, i: u32) -> u32 {
-    return (w[base + (i >> 2u)] >> (8u * (i & 3u))) & 255u;
-}
-
-fn k4_scale_min(base: u32, j: u32) -> vec2<u32> {
-    // The twelve scale bytes start at word base + 1.
-    let s = base + 1u;
-    if (j < 4u) {
-        return vec2<u32>(k4_byte(s, j) & 63u, k4_byte(s, j + 4u) & 63u);
-    }
-    return vec2<u32>(
-        (k4_byte(s, j + 4u) & 15u) | ((k4_byte(s, j - 4u) >> 6u) << 4u),
-        (k4_byte(s, j + 4u) >> 4u) | ((k4_byte(s, j) >> 6u) << 4u),
-    );
-}
 
 fn load8(row: u32, nb: u32, blk: u32, u: u32) -> array<f32, 8> {
     let base = (row * (nb / 8u) + blk / 8u) * 36u;
     let j = blk % 8u;
     let dm = unpack2x16float(w[base]);
-    let sm = k4_scale_min(base, j);
+    let sm = k_scale_min(base + 1u, j);
     let d1 = dm.x * f32(sm.x);
     let m1 = dm.y * f32(sm.y);
     let shift = 4u * (j & 1u);

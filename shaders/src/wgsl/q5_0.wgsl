@@ -3,13 +3,6 @@
 // bit j of qh is its fifth bit; w = d * (q - 16)), indexed by byte inside the u32 array.
 // Blocks start at even byte offsets, so a 4-byte read at byte `a` is one word or two
 // halves.
-fn word_at(a: u32) -> u32 {
-    let i = a >> 2u;
-    if ((a & 3u) == 0u) {
-        return w[i];
-    }
-    return (w[i] >> 16u) | (w[i + 1u] << 16u);
-}
 
 fn load8(row: u32, nb: u32, blk: u32, u: u32) -> array<f32, 8> {
     let a = (row * nb + blk) * 22u;

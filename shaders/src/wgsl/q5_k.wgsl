@@ -3,26 +3,12 @@
 // bytes 16..47 = qh; bytes 48..175 = nibbles. Sub-block j takes the low (even j) or high
 // (odd j) nibbles of bytes 48 + 32 * (j / 2) .. + 32, with bit j of qh[l] as the fifth
 // bit of its weight l; w = d * scale_j * q - dmin * min_j.
-fn k5_byte(base: u32, i: u32) -> u32 {
-    return (w[base + (i >> 2u)] >> (8u * (i & 3u))) & 255u;
-}
-
-fn k5_scale_min(base: u32, j: u32) -> vec2<u32> {
-    let s = base + 1u;
-    if (j < 4u) {
-        return vec2<u32>(k5_byte(s, j) & 63u, k5_byte(s, j + 4u) & 63u);
-    }
-    return vec2<u32>(
-        (k5_byte(s, j + 4u) & 15u) | ((k5_byte(s, j - 4u) >> 6u) << 4u),
-        (k5_byte(s, j + 4u) >> 4u) | ((k5_byte(s, j) >> 6u) << 4u),
-    );
-}
 
 fn load8(row: u32, nb: u32, blk: u32, u: u32) -> array<f32, 8> {
     let base = (row * (nb / 8u) + blk / 8u) * 44u;
     let j = blk % 8u;
     let dm = unpack2x16float(w[base]);
-    let sm = k5_scale_min(base, j);
+    let sm = k_scale_min(base + 1u, j);
     let d1 = dm.x * f32(sm.x);
     let m1 = dm.y * f32(sm.y);
     let shift = 4u * (j & 1u);

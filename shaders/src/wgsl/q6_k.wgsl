@@ -4,17 +4,6 @@
 // or two halves). Sub-block j (32 weights) lies in half n = j / 4 at quarter k = j % 4:
 // weight l takes the nibble (k / 2) of ql[64n + 32(k % 2) + l], bits 2k..2k+1 of
 // qh[32n + l], and scale sc[8n + 2k + l / 16]; w = d * sc * (q - 32).
-fn word_at(a: u32) -> u32 {
-    let i = a >> 2u;
-    if ((a & 3u) == 0u) {
-        return w[i];
-    }
-    return (w[i] >> 16u) | (w[i + 1u] << 16u);
-}
-
-fn byte_at(a: u32) -> u32 {
-    return (w[a >> 2u] >> (8u * (a & 3u))) & 255u;
-}
 
 fn load8(row: u32, nb: u32, blk: u32, u: u32) -> array<f32, 8> {
     let a = (row * (nb / 8u) + blk / 8u) * 210u;

@@ -2,13 +2,6 @@
 // indexed by byte inside the u32 array: no repacking, so the GPU holds exactly the file's
 // bytes. Blocks start at even byte offsets, so a halfword never straddles two words and a
 // 4-byte read at byte `a` is either one word (a % 4 == 0) or two halves (a % 4 == 2).
-fn word_at(a: u32) -> u32 {
-    let i = a >> 2u;
-    if ((a & 3u) == 0u) {
-        return w[i];
-    }
-    return (w[i] >> 16u) | (w[i + 1u] << 16u);
-}
 
 fn load8(row: u32, nb: u32, blk: u32, u: u32) -> array<f32, 8> {
     let a = (row * nb + blk) * 34u;
