@@ -36,16 +36,13 @@ fn ids(v: &Value) -> Vec<u32> {
         .collect()
 }
 
-/// Token ids of every reference string match llama.cpp exactly, plain and chat-templated.
-#[test]
-fn tokenization_matches_llama_cpp() {
-    let bytes = model_bytes();
-    let tok = Tokenizer::from_gguf(&Gguf::parse(&bytes).unwrap()).unwrap();
-    let r = reference("tokenize.json");
+/// Our ids of each of llama.cpp's plain-text cases (20 at least) that differ from its
+/// ids, as lines to report; every string must also decode back to itself.
+fn plain_failures(tok: &Tokenizer, cases: &Value, file: &str) -> Vec<String> {
+    let cases = cases.as_array().unwrap();
+    assert!(cases.len() >= 20);
     let mut failures = Vec::new();
-    let plain = r["plain"].as_array().unwrap();
-    assert!(plain.len() >= 20);
-    for case in plain {
+    for case in cases {
         let text = case["text"].as_str().unwrap();
         let ours = tok.encode(text).unwrap();
         if ours != ids(&case["ids"]) {
@@ -54,8 +51,22 @@ fn tokenization_matches_llama_cpp() {
                 ids(&case["ids"])
             ));
         }
-        assert_eq!(tok.decode(&ours), text.as_bytes(), "round trip of {text:?}");
+        assert_eq!(
+            tok.decode(&ours),
+            text.as_bytes(),
+            "{file} round trip of {text:?}"
+        );
     }
+    failures
+}
+
+/// Token ids of every reference string match llama.cpp exactly, plain and chat-templated.
+#[test]
+fn tokenization_matches_llama_cpp() {
+    let bytes = model_bytes();
+    let tok = Tokenizer::from_gguf(&Gguf::parse(&bytes).unwrap()).unwrap();
+    let r = reference("tokenize.json");
+    let mut failures = plain_failures(&tok, &r["plain"], "");
     for case in r["chat"].as_array().unwrap() {
         let prompt = case["prompt"].as_str().unwrap();
         let rendered = tok.apply_chat_template(prompt).unwrap();
@@ -731,24 +742,7 @@ fn qwen2_qwen3_and_llama3_match_llama_cpp() {
         let model = lm::Model::from_bytes(bytes.clone()).unwrap();
         let (g, c, tok) = (model.gguf(), model.config(), model.tokenizer());
 
-        let mut failures = Vec::new();
-        let plain = m["plain"].as_array().unwrap();
-        assert!(plain.len() >= 20);
-        for case in plain {
-            let text = case["text"].as_str().unwrap();
-            let ours = tok.encode(text).unwrap();
-            if ours != ids(&case["ids"]) {
-                failures.push(format!(
-                    "{text:?}\n  ours  {ours:?}\n  llama {:?}",
-                    ids(&case["ids"])
-                ));
-            }
-            assert_eq!(
-                tok.decode(&ours),
-                text.as_bytes(),
-                "{name}: round trip of {text:?}"
-            );
-        }
+        let failures = plain_failures(tok, &m["plain"], name);
         assert!(
             failures.is_empty(),
             "{name}: {} mismatches:\n{}",
