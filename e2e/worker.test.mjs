@@ -4,7 +4,10 @@
 // forward passes), counts animation frames during each, and prints frames per second, the
 // run's time and the worker's message overhead side by side. Asserted: the same samples
 // both ways; Stop mid-run reaches the worker (its messages stop) and the next run works;
-// a worker that cannot start leaves the page sampling on its own thread.
+// a worker that cannot start leaves the page sampling on its own thread. With a pool of two
+// workers (`?workers=2`), compare mode's samplers run side by side — both workers busy at
+// once — and draw what one worker draws; the run's time with one worker and with two is
+// printed side by side.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -148,6 +151,61 @@ describe('the playground samples the real model in a Web Worker', () => {
       await page.waitForFunction(
         (n) => Number(document.querySelector('#pg-worker').dataset.messages) > n,
         settled, { timeout: 5_000, polling: 50 });
+    } catch (e) {
+      shared.failed = true;
+      throw e;
+    }
+  });
+
+  it('compare mode\'s samplers run side by side in a pool of workers, with the same samples', async () => {
+    try {
+      const { page } = shared.b;
+      const results = {};
+      for (const workers of [1, 2]) {
+        await open(page, `?backend=cpu&workers=${workers}`, 'ready');
+        // The pool's later workers load after the first is ready.
+        await unlessCrash(page, page.waitForFunction(
+          (n) => Number(document.querySelector('#pg-worker').dataset.workers) === n,
+          workers, { timeout: LOAD_MS, polling: 250 }));
+        assert.equal(await page.locator('#pg-worker .pool-worker').count(), workers);
+        await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, seed: '11' });
+        await page.fill('#pg-prompt', 'Is the sky green? Answer with one lowercase word: yes, no or maybe.');
+        await page.setChecked('#pg-compare-mode', true);
+        for (const box of await page.locator('.pg-compare-method').all()) {
+          await box.setChecked(['lcd', 'cars'].includes(await box.getAttribute('value')));
+        }
+        await page.fill('#pg-budget', '40');
+        // Most workers busy at once, polled while the run goes.
+        await page.evaluate(() => {
+          window.__mostBusy = 0;
+          window.__busyPoll = setInterval(() => {
+            const n = Number(document.querySelector('#pg-worker').dataset.busy);
+            window.__mostBusy = Math.max(window.__mostBusy, n);
+          }, 50);
+        });
+        const r = await measured(page);
+        const mostBusy = await page.evaluate(() => { clearInterval(window.__busyPoll); return window.__mostBusy; });
+        assert.equal(r.state, 'done', r.message);
+        const columns = await page.evaluate(() => Object.fromEntries(
+          [...document.querySelectorAll('.compare-col')].map((c) => [c.dataset.method, {
+            calls: Number(c.dataset.lmCalls),
+            drawn: [...c.querySelectorAll('.output-row')].filter((row) => Number(row.dataset.count) > 0)
+              .map((row) => `${row.dataset.text}×${row.dataset.count}`),
+          }])));
+        assert.deepEqual(Object.keys(columns).sort(), ['cars', 'lcd']);
+        for (const c of Object.values(columns)) {
+          assert.equal(c.calls, 40);
+          assert.ok(c.drawn.length > 0, JSON.stringify(columns));
+        }
+        if (workers === 2) assert.equal(mostBusy, 2, 'both workers had a job at once');
+        results[workers] = columns;
+        figures[`compare lcd + cars, 40 LM calls each, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+          seconds: r.secs, fps: r.fps, most_busy_at_once: mostBusy,
+        };
+        console.log(`${workers} worker(s): ${r.secs} s, ${r.fps} frames/s, ${JSON.stringify(columns)}`);
+        await page.screenshot({ path: join(ARTIFACTS, `worker-pool-${workers}.png`), fullPage: true });
+      }
+      assert.deepEqual(results[2], results[1]);
     } catch (e) {
       shared.failed = true;
       throw e;

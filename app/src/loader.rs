@@ -248,6 +248,12 @@ impl Loader {
     }
 }
 
+/// `navigator.hardwareConcurrency`: the logical cores the browser reports.
+fn hardware_concurrency() -> Option<usize> {
+    let n = web_sys::window()?.navigator().hardware_concurrency();
+    (n.is_finite() && n >= 1.0).then_some(n as usize)
+}
+
 /// `navigator.deviceMemory` in GiB (Chromium; rounded down, at most 8), where reported.
 fn device_memory() -> Option<f64> {
     let navigator = web_sys::window()?.navigator();
@@ -256,8 +262,8 @@ fn device_memory() -> Option<f64> {
         .as_f64()
 }
 
-/// Gives the page a sampling worker with its own copy of the model (for the quick form and
-/// the playground's real-model runs), when the model
+/// Gives the page a pool of sampling workers, each with its own copy of the model (for the
+/// quick form and the playground's real-model runs), when the model
 /// runs on the CPU (on WebGPU the page's thread only waits for the GPU) and `?worker=off`
 /// is not set. Until it is ready, or if it fails, runs sample on the page's thread.
 async fn start_sampling_worker(engine: Rc<Engine>) {
@@ -267,7 +273,14 @@ async fn start_sampling_worker(engine: Rc<Engine>) {
     } else if !worker_choice() {
         client::stop("?worker=off: the page samples on its own thread");
     } else {
-        client::start(engine.model_bytes()).await;
+        let bytes = engine.model_bytes();
+        let plan = lm::page_memory::worker_pool_plan(
+            bytes.len() as u64,
+            hardware_concurrency(),
+            device_memory(),
+            crate::page_state::workers_choice(),
+        );
+        client::start(bytes, plan).await;
     }
 }
 

@@ -1,5 +1,5 @@
 //! Page-wide state and the address's parameters: the loaded model ([`engine`]), which load
-//! it came from ([`engine_generation`]), and `?model=`, `?backend=`, `?worker=`, `?pause=`.
+//! it came from ([`engine_generation`]), and `?model=`, `?backend=`, `?worker=`, `?workers=`, `?pause=`.
 
 use crate::engine::{Choice, Engine};
 use std::cell::RefCell;
@@ -61,6 +61,13 @@ pub fn backend_choice() -> Choice {
 /// Whether `?worker=off` asks the page to sample on its own thread.
 pub fn worker_choice() -> bool {
     query_param("worker").is_none_or(|v| v != "off")
+}
+
+/// The pool size asked for by `?workers=N` (a positive number), if any.
+pub fn workers_choice() -> Option<usize> {
+    query_param("workers")
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
 }
 
 /// Whether `?pause=off` asks CPU forward passes not to pause for the page (see

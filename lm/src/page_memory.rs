@@ -34,9 +34,100 @@ pub fn page_load_warning(file_bytes: u64, device_memory_gib: Option<f64>) -> Opt
     })
 }
 
+/// Most sampling workers the page starts: compare mode runs at most four samplers, so a
+/// fifth worker would have nothing of its own to do.
+pub const MAX_POOL: usize = 4;
+
+/// Most workers `?workers=N` may ask for.
+pub const MAX_REQUESTED_POOL: usize = 8;
+
+/// How many sampling workers the page starts, and why that many.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolPlan {
+    /// Workers to start (at least one).
+    pub workers: usize,
+    /// What decided the number, for the page's worker line (e.g. "4 cores").
+    pub why: String,
+}
+
+/// The pool for a model file of `file_bytes` on a device with `cores` logical cores
+/// (`navigator.hardwareConcurrency`) and `device_memory_gib` (`navigator.deviceMemory`,
+/// where reported): one worker per core up to [`MAX_POOL`], each holding its own copy of
+/// the model, so the copies (with the page's own) stay within half the reported memory and
+/// within 2 GB where none is reported. `requested` (`?workers=N`) overrides the core count
+/// (1 to [`MAX_REQUESTED_POOL`]) but not the memory cap.
+pub fn worker_pool_plan(
+    file_bytes: u64,
+    cores: Option<usize>,
+    device_memory_gib: Option<f64>,
+    requested: Option<usize>,
+) -> PoolPlan {
+    let (wanted, mut why) = match requested {
+        Some(n) => {
+            let n = n.clamp(1, MAX_REQUESTED_POOL);
+            (n, format!("?workers={n}"))
+        }
+        None => match cores.filter(|&c| c > 0) {
+            Some(c) if c > MAX_POOL => (MAX_POOL, format!("{c} cores, at most {MAX_POOL}")),
+            Some(c) => (c, format!("{c} core{}", if c == 1 { "" } else { "s" })),
+            None => (1, "the browser does not say how many cores it has".into()),
+        },
+    };
+    // Bytes the copies may take: half the device's memory, less the page's own copy.
+    let device = device_memory_gib.filter(|m| m.is_finite() && *m > 0.0);
+    let budget = match device {
+        Some(gib) => gib * 1024f64.powi(3) / 2.0 - file_bytes as f64,
+        None => 2e9 - file_bytes as f64,
+    };
+    // Each worker: the file's bytes plus about a quarter more for KV caches and scratch.
+    let per_worker = (file_bytes as f64 * 1.25).max(1.0);
+    let fits = (budget / per_worker).floor().max(1.0) as usize;
+    if fits < wanted {
+        why = match device {
+            Some(gib) => format!("{why}; {fits} fit in half of the {gib} GB this device reports"),
+            None => format!("{why}; {fits} copies of the model fit in 2 GB"),
+        };
+        return PoolPlan { workers: fits, why };
+    }
+    PoolPlan {
+        workers: wanted,
+        why,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pool_follows_the_cores_and_the_memory() {
+        const SMOL: u64 = 98_362_432;
+        let plan = |cores, mem, req| worker_pool_plan(SMOL, cores, mem, req);
+        assert_eq!(plan(Some(2), Some(8.0), None).workers, 2);
+        assert_eq!(plan(Some(2), Some(8.0), None).why, "2 cores");
+        assert_eq!(plan(Some(1), None, None).workers, 1);
+        let many = plan(Some(16), Some(8.0), None);
+        assert_eq!(
+            (many.workers, many.why.as_str()),
+            (4, "16 cores, at most 4")
+        );
+        assert_eq!(plan(None, None, None).workers, 1);
+        assert_eq!(plan(Some(0), None, None).workers, 1);
+        // ?workers=N wins over the cores, within 1..=8.
+        assert_eq!(plan(Some(2), Some(8.0), Some(3)).workers, 3);
+        assert_eq!(plan(Some(2), Some(8.0), Some(0)).workers, 1);
+        assert_eq!(plan(Some(2), Some(8.0), Some(99)).workers, 8);
+        // A 1 GB file on 4 GiB: half is 2.1 GB, less the page's copy, fits one worker.
+        let big = worker_pool_plan(1_000_000_000, Some(8), Some(4.0), None);
+        assert_eq!(big.workers, 1, "{big:?}");
+        assert!(big.why.contains("4 GB"), "{}", big.why);
+        // Without a memory report, 2 GB in all: a 600 MB file leaves room for 1 copy.
+        let mid = worker_pool_plan(600_000_000, Some(8), None, Some(8));
+        assert_eq!(mid.workers, 1, "{mid:?}");
+        assert!(mid.why.contains("2 GB"), "{}", mid.why);
+        // A nonsense memory report counts as none.
+        assert_eq!(plan(Some(4), Some(f64::NAN), None).workers, 4);
+    }
 
     #[test]
     fn small_files_pass_and_large_ones_are_named() {

@@ -1,21 +1,25 @@
-//! The line that says where the playground's real-model runs sample — in the sampling
-//! worker or on the page's thread — and what the worker's messages cost the page.
+//! The line that says where the playground's real-model runs sample — in the pool of
+//! sampling workers or on the page's thread — which workers are busy, and what the
+//! workers' messages cost the page.
 //!
-//! Hook: `#pg-worker[data-state]` (`off`, `loading`, `ready`, `failed`) with
-//! `data-messages`, `data-tokens`, `data-mean-latency-ms` (worker post → page handler) and
-//! `data-mean-apply-ms` (the page's time to decode and apply one batch).
+//! Hooks: `#pg-worker[data-state]` (`off`, `loading`, `ready`, `failed`) with
+//! `data-workers` (ready workers), `data-planned`, `data-busy`, `data-messages`,
+//! `data-tokens`, `data-mean-latency-ms` (worker post → page handler) and
+//! `data-mean-apply-ms` (the page's time to decode and apply one batch); one
+//! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per started worker.
 
-use crate::worker::client::{self, Overhead, WorkerState};
+use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
 use leptos::prelude::*;
 
-/// Polled four times a second: the worker loads after the page, and its counters move
-/// during runs.
+/// Polled four times a second: the workers load after the page, and their jobs and
+/// counters move during runs.
 #[component]
 pub fn WorkerLine() -> impl IntoView {
-    let now = RwSignal::new((client::state(), client::overhead()));
+    let snapshot = || (client::state(), client::overhead(), client::pool());
+    let now = RwSignal::new(snapshot());
     if let Ok(handle) = set_interval_with_handle(
         move || {
-            let fresh = (client::state(), client::overhead());
+            let fresh = snapshot();
             if now.with_untracked(|n| *n != fresh) {
                 now.set(fresh);
             }
@@ -25,30 +29,72 @@ pub fn WorkerLine() -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
     move || {
-        let (state, o) = now.get();
+        let (state, o, pool) = now.get();
+        let ready = pool
+            .members
+            .iter()
+            .filter(|m| matches!(m, Member::Idle | Member::Busy(_)))
+            .count();
+        let busy = pool
+            .members
+            .iter()
+            .filter(|m| matches!(m, Member::Busy(_)))
+            .count();
+        let dots = pool
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let title = match m {
+                    Member::Loading => format!("worker {}: loading the model", i + 1),
+                    Member::Idle => format!("worker {}: idle", i + 1),
+                    Member::Busy(n) => format!(
+                        "worker {}: busy ({n} job{})",
+                        i + 1,
+                        if *n == 1 { "" } else { "s" }
+                    ),
+                    Member::Failed => format!("worker {}: failed", i + 1),
+                };
+                view! { <span class="pool-worker" data-state=m.name() title=title></span> }
+            })
+            .collect_view();
         view! {
             <div id="pg-worker" class="muted stat" data-state=state.name()
+                data-workers=ready.to_string() data-planned=pool.planned.to_string()
+                data-busy=busy.to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())>
-                {describe(&state, &o)}
+                <span class="pool">{dots}</span>
+                {describe(&state, &o, &pool, ready, busy)}
             </div>
         }
     }
 }
 
-fn describe(state: &WorkerState, o: &Overhead) -> String {
+fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: usize) -> String {
     match state {
         WorkerState::Off(why) => format!("Real-model runs sample on the page's thread: {why}."),
-        WorkerState::Loading => "Loading the model into the sampling worker…".into(),
+        WorkerState::Loading => format!(
+            "Loading the model into the first of {} sampling worker{} ({})…",
+            pool.planned,
+            if pool.planned == 1 { "" } else { "s" },
+            pool.why
+        ),
         WorkerState::Ready { ms } => {
             let mut s = format!(
-                "Real-model runs sample in a Web Worker (its copy of the model loaded in {:.1} s).",
-                ms / 1000.0
+                "Real-model runs sample in a pool of {ready} of {} Web Worker{} ({}), each with \
+                 its own copy of the model (the first loaded in {:.1} s): {busy} busy, {} idle; \
+                 compare mode's samplers and the exact P^L run side by side.",
+                pool.planned,
+                if pool.planned == 1 { "" } else { "s" },
+                pool.why,
+                ms / 1000.0,
+                ready - busy,
             );
             if o.messages > 0 {
                 s.push_str(&format!(
-                    " {} messages ({} tokens): {:.2} ms from the worker's post to the page's \
+                    " {} messages ({} tokens): {:.2} ms from a worker's post to the page's \
                      handler and {:.2} ms of the page's time each, on average.",
                     o.messages,
                     o.tokens,
@@ -59,7 +105,7 @@ fn describe(state: &WorkerState, o: &Overhead) -> String {
             s
         }
         WorkerState::Failed(why) => {
-            format!("The sampling worker failed ({why}); runs sample on the page's thread.")
+            format!("The sampling workers failed ({why}); runs sample on the page's thread.")
         }
     }
 }

@@ -1,7 +1,9 @@
-//! The page's side of the sampling worker: starts it (`worker.js`, a module worker that
-//! instantiates the page's own `WebAssembly.Module`), transfers a copy of the model's bytes,
-//! then sends runs and Stop and applies the batches that come back to the page's
-//! [`Run`]s. A worker that fails to start, or dies, is reported and the page samples on
+//! The page's side of the sampling workers: starts a pool of them (`worker.js`, a module
+//! worker that instantiates the page's own `WebAssembly.Module`), one after another, each
+//! with a copy of the model's bytes; then sends each job (a run, an enumeration, a
+//! generation) to the least busy ready worker, sends Stop, and applies the batches that
+//! come back to the page's [`Run`]s. Compare mode's runs and the exact P^L thus sample in
+//! parallel. While no worker is ready, or when every one has failed, the page samples on
 //! its own thread as before.
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
@@ -18,20 +20,56 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-/// Where the sampling worker stands, for the page (`#pg-worker[data-state]`).
+/// Where the sampling workers stand, for the page (`#pg-worker[data-state]`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum WorkerState {
     /// Not started: the model is not loaded, runs on WebGPU, or `?worker=off`.
     Off(String),
-    /// Starting, or loading its copy of the model.
+    /// The first worker is starting, or loading its copy of the model.
     Loading,
-    /// Ready: real-model runs go to it.
+    /// At least one worker is ready: real-model runs go to the pool.
     Ready {
-        /// Milliseconds from starting the worker to its model being loaded.
+        /// Milliseconds from starting the first worker to its model being loaded.
         ms: f64,
     },
-    /// It failed to start or died; runs go to the page's thread.
+    /// Every worker failed to start or died; runs go to the page's thread.
     Failed(String),
+}
+
+/// One worker of the pool as the page shows it (`.pool-worker[data-state]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Member {
+    /// Starting or loading its copy of the model.
+    Loading,
+    /// Ready, with no job.
+    Idle,
+    /// Ready, with this many jobs under way.
+    Busy(usize),
+    /// It failed to start or died.
+    Failed,
+}
+
+impl Member {
+    /// `loading`, `idle`, `busy` or `failed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Member::Loading => "loading",
+            Member::Idle => "idle",
+            Member::Busy(_) => "busy",
+            Member::Failed => "failed",
+        }
+    }
+}
+
+/// The pool as the page shows it: its planned size and why, and each started worker.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pool {
+    /// Workers the page means to start (see `lm::page_memory::worker_pool_plan`).
+    pub planned: usize,
+    /// What decided that number.
+    pub why: String,
+    /// The workers started so far, in order.
+    pub members: Vec<Member>,
 }
 
 impl WorkerState {
@@ -104,9 +142,11 @@ impl<T> Waiter<T> {
     }
 }
 
-/// The started worker.
+/// One started worker of the pool.
 pub struct SamplingWorker {
     worker: web_sys::Worker,
+    /// Whether its copy of the model is loaded (jobs go only to loaded workers).
+    loaded: Cell<bool>,
     next_id: Cell<u64>,
     pending: RefCell<HashMap<u64, Pending>>,
     exacts: RefCell<HashMap<u64, PendingExact>>,
@@ -118,7 +158,10 @@ pub struct SamplingWorker {
 }
 
 thread_local! {
-    static WORKER: RefCell<Option<Rc<SamplingWorker>>> = const { RefCell::new(None) };
+    /// The workers started for the current model, in order.
+    static POOL: RefCell<Vec<Rc<SamplingWorker>>> = const { RefCell::new(Vec::new()) };
+    /// The planned size and why.
+    static PLAN: RefCell<(usize, String)> = const { RefCell::new((0, String::new())) };
     /// Counts starts and stops, so a start that was overtaken does not set the state.
     static STARTS: Cell<u64> = const { Cell::new(0) };
     static STATE: RefCell<WorkerState> =
@@ -134,30 +177,65 @@ fn set_state(s: WorkerState) {
     STATE.with(|st| *st.borrow_mut() = s);
 }
 
-/// The worker when it is ready to drive runs.
+/// The ready worker with the fewest jobs under way (the first of those tied), to which
+/// the next job goes; `None` while no worker is ready.
 pub fn ready() -> Option<Rc<SamplingWorker>> {
-    WORKER
-        .with(|w| w.borrow().clone())
-        .filter(|w| !w.dead.get() && matches!(state(), WorkerState::Ready { .. }))
-}
-
-/// The message overhead measured so far (zero without a worker).
-pub fn overhead() -> Overhead {
-    WORKER.with(|w| {
-        w.borrow()
-            .as_ref()
-            .map(|w| w.overhead.get())
-            .unwrap_or_default()
+    if !matches!(state(), WorkerState::Ready { .. }) {
+        return None;
+    }
+    POOL.with(|p| {
+        p.borrow()
+            .iter()
+            .filter(|w| w.loaded.get() && !w.dead.get())
+            .min_by_key(|w| w.jobs())
+            .cloned()
     })
 }
 
-/// Ends the worker (a new model is coming, or the page samples on WebGPU).
+/// The pool as the page shows it.
+pub fn pool() -> Pool {
+    let (planned, why) = PLAN.with(|p| p.borrow().clone());
+    let members = POOL.with(|p| {
+        p.borrow()
+            .iter()
+            .map(|w| match (w.dead.get(), w.loaded.get(), w.jobs()) {
+                (true, _, _) => Member::Failed,
+                (false, false, _) => Member::Loading,
+                (false, true, 0) => Member::Idle,
+                (false, true, n) => Member::Busy(n),
+            })
+            .collect()
+    });
+    Pool {
+        planned,
+        why,
+        members,
+    }
+}
+
+/// The message overhead measured so far, over every worker (zero without one).
+pub fn overhead() -> Overhead {
+    POOL.with(|p| {
+        p.borrow().iter().fold(Overhead::default(), |a, w| {
+            let o = w.overhead.get();
+            Overhead {
+                messages: a.messages + o.messages,
+                tokens: a.tokens + o.tokens,
+                latency_ms: a.latency_ms + o.latency_ms,
+                apply_ms: a.apply_ms + o.apply_ms,
+            }
+        })
+    })
+}
+
+/// Ends every worker (a new model is coming, or the page samples on WebGPU).
 pub fn stop(why: &str) {
     STARTS.with(|n| n.set(n.get() + 1));
-    if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
+    let workers = POOL.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for w in workers {
         w.die(why);
-        w.worker.terminate();
     }
+    PLAN.with(|p| *p.borrow_mut() = (0, String::new()));
     set_state(WorkerState::Off(why.into()));
 }
 
@@ -168,39 +246,57 @@ fn promise() -> (js_sys::Promise, js_sys::Function) {
     (p, resolve.expect("the executor runs at once"))
 }
 
-/// Starts the worker and gives it a copy of `model`'s bytes; resolves when it has loaded
-/// them (the state says how that went). Runs wait for nothing: until then they sample on
-/// the page's thread.
-pub async fn start(model_bytes: &[u8]) {
+/// Starts the pool of `plan.workers` workers, one after another (so the first is ready
+/// soonest and the copies are not all made at once), each with a copy of `model`'s bytes;
+/// resolves when the last has loaded them or one has failed (the state and [`pool`] say
+/// how that went). Jobs wait for nothing: until a worker is ready they run on the page's
+/// thread, then on the workers ready so far.
+pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
     stop("replaced");
     let this_start = STARTS.with(|n| n.get());
+    PLAN.with(|p| *p.borrow_mut() = (plan.workers, plan.why));
     set_state(WorkerState::Loading);
-    let t0 = crate::clock::now_ms();
-    let result = start_inner(model_bytes).await;
-    if STARTS.with(|n| n.get()) != this_start {
-        // A new model (or `stop`) came while this one loaded: the state is theirs.
-        return;
-    }
-    match result {
-        Ok(()) => set_state(WorkerState::Ready {
-            ms: crate::clock::now_ms() - t0,
-        }),
-        Err(e) => {
-            if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
-                w.worker.terminate();
+    for _ in 0..plan.workers {
+        let t0 = crate::clock::now_ms();
+        let result = start_one(model_bytes).await;
+        if STARTS.with(|n| n.get()) != this_start {
+            // A new model (or `stop`) came while this one loaded: the state is theirs.
+            return;
+        }
+        match result {
+            Ok(w) => {
+                w.loaded.set(true);
+                if !matches!(state(), WorkerState::Ready { .. }) {
+                    set_state(WorkerState::Ready {
+                        ms: crate::clock::now_ms() - t0,
+                    });
+                }
             }
-            set_state(WorkerState::Failed(e));
+            Err(e) => {
+                // The ones ready so far keep working; no further worker is started.
+                let last = POOL.with(|p| p.borrow().last().cloned());
+                if let Some(w) = last.filter(|w| !w.loaded.get()) {
+                    w.die(&e);
+                }
+                if !matches!(state(), WorkerState::Ready { .. }) {
+                    set_state(WorkerState::Failed(e));
+                }
+                return;
+            }
         }
     }
 }
 
-async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
+/// Starts one worker, adds it to the pool, and waits until it has loaded its copy of the
+/// model.
+async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
     let opts = web_sys::WorkerOptions::new();
     opts.set_type(web_sys::WorkerType::Module);
     let worker = web_sys::Worker::new_with_options("./worker.js", &opts)
         .map_err(|e| format!("the browser refused the worker: {}", js_error(&e)))?;
     let w = Rc::new(SamplingWorker {
         worker,
+        loaded: Cell::new(false),
         next_id: Cell::new(0),
         pending: RefCell::default(),
         exacts: RefCell::default(),
@@ -234,7 +330,7 @@ async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
     w.worker
         .set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
-    WORKER.with(|slot| *slot.borrow_mut() = Some(w.clone()));
+    POOL.with(|p| p.borrow_mut().push(w.clone()));
 
     // 1. The page's own module: the worker instantiates it and answers Ready.
     let init = js_sys::Object::new();
@@ -252,7 +348,7 @@ async fn start_inner(model_bytes: &[u8]) -> Result<(), String> {
     js_sys::Reflect::set(&load, &"bytes".into(), &bytes).map_err(|e| js_error(&e))?;
     let transfer = js_sys::Array::of1(&bytes.buffer());
     match w.ask(&load, Some(&transfer)).await? {
-        FromWorker::Loaded { .. } => Ok(()),
+        FromWorker::Loaded { .. } => Ok(w),
         FromWorker::LoadFailed { message } => {
             Err(format!("the worker could not load the model: {message}"))
         }
@@ -473,13 +569,23 @@ impl SamplingWorker {
         }
     }
 
-    /// Marks the worker dead and ends it: every job it had ends with `why`, start-up fails.
+    /// Jobs under way (runs, enumerations, generations).
+    fn jobs(&self) -> usize {
+        self.pending.borrow().len() + self.exacts.borrow().len() + self.generates.borrow().len()
+    }
+
+    /// Marks the worker dead and ends it: every job it had ends with `why`, start-up fails;
+    /// when no other worker of the pool is alive and loaded, the page samples on its own
+    /// thread from now on.
     fn die(&self, why: &str) {
         if self.dead.replace(true) {
             return;
         }
         self.worker.terminate();
-        set_state(WorkerState::Failed(why.into()));
+        let others = POOL.with(|p| p.borrow().iter().any(|w| w.loaded.get() && !w.dead.get()));
+        if !others {
+            set_state(WorkerState::Failed(why.into()));
+        }
         if let Some(resolve) = self.waiting.borrow_mut().take() {
             let _ = resolve.call1(&JsValue::NULL, &why.into());
         }

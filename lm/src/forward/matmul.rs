@@ -471,3 +471,46 @@ mod tests {
         assert_eq!(out, vec![0.0 + 1.0 + 4.0, 3.0 + 4.0 + 10.0]);
     }
 }
+
+#[cfg(test)]
+mod scratch_timing {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn time_shapes() {
+        let mut seed = 7u64;
+        for (rows, cols) in [(1536usize, 576usize), (576, 1536), (576, 576), (49152, 576)] {
+            let bytes = if rows == 49152 {
+                BlockQ8_0::BYTES
+            } else {
+                BlockQ4_1::BYTES
+            };
+            let data: Vec<u8> = (0..rows * cols / 32 * bytes)
+                .map(|i| (i * 2654435761usize >> 7) as u8 & 0x3b)
+                .collect();
+            let w = if rows == 49152 {
+                WeightData::Q8_0(&data)
+            } else {
+                WeightData::Q4_1(&data)
+            };
+            for n in [1usize, 4, 8] {
+                let x: Vec<f32> = (0..n * cols)
+                    .map(|i| ((i * 31 % 97) as f32) * 0.01)
+                    .collect();
+                let mut out = vec![0f32; n * rows];
+                let reps = 200;
+                let t = std::time::Instant::now();
+                for _ in 0..reps {
+                    matmul(w, rows, cols, &x, n, &mut out, Activations::F32);
+                }
+                let s = t.elapsed().as_secs_f64() / reps as f64;
+                let _ = &mut seed;
+                eprintln!(
+                    "{rows}x{cols} n={n}: {:.3} ms, {:.1} GMAC/s",
+                    s * 1e3,
+                    (rows * cols * n) as f64 / s / 1e9
+                );
+            }
+        }
+    }
+}
