@@ -145,7 +145,7 @@ impl PromptedModel {
         pause: &mut impl Pause,
     ) -> Result<Vec<Vec<f64>>, LmError> {
         let logits = self.run(prefixes, pause).await?;
-        Ok(logits.iter().map(|l| log_softmax(l)).collect())
+        Ok(crate::forward::parallel_map(&logits, |l| log_softmax(l)))
     }
 
     /// The logits after each `prompt ++ prefix`: a slot is brought to each sequence, the

@@ -112,42 +112,51 @@ pub(crate) fn matmul_with(
         return;
     }
     // Row-major (rows × n) so chunks of rows are contiguous, then transposed into `out`.
-    // f32 vectors go up to eight at a time through the many-vector kernels: each block
-    // is decoded once for the group, and each row meets every group while it is in the
-    // L1 cache. 8-bit vectors go one at a time through `rows_dot`. Every result is what
-    // the one-row, one-vector kernel gives, so a sequence's logits do not depend on the
-    // batch it ran in.
-    let groups: Vec<Group<'_>> = if all_f32(&prepared) && !matches!(w, WeightData::F32(_)) {
-        prepared.chunks(MAX_VECTORS).map(Group::new).collect()
-    } else {
-        Vec::new()
-    };
+    // Vectors go up to eight at a time through the many-vector kernels (f32 or 8-bit):
+    // each block is decoded once for the group, and each row meets every group while it
+    // is in the L1 cache. Every result is what the one-row, one-vector kernel gives, so a
+    // sequence's logits do not depend on the batch it ran in.
+    let groups = Groups::new(w, &prepared);
     let mut part = vec![0f32; rows * n];
     parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
         let r0 = i * chunk_rows;
-        if groups.is_empty() {
-            let count = part.len() / n;
-            for (t, p) in prepared.iter().enumerate() {
-                rows_dot(k, w, cols, r0, p, count, |j, v| part[j * n + t] = v);
-            }
-            return;
-        }
         for (j, o) in part.chunks_exact_mut(n).enumerate() {
+            let r = r0 + j;
             let mut t = 0;
-            for g in &groups {
-                let out = &mut o[t..t + g.xs.len()];
-                match w {
-                    WeightData::Q4_1(d) => {
-                        (k.q4_1_f32_xn)(row(d, r0 + j, cols, BlockQ4_1::BYTES), g.vectors(), out)
-                    }
-                    WeightData::Q8_0(d) => {
-                        (k.q8_0_f32_xn)(row(d, r0 + j, cols, BlockQ8_0::BYTES), g.vectors(), out)
-                    }
-                    WeightData::F32(_) | WeightData::Decoded(..) => {
-                        unreachable!("f32 and decoded matrices form no groups")
+            match (&groups, w) {
+                (Groups::F32(gs), WeightData::Q4_1(d)) => {
+                    for g in gs {
+                        let out = &mut o[t..t + g.xs.len()];
+                        (k.q4_1_f32_xn)(row(d, r, cols, BlockQ4_1::BYTES), g.vectors(), out);
+                        t += g.xs.len();
                     }
                 }
-                t += g.xs.len();
+                (Groups::F32(gs), WeightData::Q8_0(d)) => {
+                    for g in gs {
+                        let out = &mut o[t..t + g.xs.len()];
+                        (k.q8_0_f32_xn)(row(d, r, cols, BlockQ8_0::BYTES), g.vectors(), out);
+                        t += g.xs.len();
+                    }
+                }
+                (Groups::Q8(gs), WeightData::Q4_1(d)) => {
+                    for g in gs {
+                        let out = &mut o[t..t + g.len()];
+                        (k.q4_1_q8_xn)(row(d, r, cols, BlockQ4_1::BYTES), g, out);
+                        t += g.len();
+                    }
+                }
+                (Groups::Q8(gs), WeightData::Q8_0(d)) => {
+                    for g in gs {
+                        let out = &mut o[t..t + g.len()];
+                        (k.q8_0_q8_xn)(row(d, r, cols, BlockQ8_0::BYTES), g, out);
+                        t += g.len();
+                    }
+                }
+                _ => {
+                    for (t, p) in prepared.iter().enumerate() {
+                        o[t] = row_dot(k, w, cols, r, p);
+                    }
+                }
             }
         }
     });
@@ -191,6 +200,39 @@ fn decoded_matmul(
     for (r, vals) in part.chunks_exact(n).enumerate() {
         for (t, &v) in vals.iter().enumerate() {
             out[t * rows + r] = v;
+        }
+    }
+}
+
+/// A batch's vectors in groups for the many-vector kernels, or `None` (an f32 matrix,
+/// whose rows go one vector at a time).
+enum Groups<'a> {
+    /// f32 vectors against a block-quantized matrix.
+    F32(Vec<Group<'a>>),
+    /// 8-bit vectors against a block-quantized matrix.
+    Q8(Vec<Vec<&'a [Q8Block]>>),
+    None,
+}
+
+impl<'a> Groups<'a> {
+    fn new(w: WeightData<'_>, prepared: &'a [Prepared<'a>]) -> Self {
+        if !matches!(w, WeightData::Q4_1(_) | WeightData::Q8_0(_)) {
+            return Groups::None;
+        }
+        if all_f32(prepared) {
+            return Groups::F32(prepared.chunks(MAX_VECTORS).map(Group::new).collect());
+        }
+        let q8: Vec<&[Q8Block]> = prepared
+            .iter()
+            .filter_map(|p| match p {
+                Prepared::Q8(q) => Some(q.as_slice()),
+                _ => None,
+            })
+            .collect();
+        if q8.len() == prepared.len() {
+            Groups::Q8(q8.chunks(MAX_VECTORS).map(<[_]>::to_vec).collect())
+        } else {
+            Groups::None
         }
     }
 }
@@ -469,48 +511,5 @@ mod tests {
             Activations::Q8,
         );
         assert_eq!(out, vec![0.0 + 1.0 + 4.0, 3.0 + 4.0 + 10.0]);
-    }
-}
-
-#[cfg(test)]
-mod scratch_timing {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn time_shapes() {
-        let mut seed = 7u64;
-        for (rows, cols) in [(1536usize, 576usize), (576, 1536), (576, 576), (49152, 576)] {
-            let bytes = if rows == 49152 {
-                BlockQ8_0::BYTES
-            } else {
-                BlockQ4_1::BYTES
-            };
-            let data: Vec<u8> = (0..rows * cols / 32 * bytes)
-                .map(|i| (i * 2654435761usize >> 7) as u8 & 0x3b)
-                .collect();
-            let w = if rows == 49152 {
-                WeightData::Q8_0(&data)
-            } else {
-                WeightData::Q4_1(&data)
-            };
-            for n in [1usize, 4, 8] {
-                let x: Vec<f32> = (0..n * cols)
-                    .map(|i| ((i * 31 % 97) as f32) * 0.01)
-                    .collect();
-                let mut out = vec![0f32; n * rows];
-                let reps = 200;
-                let t = std::time::Instant::now();
-                for _ in 0..reps {
-                    matmul(w, rows, cols, &x, n, &mut out, Activations::F32);
-                }
-                let s = t.elapsed().as_secs_f64() / reps as f64;
-                let _ = &mut seed;
-                eprintln!(
-                    "{rows}x{cols} n={n}: {:.3} ms, {:.1} GMAC/s",
-                    s * 1e3,
-                    (rows * cols * n) as f64 / s / 1e9
-                );
-            }
-        }
     }
 }

@@ -17,7 +17,7 @@ mod weights;
 
 pub use kernels::{Activations, Kernels};
 pub(crate) use ops::log_softmax;
-pub use parallel::{run as run_on_pool, set_threads, threads};
+pub use parallel::{map as parallel_map, run as run_on_pool, set_threads, threads};
 pub use pause::{NoPause, Pause};
 pub(crate) use weights::Weights;
 
@@ -264,16 +264,25 @@ async fn forward_chunk(
             cv.truncate(n_past * kv_dim);
             ck.extend_from_slice(&k[r.start * kv_dim..r.end * kv_dim]);
             cv.extend_from_slice(&v[r.start * kv_dim..r.end * kv_dim]);
-            attention(
-                c,
+        }
+        // Each segment attends to its own cache: one task per segment on the pool.
+        let mut jobs = Vec::with_capacity(segs.len());
+        let mut rest = attn.as_mut_slice();
+        for (s, r) in segs.iter().zip(&ranges) {
+            let (mine, tail) = rest.split_at_mut(r.len() * q_dim);
+            rest = tail;
+            let (ck, cv) = (s.cache.k[l].as_slice(), s.cache.v[l].as_slice());
+            jobs.push((
                 &q[r.start * q_dim..r.end * q_dim],
                 ck,
                 cv,
-                n_past,
-                r.len(),
-                &mut attn[r.start * q_dim..r.end * q_dim],
-            );
+                s.cache.len,
+                mine,
+            ));
         }
+        parallel::for_each_mut(&mut jobs, |_, (q, ck, cv, n_past, out)| {
+            attention(c, q, ck, cv, *n_past, q.len() / q_dim, out)
+        });
         matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o, act);
         if let Some(b) = &layer.bo {
             ops::add_bias(&mut o, b);

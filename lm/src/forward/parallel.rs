@@ -103,3 +103,53 @@ where
         f(i, c);
     }
 }
+
+/// Calls `f(i, item)` for every item of `items`, on the pool when there is more than one
+/// item and thread (each item is one task: a sequence's attention, say).
+pub(crate) fn for_each_mut<T, F>(items: &mut [T], f: F)
+where
+    T: Send,
+    F: Fn(usize, &mut T) + Sync + Send,
+{
+    #[cfg(not(target_arch = "wasm32"))]
+    if items.len() > 1 && threads() > 1 {
+        use rayon::prelude::*;
+        let split = |items: &mut [T]| {
+            items
+                .par_iter_mut()
+                .with_max_len(1)
+                .enumerate()
+                .for_each(|(i, t)| f(i, t))
+        };
+        if rayon::current_thread_index().is_some() {
+            split(items);
+        } else {
+            pool().install(|| split(items));
+        }
+        return;
+    }
+    for (i, t) in items.iter_mut().enumerate() {
+        f(i, t);
+    }
+}
+
+/// `f` of every item of `items`, in order, computed on the pool when there is more than
+/// one item and thread.
+pub fn map<T, R, F>(items: &[T], f: F) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> R + Sync + Send,
+{
+    #[cfg(not(target_arch = "wasm32"))]
+    if items.len() > 1 && threads() > 1 {
+        use rayon::prelude::*;
+        let go = || items.par_iter().with_max_len(1).map(&f).collect();
+        return if rayon::current_thread_index().is_some() {
+            go()
+        } else {
+            pool().install(go)
+        };
+    }
+    items.iter().map(f).collect()
+}

@@ -320,6 +320,101 @@ pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
     hsum(acc)
 }
 
+/// [`q4_1_q8`] for up to eight vectors: each block's codes are unpacked once for all of
+/// them. Each result is exactly what [`q4_1_q8`] gives (same operations, same order).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_1_q8_xn(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
+    match xq.len() {
+        1 => q4_1_q8_v::<1>(row, xq, out),
+        2 => q4_1_q8_v::<2>(row, xq, out),
+        3 => q4_1_q8_v::<3>(row, xq, out),
+        4 => q4_1_q8_v::<4>(row, xq, out),
+        5 => q4_1_q8_v::<5>(row, xq, out),
+        6 => q4_1_q8_v::<6>(row, xq, out),
+        7 => q4_1_q8_v::<7>(row, xq, out),
+        8 => q4_1_q8_v::<8>(row, xq, out),
+        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
+    }
+}
+
+/// The first `N` 8-bit vectors, each checked to hold `nb` blocks.
+#[inline]
+fn checked_q8<'a, const N: usize>(xq: &[&'a [Q8Block]], nb: usize) -> [&'a [Q8Block]; N] {
+    assert_eq!(xq.len(), N, "vector count");
+    std::array::from_fn(|v| &xq[v][..nb])
+}
+
+/// [`q4_1_q8_xn`] for exactly `N` vectors.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q4_1_q8_v<const N: usize>(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let ys = checked_q8::<N>(xq, blocks.len());
+    let low = _mm_set1_epi8(0x0F);
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [_mm256_setzero_ps(); N];
+    let mut mins = [0f32; N];
+    for (b, raw) in blocks.iter().enumerate() {
+        let (d, m) = (half(raw[0], raw[1]), half(raw[2], raw[3]));
+        let qs = load16(raw, 4);
+        let lo = _mm_and_si128(qs, low);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(qs), low);
+        let w = _mm256_set_m128i(hi, lo); // weights 0..32 in order
+        for v in 0..N {
+            let y = &ys[v][b];
+            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, codes(y)), ones);
+            let scale = _mm256_set1_ps(d * y.d);
+            acc[v] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[v]);
+            mins[v] += m * y.s;
+        }
+    }
+    for (v, o) in out[..N].iter_mut().enumerate() {
+        *o = hsum(acc[v]) + mins[v];
+    }
+}
+
+/// [`q8_0_q8`] for up to eight vectors (each result as [`q8_0_q8`] gives it).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q8_0_q8_xn(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
+    match xq.len() {
+        1 => q8_0_q8_v::<1>(row, xq, out),
+        2 => q8_0_q8_v::<2>(row, xq, out),
+        3 => q8_0_q8_v::<3>(row, xq, out),
+        4 => q8_0_q8_v::<4>(row, xq, out),
+        5 => q8_0_q8_v::<5>(row, xq, out),
+        6 => q8_0_q8_v::<6>(row, xq, out),
+        7 => q8_0_q8_v::<7>(row, xq, out),
+        8 => q8_0_q8_v::<8>(row, xq, out),
+        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
+    }
+}
+
+/// [`q8_0_q8_xn`] for exactly `N` vectors.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q8_0_q8_v<const N: usize>(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let ys = checked_q8::<N>(xq, blocks.len());
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [_mm256_setzero_ps(); N];
+    for (b, raw) in blocks.iter().enumerate() {
+        let d = half(raw[0], raw[1]);
+        let w = load32(raw, 2);
+        // As in `q8_0_idot`: |w| against the activations with w's sign moved onto them.
+        let aw = _mm256_sign_epi8(w, w);
+        for v in 0..N {
+            let y = &ys[v][b];
+            let sc = _mm256_sign_epi8(codes(y), w);
+            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sc), ones);
+            let scale = _mm256_set1_ps(d * y.d);
+            acc[v] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[v]);
+        }
+    }
+    for (v, o) in out[..N].iter_mut().enumerate() {
+        *o = hsum(acc[v]);
+    }
+}
+
 /// Asks for the cache lines of the four rows that follow `rows` (the next call's rows,
 /// which lie right after them in the matrix), a share per block: four rows read side by
 /// side are four interleaved streams, which the hardware prefetcher follows badly.

@@ -116,6 +116,12 @@ pub struct Kernels {
     pub q4_1_q8: fn(&[u8], &[Q8Block]) -> f32,
     /// Q8_0 row · 8-bit vector.
     pub q8_0_q8: fn(&[u8], &[Q8Block]) -> f32,
+    /// Q4_1 row · up to eight 8-bit vectors into `out[..n]` (each result as `q4_1_q8`
+    /// gives it).
+    pub q4_1_q8_xn: fn(&[u8], &[&[Q8Block]], &mut [f32]),
+    /// Q8_0 row · up to eight 8-bit vectors into `out[..n]` (each result as `q8_0_q8`
+    /// gives it).
+    pub q8_0_q8_xn: fn(&[u8], &[&[Q8Block]], &mut [f32]),
     /// Four Q4_1 rows · one 8-bit vector (each result as `q4_1_q8` gives it).
     pub q4_1_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
     /// Four Q8_0 rows · one 8-bit vector (each result as `q8_0_q8` gives it).
@@ -144,6 +150,8 @@ pub const SCALAR: Kernels = Kernels {
     q8_0_f32_r4: scalar::q8_0_f32_r4,
     q4_1_q8: scalar::q4_1_q8,
     q8_0_q8: scalar::q8_0_q8,
+    q4_1_q8_xn: scalar::q4_1_q8_xn,
+    q8_0_q8_xn: scalar::q8_0_q8_xn,
     q4_1_q8_r4: scalar::q4_1_q8_r4,
     q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
@@ -176,6 +184,12 @@ mod avx2_table {
     fn q8_0_f32_r4(r: Rows4<'_>, x: &[f32]) -> [f32; 4] {
         unsafe { avx2::q8_0_f32_r4(r, x) }
     }
+    fn q4_1_q8_xn(r: &[u8], y: &[&[Q8Block]], out: &mut [f32]) {
+        unsafe { avx2::q4_1_q8_xn(r, y, out) }
+    }
+    fn q8_0_q8_xn(r: &[u8], y: &[&[Q8Block]], out: &mut [f32]) {
+        unsafe { avx2::q8_0_q8_xn(r, y, out) }
+    }
     fn q4_1_q8_r4(r: Rows4<'_>, y: &[Q8Block]) -> [f32; 4] {
         unsafe { avx2::q4_1_q8_r4(r, y) }
     }
@@ -205,6 +219,8 @@ mod avx2_table {
         q8_0_f32_r4,
         q4_1_q8,
         q8_0_q8,
+        q4_1_q8_xn,
+        q8_0_q8_xn,
         q4_1_q8_r4,
         q8_0_q8_r4,
         f32_dot,
@@ -238,6 +254,16 @@ pub const SIMD128: Kernels = Kernels {
     q8_0_f32_r4: |r, x| r.map(|r| simd128::q8_0_f32(r, x)),
     q4_1_q8: simd128::q4_1_q8,
     q8_0_q8: simd128::q8_0_q8,
+    q4_1_q8_xn: |r, y, out| {
+        for (o, y) in out[..y.len()].iter_mut().zip(y) {
+            *o = simd128::q4_1_q8(r, y);
+        }
+    },
+    q8_0_q8_xn: |r, y, out| {
+        for (o, y) in out[..y.len()].iter_mut().zip(y) {
+            *o = simd128::q8_0_q8(r, y);
+        }
+    },
     q4_1_q8_r4: |r, y| r.map(|r| simd128::q4_1_q8(r, y)),
     q8_0_q8_r4: |r, y| r.map(|r| simd128::q8_0_q8(r, y)),
     f32_dot: simd128::f32_dot,

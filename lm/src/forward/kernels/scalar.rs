@@ -96,6 +96,20 @@ pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
     total
 }
 
+/// [`q4_1_q8`] for several 8-bit vectors.
+pub fn q4_1_q8_xn(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
+    for (o, y) in out[..xq.len()].iter_mut().zip(xq) {
+        *o = q4_1_q8(row, y);
+    }
+}
+
+/// [`q8_0_q8`] for several 8-bit vectors.
+pub fn q8_0_q8_xn(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
+    for (o, y) in out[..xq.len()].iter_mut().zip(xq) {
+        *o = q8_0_q8(row, y);
+    }
+}
+
 /// [`q4_1_q8`] for four rows.
 pub fn q4_1_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
     rows.map(|r| q4_1_q8(r, xq))

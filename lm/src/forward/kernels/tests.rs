@@ -120,6 +120,33 @@ fn every_kernel_matches_the_references() {
                         assert_eq!(got8[t], want8, "{n} q8_0 x{count} v{t} {cols}");
                     }
                 }
+                // And one to eight 8-bit vectors at once, each exactly as one at a time.
+                let qs: Vec<Vec<Q8Block>> = xs
+                    .iter()
+                    .map(|x| {
+                        let mut q = Vec::new();
+                        quantize_q8(x, &mut q);
+                        q
+                    })
+                    .collect();
+                for count in 1..=MAX_VECTORS {
+                    let qr: Vec<&[Q8Block]> = qs[..count].iter().map(Vec::as_slice).collect();
+                    let (mut got4, mut got8) = ([0f32; MAX_VECTORS], [0f32; MAX_VECTORS]);
+                    (k.q4_1_q8_xn)(&r4, &qr, &mut got4);
+                    (k.q8_0_q8_xn)(&r8, &qr, &mut got8);
+                    for t in 0..count {
+                        assert_eq!(
+                            got4[t],
+                            (k.q4_1_q8)(&r4, qr[t]),
+                            "{n} q4_1_q8 x{count} v{t} {cols}"
+                        );
+                        assert_eq!(
+                            got8[t],
+                            (k.q8_0_q8)(&r8, qr[t]),
+                            "{n} q8_0_q8 x{count} v{t} {cols}"
+                        );
+                    }
+                }
                 // The 8-bit kernels against the exact product with the quantized x.
                 let (e, m) = exact(&w4, &xd);
                 close((k.q4_1_q8)(&r4, &xq), e, m, &format!("{n} q4_1_q8 {cols}"));
