@@ -212,6 +212,41 @@ describe('the playground samples the real model in a Web Worker', () => {
     }
   });
 
+  it('an SMC run shares its particles with an idle worker, with the same samples', async () => {
+    try {
+      const { page } = shared.b;
+      const results = {};
+      for (const workers of [1, 2]) {
+        await open(page, `?backend=cpu&workers=${workers}`, 'ready');
+        await unlessCrash(page, page.waitForFunction(
+          (n) => Number(document.querySelector('#pg-worker').dataset.workers) === n,
+          workers, { timeout: LOAD_MS, polling: 250 }));
+        await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, seed: '1' });
+        await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
+        await page.selectOption('#pg-method', 'smc-gcd');
+        await page.fill('#pg-particles', '8');
+        const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
+        const r = await measured(page);
+        assert.equal(r.state, 'done', r.message);
+        // The line is refreshed four times a second.
+        await page.waitForTimeout(600);
+        const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
+        if (workers === 1) assert.equal(helped, 0);
+        else assert.ok(helped > 0, 'the idle worker computed some of the particles');
+        assert.ok(r.outputs.length > 0, r.message);
+        results[workers] = r.outputs;
+        figures[`smc-gcd, 8 particles, 16 tokens, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+          seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
+        };
+        console.log(`smc, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
+      }
+      assert.deepEqual(results[2], results[1]);
+    } catch (e) {
+      shared.failed = true;
+      throw e;
+    }
+  });
+
   it('a worker that cannot start leaves the page sampling on its thread', async () => {
     try {
       const { page } = shared.b;

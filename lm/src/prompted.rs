@@ -107,8 +107,15 @@ impl PromptedModel {
             .map_or(0, |s| s.tokens.len())
     }
 
-    /// Bytes of keys and values held in all slots.
+    /// Bytes of keys and values held in all slots, each page shared between slots (the
+    /// prompt, common prefixes) counted once.
     pub fn cache_bytes(&self) -> usize {
+        KvCache::unique_bytes(self.slots.iter().map(|s| &s.cache))
+    }
+
+    /// What the slots would hold if each kept its own copy of every position (no page
+    /// shared): the memory the shared pages save, for benchmarks.
+    pub fn cache_bytes_unshared(&self) -> usize {
         self.slots.iter().map(|s| s.cache.bytes()).sum()
     }
 

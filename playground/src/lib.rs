@@ -15,6 +15,8 @@
 //! - [`views::Views`]: token, trie, MCMC, SMC and results view models, driven by events.
 //! - [`exact`]: exact P^L of finite languages with caps, TV and KL.
 //! - [`export`]: JSON lines of samples and events.
+//! - [`batch_split::assign`]: which worker of the page's pool computes each sequence of a
+//!   batch.
 //!
 //! # Usage
 //! ```
@@ -36,6 +38,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod batch_split;
 pub mod constraint;
 pub mod detect;
 pub mod exact;

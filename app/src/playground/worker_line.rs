@@ -3,7 +3,8 @@
 //! workers' messages cost the page.
 //!
 //! Hooks: `#pg-worker[data-state]` (`off`, `loading`, `ready`, `failed`) with
-//! `data-workers` (ready workers), `data-planned`, `data-busy`, `data-messages`,
+//! `data-workers` (ready workers), `data-planned`, `data-busy`, `data-helped` (sequences
+//! the workers computed for each other's runs), `data-messages`,
 //! `data-tokens`, `data-mean-latency-ms` (worker post → page handler) and
 //! `data-mean-apply-ms` (the page's time to decode and apply one batch); one
 //! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per started worker.
@@ -40,12 +41,14 @@ pub fn WorkerLine() -> impl IntoView {
             .iter()
             .filter(|m| matches!(m, Member::Busy(_)))
             .count();
+        let helped: u64 = pool.helped.iter().sum();
         let dots = pool
             .members
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let title = match m {
+                let helped = pool.helped.get(i).copied().unwrap_or(0);
+                let mut title = match m {
                     Member::Loading => format!("worker {}: loading the model", i + 1),
                     Member::Idle => format!("worker {}: idle", i + 1),
                     Member::Busy(n) => format!(
@@ -55,6 +58,11 @@ pub fn WorkerLine() -> impl IntoView {
                     ),
                     Member::Failed => format!("worker {}: failed", i + 1),
                 };
+                if helped > 0 {
+                    title.push_str(&format!(
+                        "; computed {helped} sequences for other workers' runs"
+                    ));
+                }
                 view! { <span class="pool-worker" data-state=m.name() title=title></span> }
             })
             .collect_view();
@@ -62,6 +70,7 @@ pub fn WorkerLine() -> impl IntoView {
             <div id="pg-worker" class="muted stat" data-state=state.name()
                 data-workers=ready.to_string() data-planned=pool.planned.to_string()
                 data-busy=busy.to_string()
+                data-helped=helped.to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())>
@@ -85,7 +94,8 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
             let mut s = format!(
                 "Real-model runs sample in a pool of {ready} of {} Web Worker{} ({}), each with \
                  its own copy of the model (the first loaded in {:.1} s): {busy} busy, {} idle; \
-                 compare mode's samplers and the exact P^L run side by side.",
+                 compare mode's samplers and the exact P^L run side by side, and a run's \
+                 batched model calls (SMC's particles) are shared with idle workers.",
                 pool.planned,
                 if pool.planned == 1 { "" } else { "s" },
                 pool.why,

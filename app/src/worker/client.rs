@@ -70,6 +70,8 @@ pub struct Pool {
     pub why: String,
     /// The workers started so far, in order.
     pub members: Vec<Member>,
+    /// Sequences each of them computed for another worker's run (SMC particles).
+    pub helped: Vec<u64>,
 }
 
 impl WorkerState {
@@ -145,6 +147,10 @@ impl<T> Waiter<T> {
 /// One started worker of the pool.
 pub struct SamplingWorker {
     worker: web_sys::Worker,
+    /// Its place in the pool (how its peers name it).
+    index: u32,
+    /// Sequences it computed for its peers.
+    helped: Cell<u64>,
     /// Whether its copy of the model is loaded (jobs go only to loaded workers).
     loaded: Cell<bool>,
     next_id: Cell<u64>,
@@ -206,10 +212,12 @@ pub fn pool() -> Pool {
             })
             .collect()
     });
+    let helped = POOL.with(|p| p.borrow().iter().map(|w| w.helped.get()).collect());
     Pool {
         planned,
         why,
         members,
+        helped,
     }
 }
 
@@ -266,6 +274,7 @@ pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
         match result {
             Ok(w) => {
                 w.loaded.set(true);
+                link_peers(&w);
                 if !matches!(state(), WorkerState::Ready { .. }) {
                     set_state(WorkerState::Ready {
                         ms: crate::clock::now_ms() - t0,
@@ -287,6 +296,37 @@ pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
     }
 }
 
+/// Links the newly loaded `w` with every other loaded worker by a `MessageChannel`, one
+/// port to each (see `peers.rs`), so they can share a run's batched model calls.
+fn link_peers(w: &SamplingWorker) {
+    let others: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
+        p.borrow()
+            .iter()
+            .filter(|o| o.index != w.index && o.loaded.get() && !o.dead.get())
+            .cloned()
+            .collect()
+    });
+    for o in others {
+        let Ok(channel) = web_sys::MessageChannel::new() else {
+            return;
+        };
+        for (to, port, peer) in [
+            (&w.worker, channel.port1(), o.index),
+            (&o.worker, channel.port2(), w.index),
+        ] {
+            let msg = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&msg, &"type".into(), &super::peers::PEER.into());
+            let _ = js_sys::Reflect::set(&msg, &"index".into(), &peer.into());
+            let _ = js_sys::Reflect::set(&msg, &"port".into(), &port);
+            if let Err(e) = to.post_message_with_transfer(&msg, &js_sys::Array::of1(&port)) {
+                web_sys::console::error_1(
+                    &format!("cannot link two workers: {}", js_error(&e)).into(),
+                );
+            }
+        }
+    }
+}
+
 /// Starts one worker, adds it to the pool, and waits until it has loaded its copy of the
 /// model.
 async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
@@ -296,6 +336,8 @@ async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
         .map_err(|e| format!("the browser refused the worker: {}", js_error(&e)))?;
     let w = Rc::new(SamplingWorker {
         worker,
+        index: POOL.with(|p| p.borrow().len()) as u32,
+        helped: Cell::new(0),
         loaded: Cell::new(false),
         next_id: Cell::new(0),
         pending: RefCell::default(),
@@ -460,6 +502,9 @@ impl SamplingWorker {
                     p.waiter.finish(result);
                 }
             }
+            FromWorker::Helped { sequences } => {
+                self.helped.set(self.helped.get() + sequences);
+            }
             FromWorker::Done { id, outcome } => {
                 if let Some(p) = self.pending.borrow_mut().remove(&id) {
                     p.run.finish_remote(outcome);
@@ -582,7 +627,21 @@ impl SamplingWorker {
             return;
         }
         self.worker.terminate();
-        let others = POOL.with(|p| p.borrow().iter().any(|w| w.loaded.get() && !w.dead.get()));
+        // Its peers compute what they asked of it themselves.
+        let others: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
+            p.borrow()
+                .iter()
+                .filter(|w| w.loaded.get() && !w.dead.get())
+                .cloned()
+                .collect()
+        });
+        for o in &others {
+            let msg = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&msg, &"type".into(), &super::peers::PEER_GONE.into());
+            let _ = js_sys::Reflect::set(&msg, &"index".into(), &self.index.into());
+            let _ = o.worker.post_message(&msg);
+        }
+        let others = !others.is_empty();
         if !others {
             set_state(WorkerState::Failed(why.into()));
         }

@@ -2,9 +2,10 @@
 //! instantiated) listens for the page's messages, loads the model, drives runs,
 //! enumerates exact distributions and runs the quick form's generations.
 
+use super::peers::{self, HostView, PEER, PEER_GONE, PooledLm};
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use crate::clock::shared_clock_ms;
-use crate::engine::{BackendLm, Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
+use crate::engine::{Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
 use playground::constraint::ConstraintBuilder;
 use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
@@ -76,10 +77,39 @@ pub fn worker_main() {
     post(&FromWorker::Ready);
 }
 
+/// What the pool's peers see of this worker: its model, whether it has a job, and the
+/// page's count of sequences it computed for them.
+static HOST_VIEW: HostView = HostView {
+    engine: || HOST.with(|h| h.borrow().engine.clone()),
+    busy: || HOST.with(|h| !h.borrow().jobs.is_empty()),
+    helped: |sequences| post(&FromWorker::Helped { sequences }),
+};
+
 fn on_message(data: JsValue) {
     let kind = js_sys::Reflect::get(&data, &"type".into())
         .ok()
         .and_then(|t| t.as_string());
+    let index = || {
+        js_sys::Reflect::get(&data, &"index".into())
+            .ok()
+            .and_then(|i| i.as_f64())
+            .map(|i| i as u32)
+    };
+    if kind.as_deref() == Some(PEER) {
+        let port = js_sys::Reflect::get(&data, &"port".into())
+            .ok()
+            .and_then(|p| p.dyn_into::<web_sys::MessagePort>().ok());
+        if let (Some(index), Some(port)) = (index(), port) {
+            peers::link(index, port, &HOST_VIEW);
+        }
+        return;
+    }
+    if kind.as_deref() == Some(PEER_GONE) {
+        if let Some(index) = index() {
+            peers::gone(index);
+        }
+        return;
+    }
     if kind.as_deref() == Some(LOAD) {
         let bytes = js_sys::Reflect::get(&data, &"bytes".into())
             .ok()
@@ -218,7 +248,7 @@ async fn exact(id: u64, state: PlaygroundState) {
     post(&FromWorker::Exact { id, result });
 }
 
-type Prepared = (Rc<Engine>, DynConstraint<'static>, BackendLm);
+type Prepared = (Rc<Engine>, DynConstraint<'static>, PooledLm);
 
 /// The model (conditioned on the state's prompt, failing once `stop` says so) and the
 /// grammar compiled over its vocabulary.
@@ -235,6 +265,6 @@ fn prepare(state: &PlaygroundState, stop: StopCheck) -> Result<Prepared, String>
         .build(state.grammar_kind, &state.grammar)
         .map_err(|e| format!("The grammar does not compile: {e}"))?;
     let prompt = engine.prompt_tokens(&state.prompt, state.chat)?;
-    let lm = engine.lm(prompt, stop)?;
+    let lm = PooledLm::new(engine.lm(prompt.clone(), stop)?, prompt);
     Ok((engine, constraint, lm))
 }

@@ -6,10 +6,13 @@
 //! - [`host`]: the worker's side (`worker_main`, called by `worker.js`): loads the model
 //!   from the bytes the page transfers, builds each run's constraint and prompt, drives the
 //!   sampler and posts what it records before every model call.
+//! - [`peers`]: the workers of the pool sharing a run's batched model calls (SMC's
+//!   particles) over message channels the page sets up.
 //! - [`client`]: the page's side: starts the worker, hands it the model, sends runs and
 //!   Stop, applies the batches to the page's own [`playground::runner::Run`], and measures
 //!   the message overhead.
 
 pub mod client;
 pub mod host;
+pub mod peers;
 pub mod protocol;

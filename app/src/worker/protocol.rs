@@ -1,6 +1,8 @@
 //! What the page and the sampling worker say to each other. Besides these, the page's first
 //! message is `{ module }` (the page's own `WebAssembly.Module`, read by `worker.js`) and
-//! the model arrives as `{ type: "load", bytes }` with the bytes' buffer transferred.
+//! the model arrives as `{ type: "load", bytes }` with the bytes' buffer transferred, and
+//! the pool's peers as `{ type: "peer", index, port }` and `{ type: "peer_gone", index }`
+//! (see `peers.rs`, which also holds what the workers say to each other).
 
 use crate::engine::{Finished, Request, TokenOut};
 use playground::runner::{Batch, Outcome, RunSpec};
@@ -100,6 +102,11 @@ pub enum FromWorker {
         id: u64,
         /// The outcome.
         result: Result<Finished, String>,
+    },
+    /// The worker computed `sequences` log-probability vectors for a peer's run.
+    Helped {
+        /// How many.
+        sequences: u64,
     },
     /// Run `id` ended (its last batch came before).
     Done {

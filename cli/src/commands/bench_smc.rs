@@ -36,9 +36,11 @@ pub fn run(args: &BenchArgs) -> Result<String> {
          chat prompt {PROMPT:?}, max {MAX_TOKENS} tokens, one run of M particles, seed 1, \
          prompt prefilled before timing. *slots + batch*: the model keeps up to 16 KV caches \
          and runs every particle's new token in one pass; *one cache*: one KV cache reused \
-         by longest common prefix, one sequence at a time.\n\n\
-         | engine | M | wall s | × M = 1 | LM calls | forward tokens | valid | s / valid | LM calls / valid | forward tokens / valid |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         by longest common prefix, one sequence at a time. *KV MB*: the caches' keys and \
+         values at the end, pages shared between slots counted once, and (*copied*) if each \
+         slot held its own copy.\n\n\
+         | engine | M | wall s | × M = 1 | LM calls | forward tokens | valid | s / valid | LM calls / valid | forward tokens / valid | KV MB | KV MB copied |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         lm::forward::threads(),
         model.activations().name()
     );
@@ -76,10 +78,12 @@ pub fn run(args: &BenchArgs) -> Result<String> {
                 "s_per_valid": per_valid(o.secs),
                 "forward_tokens_per_valid": per_valid(o.counters.forward_tokens as f64),
                 "lm_calls_per_valid": per_valid(o.counters.lm_calls as f64),
+                "kv_bytes": lm.cache_bytes(),
+                "kv_bytes_unshared": lm.cache_bytes_unshared(),
             }));
             let _ = writeln!(
                 table,
-                "| {engine} | {m} | {:.2} | {:.2} | {} | {} | {valid} | {:.3} | {:.1} | {:.1} |",
+                "| {engine} | {m} | {:.2} | {:.2} | {} | {} | {valid} | {:.3} | {:.1} | {:.1} | {:.1} | {:.1} |",
                 o.secs,
                 o.secs / base_s,
                 o.counters.lm_calls,
@@ -87,6 +91,8 @@ pub fn run(args: &BenchArgs) -> Result<String> {
                 per_valid(o.secs),
                 per_valid(o.counters.lm_calls as f64),
                 per_valid(o.counters.forward_tokens as f64),
+                lm.cache_bytes() as f64 / 1e6,
+                lm.cache_bytes_unshared() as f64 / 1e6,
             );
         }
     }

@@ -9,6 +9,7 @@
 //! `output.weight` (tied embeddings). This is the reference the GPU path is checked against.
 
 pub mod kernels;
+mod kv_cache;
 mod matmul;
 mod ops;
 mod parallel;
@@ -16,6 +17,7 @@ mod pause;
 mod weights;
 
 pub use kernels::{Activations, Kernels};
+pub use kv_cache::{KvCache, PAGE};
 pub(crate) use ops::log_softmax;
 pub use parallel::{map as parallel_map, run as run_on_pool, set_threads, threads};
 pub use pause::{NoPause, Pause};
@@ -27,69 +29,6 @@ use sampler_core::{LmError, TokenId};
 
 /// Tokens run through the blocks together; bounds the scratch memory of long prompts.
 const CHUNK: usize = 64;
-
-/// Keys and values of every position run so far, per block (f32).
-#[derive(Debug, Clone)]
-pub struct KvCache {
-    k: Vec<Vec<f32>>,
-    v: Vec<Vec<f32>>,
-    len: usize,
-    kv_dim: usize,
-}
-
-impl KvCache {
-    /// An empty cache for a model with this configuration.
-    pub fn new(config: &LlamaConfig) -> Self {
-        KvCache {
-            k: vec![Vec::new(); config.n_layers],
-            v: vec![Vec::new(); config.n_layers],
-            len: 0,
-            kv_dim: config.kv_dim(),
-        }
-    }
-
-    /// Positions held.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether no position is held.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Makes this cache hold the first `n` positions of `other` (at most its length),
-    /// copying keys and values: a branch point shared without running its tokens again.
-    pub fn clone_prefix_from(&mut self, other: &KvCache, n: usize) {
-        let n = n.min(other.len);
-        let len = n * self.kv_dim;
-        for (mine, theirs) in self
-            .k
-            .iter_mut()
-            .zip(&other.k)
-            .chain(self.v.iter_mut().zip(&other.v))
-        {
-            mine.clear();
-            mine.extend_from_slice(&theirs[..len]);
-        }
-        self.len = n;
-    }
-
-    /// Bytes of keys and values held.
-    pub fn bytes(&self) -> usize {
-        self.k.iter().chain(&self.v).map(|l| l.len() * 4).sum()
-    }
-
-    /// Keeps the first `n` positions (no-op if it holds fewer).
-    pub fn truncate(&mut self, n: usize) {
-        if n < self.len {
-            self.len = n;
-            for layer in self.k.iter_mut().chain(self.v.iter_mut()) {
-                layer.truncate(n * self.kv_dim);
-            }
-        }
-    }
-}
 
 /// Runs `tokens` after the positions in `cache`, appending theirs, and returns the
 /// logits (`vocab` floats each) of the positions from `logits_from` (an index into
@@ -258,12 +197,9 @@ async fn forward_chunk(
             ops::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], hd, a, c.rope_style);
         }
         for (s, r) in segs.iter_mut().zip(&ranges) {
+            let rows = r.start * kv_dim..r.end * kv_dim;
             let n_past = s.cache.len;
-            let (ck, cv) = (&mut s.cache.k[l], &mut s.cache.v[l]);
-            ck.truncate(n_past * kv_dim);
-            cv.truncate(n_past * kv_dim);
-            ck.extend_from_slice(&k[r.start * kv_dim..r.end * kv_dim]);
-            cv.extend_from_slice(&v[r.start * kv_dim..r.end * kv_dim]);
+            s.cache.write(l, n_past, &k[rows.clone()], &v[rows]);
         }
         // Each segment attends to its own cache: one task per segment on the pool.
         let mut jobs = Vec::with_capacity(segs.len());
@@ -271,7 +207,7 @@ async fn forward_chunk(
         for (s, r) in segs.iter().zip(&ranges) {
             let (mine, tail) = rest.split_at_mut(r.len() * q_dim);
             rest = tail;
-            let (ck, cv) = (s.cache.k[l].as_slice(), s.cache.v[l].as_slice());
+            let (ck, cv) = s.cache.rows(l);
             jobs.push((
                 &q[r.start * q_dim..r.end * q_dim],
                 ck,
@@ -281,7 +217,7 @@ async fn forward_chunk(
             ));
         }
         parallel::for_each_mut(&mut jobs, |_, (q, ck, cv, n_past, out)| {
-            attention(c, q, ck, cv, *n_past, q.len() / q_dim, out)
+            attention(c, q, *ck, *cv, *n_past, q.len() / q_dim, out)
         });
         matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o, act);
         if let Some(b) = &layer.bo {
@@ -342,13 +278,13 @@ fn add(x: &mut [f32], y: &[f32]) {
 fn attention(
     c: &LlamaConfig,
     q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    k: kv_cache::Rows<'_>,
+    v: kv_cache::Rows<'_>,
     n_past: usize,
     n: usize,
     out: &mut [f32],
 ) {
-    let (hd, kv_dim) = (c.head_dim, c.kv_dim());
+    let hd = c.head_dim;
     let q_dim = c.n_heads * hd;
     let group = c.n_heads / c.n_kv_heads;
     let scale = 1.0 / (hd as f32).sqrt();
@@ -359,14 +295,12 @@ fn attention(
             let g = head / group;
             let qh = &q[t * q_dim + head * hd..][..hd];
             scores.clear();
-            scores.extend(
-                (0..visible).map(|j| matmul::dot(qh, &k[j * kv_dim + g * hd..][..hd]) * scale),
-            );
+            scores.extend((0..visible).map(|j| matmul::dot(qh, &k.row(j)[g * hd..][..hd]) * scale));
             ops::softmax(&mut scores);
             let oh = &mut out[t * q_dim + head * hd..][..hd];
             oh.fill(0.0);
             for (j, &p) in scores.iter().enumerate() {
-                for (o, &vv) in oh.iter_mut().zip(&v[j * kv_dim + g * hd..][..hd]) {
+                for (o, &vv) in oh.iter_mut().zip(&v.row(j)[g * hd..][..hd]) {
                     *o += p * vv;
                 }
             }

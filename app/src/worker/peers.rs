@@ -1,0 +1,477 @@
+//! The workers of the pool helping each other: a run's batched model calls (SMC's
+//! particles, an enumeration's prefixes) split over the idle workers.
+//!
+//! The page links every two loaded workers with a `MessageChannel` (`{ type: "peer",
+//! index, port }`, the port transferred) and says when one is gone (`{ type: "peer_gone",
+//! index }`). A worker driving a job wraps its model in [`PooledLm`]: a batch of several
+//! sequences is cut into contiguous parts, the first computed here and each other part
+//! sent to a peer (`help`: the prompt and the prefixes as `Uint32Array`s); the peer answers
+//! with the log-probabilities (`helped`: `Float64Array`s, their buffers transferred) from
+//! its own copy of the model, conditioned on the same prompt and kept for the next call.
+//! A peer with a job of its own, or already helping, answers `busy`, and that part is
+//! computed here instead. A sequence's log-probabilities do not depend on which worker, cache
+//! slot or batch computed it, so a run draws the same samples however it is split.
+
+use crate::engine::{BackendLm, Engine, StopCheck};
+use sampler_core::{LanguageModel, LmError, TokenId};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// The `type` of the page's message that links a peer.
+pub const PEER: &str = "peer";
+/// The `type` of the page's message that says a peer is gone.
+pub const PEER_GONE: &str = "peer_gone";
+
+/// Model calls a peer that answered `busy` is left alone for.
+const BUSY_BACKOFF: u64 = 4;
+
+/// One linked peer.
+struct Link {
+    index: u32,
+    port: web_sys::MessagePort,
+    gone: Cell<bool>,
+}
+
+/// A peer's answer to one request.
+enum Answer {
+    /// The log-probabilities of each prefix and the tokens it ran to get them.
+    Done(Vec<Vec<f64>>, u64),
+    /// It had a job of its own (or was gone): compute the part here.
+    Busy,
+    /// Its model failed (one line).
+    Failed(String),
+}
+
+/// A request waiting for its answer.
+struct Waiting {
+    peer: u32,
+    slot: Rc<RefCell<Option<Answer>>>,
+    resolve: js_sys::Function,
+}
+
+/// What this worker holds for the pool.
+#[derive(Default)]
+struct Peers {
+    links: Vec<Rc<Link>>,
+    next_id: u64,
+    waiting: HashMap<u64, Waiting>,
+    /// The model this worker helps with, conditioned on the last prompt asked for; `None`
+    /// while a request is using it.
+    helper: Option<(Vec<TokenId>, BackendLm)>,
+    /// Whether the requests are being served; the ones that came meanwhile wait in
+    /// `queue`, in order.
+    serving: bool,
+    queue: std::collections::VecDeque<Request>,
+}
+
+/// A peer's request waiting to be served.
+struct Request {
+    id: u64,
+    prompt: Vec<TokenId>,
+    prefixes: Vec<Vec<TokenId>>,
+    reply_to: web_sys::MessagePort,
+}
+
+thread_local! {
+    static PEERS: RefCell<Peers> = RefCell::new(Peers::default());
+}
+
+/// Where this worker's own jobs and model are (the host's), for serving requests.
+pub struct HostView {
+    /// The loaded model, if any.
+    pub engine: fn() -> Option<Rc<Engine>>,
+    /// Whether this worker has a job of its own under way.
+    pub busy: fn() -> bool,
+    /// Tells the page that this worker computed `n` sequences for a peer.
+    pub helped: fn(u64),
+}
+
+/// Links the peer `index` through `port`; `host` answers its requests.
+pub fn link(index: u32, port: web_sys::MessagePort, host: &'static HostView) {
+    let link = Rc::new(Link {
+        index,
+        port: port.clone(),
+        gone: Cell::new(false),
+    });
+    let weak = Rc::downgrade(&link);
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            if let Some(link) = weak.upgrade() {
+                on_message(&link, e.data(), host);
+            }
+        });
+    port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    PEERS.with(|p| p.borrow_mut().links.push(link));
+}
+
+/// Peer `index` is gone: its requests are answered `busy` (computed here), and it is not
+/// asked again.
+pub fn gone(index: u32) {
+    let stranded: Vec<Waiting> = PEERS.with(|p| {
+        let mut p = p.borrow_mut();
+        p.links.retain(|l| {
+            if l.index == index {
+                l.gone.set(true);
+                l.port.close();
+            }
+            l.index != index
+        });
+        let ids: Vec<u64> = (p.waiting.iter())
+            .filter(|(_, w)| w.peer == index)
+            .map(|(&id, _)| id)
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| p.waiting.remove(&id))
+            .collect()
+    });
+    for w in stranded {
+        answer(w, Answer::Busy);
+    }
+}
+
+fn answer(w: Waiting, a: Answer) {
+    *w.slot.borrow_mut() = Some(a);
+    let _ = w.resolve.call0(&JsValue::NULL);
+}
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn set(obj: &js_sys::Object, key: &str, v: &JsValue) {
+    let _ = js_sys::Reflect::set(obj, &key.into(), v);
+}
+
+fn on_message(link: &Rc<Link>, data: JsValue, host: &'static HostView) {
+    let kind = get(&data, "type").as_string().unwrap_or_default();
+    let id = get(&data, "id").as_f64().unwrap_or(-1.0) as u64;
+    match kind.as_str() {
+        "help" => {
+            let prompt = get(&data, "prompt")
+                .dyn_into::<js_sys::Uint32Array>()
+                .map(|a| a.to_vec());
+            let prefixes: Option<Vec<Vec<TokenId>>> = get(&data, "prefixes")
+                .dyn_into::<js_sys::Array>()
+                .ok()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|p| p.dyn_into::<js_sys::Uint32Array>().ok().map(|p| p.to_vec()))
+                        .collect()
+                });
+            let reply_to = link.port.clone();
+            match (prompt, prefixes) {
+                (Ok(prompt), Some(prefixes)) => enqueue(
+                    Request {
+                        id,
+                        prompt,
+                        prefixes,
+                        reply_to,
+                    },
+                    host,
+                ),
+                _ => reply(
+                    &reply_to,
+                    id,
+                    Answer::Failed("a malformed request from a peer".into()),
+                ),
+            }
+        }
+        "helped" | "busy" | "failed" => {
+            let w = PEERS.with(|p| p.borrow_mut().waiting.remove(&id));
+            let Some(w) = w else { return };
+            let a = match kind.as_str() {
+                "helped" => {
+                    let rows: Option<Vec<Vec<f64>>> = get(&data, "logprobs")
+                        .dyn_into::<js_sys::Array>()
+                        .ok()
+                        .and_then(|a| {
+                            a.iter()
+                                .map(|r| {
+                                    r.dyn_into::<js_sys::Float64Array>()
+                                        .ok()
+                                        .map(|r| r.to_vec())
+                                })
+                                .collect()
+                        });
+                    let tokens = get(&data, "forward_tokens").as_f64().unwrap_or(0.0) as u64;
+                    match rows {
+                        Some(rows) => Answer::Done(rows, tokens),
+                        None => Answer::Failed("a malformed answer from a peer".into()),
+                    }
+                }
+                "busy" => Answer::Busy,
+                _ => Answer::Failed(
+                    get(&data, "message")
+                        .as_string()
+                        .unwrap_or_else(|| "a peer failed".into()),
+                ),
+            };
+            answer(w, a);
+        }
+        _ => web_sys::console::error_1(&format!("worker: unknown peer message {kind:?}").into()),
+    }
+}
+
+/// Serves `r` after the requests before it, unless this worker has a job of its own
+/// (then it answers `busy` at once).
+fn enqueue(r: Request, host: &'static HostView) {
+    if (host.busy)() {
+        return reply(&r.reply_to, r.id, Answer::Busy);
+    }
+    let start = PEERS.with(|p| {
+        let mut p = p.borrow_mut();
+        p.queue.push_back(r);
+        !std::mem::replace(&mut p.serving, true)
+    });
+    if start {
+        wasm_bindgen_futures::spawn_local(async move {
+            while let Some(r) = PEERS.with(|p| p.borrow_mut().queue.pop_front()) {
+                let a = serve_inner(r.prompt, &r.prefixes, host).await;
+                if matches!(a, Answer::Done(..)) {
+                    (host.helped)(r.prefixes.len() as u64);
+                }
+                reply(&r.reply_to, r.id, a);
+            }
+            PEERS.with(|p| p.borrow_mut().serving = false);
+        });
+    }
+}
+
+/// Computes a peer's request with this worker's model, conditioned on the request's prompt
+/// (kept for the next request).
+async fn serve_inner(prompt: Vec<TokenId>, prefixes: &[Vec<TokenId>], host: &HostView) -> Answer {
+    let kept = PEERS.with(|p| p.borrow_mut().helper.take());
+    let mut lm = match kept {
+        Some((p, lm)) if p == prompt => lm,
+        _ => {
+            let Some(engine) = (host.engine)() else {
+                return Answer::Busy;
+            };
+            let never: StopCheck = Rc::new(|| false);
+            match engine.lm(prompt.clone(), never) {
+                Ok(lm) => lm,
+                Err(e) => return Answer::Failed(e),
+            }
+        }
+    };
+    let before = lm.forward_tokens();
+    let refs: Vec<&[TokenId]> = prefixes.iter().map(Vec::as_slice).collect();
+    let result = lm.logprobs_batch(&refs).await;
+    let ran = lm.forward_tokens() - before;
+    PEERS.with(|p| p.borrow_mut().helper = Some((prompt, lm)));
+    match result {
+        Ok(rows) => Answer::Done(rows, ran),
+        Err(e) => Answer::Failed(e.0),
+    }
+}
+
+fn reply(port: &web_sys::MessagePort, id: u64, a: Answer) {
+    let msg = js_sys::Object::new();
+    set(&msg, "id", &(id as f64).into());
+    let transfer = js_sys::Array::new();
+    match a {
+        Answer::Done(rows, tokens) => {
+            set(&msg, "type", &"helped".into());
+            let arr = js_sys::Array::new();
+            for r in &rows {
+                let f = js_sys::Float64Array::new_with_length(r.len() as u32);
+                f.copy_from(r);
+                transfer.push(&f.buffer());
+                arr.push(&f);
+            }
+            set(&msg, "logprobs", &arr);
+            set(&msg, "forward_tokens", &(tokens as f64).into());
+        }
+        Answer::Busy => set(&msg, "type", &"busy".into()),
+        Answer::Failed(m) => {
+            set(&msg, "type", &"failed".into());
+            set(&msg, "message", &m.into());
+        }
+    }
+    if let Err(e) = port.post_message_with_transferable(&msg, &transfer) {
+        web_sys::console::error_1(&format!("worker: cannot answer a peer: {e:?}").into());
+    }
+}
+
+/// A request sent to a peer: its answer arrives in `slot`, and `promise` resolves then.
+struct Asked {
+    promise: js_sys::Promise,
+    slot: Rc<RefCell<Option<Answer>>>,
+}
+
+impl Asked {
+    /// The peer's answer (`Busy` if it never came: the peer is gone).
+    async fn answer(self) -> Answer {
+        let _ = JsFuture::from(self.promise).await;
+        self.slot.borrow_mut().take().unwrap_or(Answer::Busy)
+    }
+}
+
+/// Sends `prefixes` (after `prompt`) to `link`.
+fn ask(link: &Link, prompt: &[TokenId], prefixes: &[&[TokenId]]) -> Asked {
+    let mut resolve = None;
+    let promise = js_sys::Promise::new(&mut |r, _| resolve = Some(r));
+    let resolve = resolve.expect("the executor runs at once");
+    let slot = Rc::new(RefCell::new(None));
+    let id = PEERS.with(|p| {
+        let mut p = p.borrow_mut();
+        p.next_id += 1;
+        let id = p.next_id;
+        p.waiting.insert(
+            id,
+            Waiting {
+                peer: link.index,
+                slot: slot.clone(),
+                resolve: resolve.clone(),
+            },
+        );
+        id
+    });
+    let msg = js_sys::Object::new();
+    set(&msg, "type", &"help".into());
+    set(&msg, "id", &(id as f64).into());
+    set(&msg, "prompt", &js_sys::Uint32Array::from(prompt).into());
+    let arr = js_sys::Array::new();
+    for p in prefixes {
+        arr.push(&js_sys::Uint32Array::from(*p).into());
+    }
+    set(&msg, "prefixes", &arr);
+    if (link.gone.get() || link.port.post_message(&msg).is_err())
+        && let Some(w) = PEERS.with(|p| p.borrow_mut().waiting.remove(&id))
+    {
+        answer(w, Answer::Busy);
+    }
+    Asked { promise, slot }
+}
+
+/// A worker's model for one job, sharing batched calls with the idle peers.
+pub struct PooledLm {
+    local: BackendLm,
+    prompt: Vec<TokenId>,
+    /// Tokens the peers ran for this job.
+    remote_tokens: u64,
+    /// Model calls so far, and until which call each busy peer is left alone.
+    calls: u64,
+    resting: HashMap<u32, u64>,
+    /// Who computed each sequence of the last batched call (`None`: this worker), so the
+    /// next call's sequences go where their prefix is cached.
+    owner: HashMap<Vec<TokenId>, Option<u32>>,
+}
+
+impl PooledLm {
+    /// `local` (conditioned on `prompt`) with the pool's help.
+    pub fn new(local: BackendLm, prompt: Vec<TokenId>) -> Self {
+        PooledLm {
+            local,
+            prompt,
+            remote_tokens: 0,
+            calls: 0,
+            resting: HashMap::new(),
+            owner: HashMap::new(),
+        }
+    }
+}
+
+impl LanguageModel for PooledLm {
+    fn vocab_size(&self) -> usize {
+        self.local.vocab_size()
+    }
+
+    fn eos(&self) -> TokenId {
+        self.local.eos()
+    }
+
+    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        self.logprobs_batch(&[prefix])
+            .await
+            .map(|mut v| v.remove(0))
+    }
+
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        self.calls += 1;
+        let calls = self.calls;
+        let peers: Vec<Rc<Link>> = PEERS.with(|p| {
+            p.borrow()
+                .links
+                .iter()
+                .filter(|l| !l.gone.get() && self.resting.get(&l.index).is_none_or(|&u| u <= calls))
+                .cloned()
+                .collect()
+        });
+        if calls == 1 {
+            // The peers condition their copies on the prompt while this worker does: a
+            // first request for the prompt's own next-token distribution, answer unread.
+            for l in &peers {
+                drop(ask(l, &self.prompt, &[&[]]));
+            }
+        }
+        if peers.is_empty() || prefixes.len() < 2 {
+            return self.local.logprobs_batch(prefixes).await;
+        }
+        // Worker 0 is this one, worker j ≥ 1 is `peers[j - 1]`.
+        let workers: Vec<Option<u32>> = std::iter::once(None)
+            .chain(peers.iter().map(|l| Some(l.index)))
+            .collect();
+        let assigned = playground::batch_split::assign(prefixes, &workers, &self.owner);
+        let part = |j: usize| -> (Vec<usize>, Vec<&[TokenId]>) {
+            (0..prefixes.len())
+                .filter(|&i| assigned[i] == j)
+                .map(|i| (i, prefixes[i]))
+                .unzip()
+        };
+        // Every peer's request goes out first, then this worker computes its own part.
+        let mut asked = Vec::new();
+        for (j, link) in peers.iter().enumerate() {
+            let (idx, seqs) = part(j + 1);
+            if !seqs.is_empty() {
+                asked.push((ask(link, &self.prompt, &seqs), idx, link.index));
+            }
+        }
+        let mut out: Vec<Vec<f64>> = vec![Vec::new(); prefixes.len()];
+        let (mine, seqs) = part(0);
+        for (i, row) in mine
+            .into_iter()
+            .zip(self.local.logprobs_batch(&seqs).await?)
+        {
+            out[i] = row;
+        }
+        let mut owner: HashMap<Vec<TokenId>, Option<u32>> = HashMap::new();
+        for (asked, idx, peer) in asked {
+            let rows = match asked.answer().await {
+                Answer::Done(rows, tokens) if rows.len() == idx.len() => {
+                    self.remote_tokens += tokens;
+                    owner.extend(idx.iter().map(|&i| (prefixes[i].to_vec(), Some(peer))));
+                    rows
+                }
+                Answer::Done(..) => {
+                    return Err(LmError(
+                        "a peer answered for the wrong number of prefixes".into(),
+                    ));
+                }
+                Answer::Busy => {
+                    self.resting.insert(peer, calls + BUSY_BACKOFF);
+                    let seqs: Vec<&[TokenId]> = idx.iter().map(|&i| prefixes[i]).collect();
+                    self.local.logprobs_batch(&seqs).await?
+                }
+                Answer::Failed(e) => return Err(LmError(e)),
+            };
+            for (i, row) in idx.into_iter().zip(rows) {
+                out[i] = row;
+            }
+        }
+        for p in prefixes {
+            owner.entry(p.to_vec()).or_insert(None);
+        }
+        self.owner = owner;
+        Ok(out)
+    }
+
+    fn forward_tokens(&self) -> u64 {
+        self.local.forward_tokens() + self.remote_tokens
+    }
+}
