@@ -59,6 +59,25 @@ const TEST: &[Package] = &[
         present: || installed("chromium-driver") || which("chromedriver").is_some(),
     },
     Package {
+        name: "qemu-user",
+        why: "qemu runs the aarch64 build of the CPU kernels (NEON) against their references",
+        present: || which("qemu-aarch64").is_some(),
+    },
+    Package {
+        name: "gcc-aarch64-linux-gnu",
+        why: "it links the aarch64 test build",
+        present: || which("aarch64-linux-gnu-gcc").is_some(),
+    },
+    Package {
+        name: "libc6-dev-arm64-cross",
+        why: "the aarch64 C library the test build links against",
+        present: || {
+            std::path::Path::new(crate::test::AARCH64_SYSROOT)
+                .join("lib")
+                .is_dir()
+        },
+    },
+    Package {
         name: "mesa-vulkan-drivers",
         why: "Mesa's lavapipe runs the WGSL kernels natively where there is no GPU",
         present: || installed("mesa-vulkan-drivers") || crate::util::lavapipe_icd().is_some(),

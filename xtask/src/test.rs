@@ -4,7 +4,8 @@
 //! 1. native: `cargo test --workspace --exclude app` (GPU tests on lavapipe where there is no
 //!    GPU), counted from cargo's `test result:` lines;
 //! 2. `lm`'s unit tests in wasm32-wasip1 with simd128, run by node (the page's SIMD kernels
-//!    against their scalar references);
+//!    against their scalar references), and built for aarch64 and run by qemu (the NEON
+//!    kernels against theirs);
 //! 3. the wasm build of the page (`trunk build --release --offline`, as served): one test;
 //! 4. browser tests of crates that declare `wasm-bindgen-test` (the WGSL kernels on
 //!    Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through chromedriver with
@@ -75,6 +76,14 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
     let c = lm_wasm_kernels();
     suites.push((
         "lm in wasm (simd128, node)".into(),
+        c,
+        t.elapsed().as_secs_f64(),
+    ));
+
+    let t = Instant::now();
+    let c = lm_aarch64_kernels();
+    suites.push((
+        "lm on aarch64 (NEON, qemu)".into(),
         c,
         t.elapsed().as_secs_f64(),
     ));
@@ -197,6 +206,47 @@ fn lm_wasm_kernels() -> Count {
                 "-C target-feature=+simd128",
             ),
         "lm in wasm (simd128)",
+    )
+}
+
+/// Where Debian's `libc6-dev-arm64-cross` puts the aarch64 C library (qemu's `-L`).
+pub const AARCH64_SYSROOT: &str = "/usr/aarch64-linux-gnu";
+
+/// `lm`'s unit tests (the NEON kernels against their scalar references among them) built
+/// for aarch64-unknown-linux-gnu, linked by Debian's cross gcc and run by qemu-user.
+fn lm_aarch64_kernels() -> Count {
+    let added = Command::new("rustup")
+        .args(["target", "add", "aarch64-unknown-linux-gnu"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !added {
+        eprintln!(
+            "xtask: `rustup target add aarch64-unknown-linux-gnu` failed: counted as 1 failure"
+        );
+        return Count {
+            passed: 0,
+            failed: 1,
+        };
+    }
+    cargo_tests(
+        Command::new("cargo")
+            .args([
+                "test",
+                "-p",
+                "lm",
+                "--lib",
+                "--target",
+                "aarch64-unknown-linux-gnu",
+            ])
+            .env(
+                "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER",
+                "aarch64-linux-gnu-gcc",
+            )
+            .env(
+                "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER",
+                format!("qemu-aarch64 -L {AARCH64_SYSROOT}"),
+            ),
+        "lm on aarch64 (NEON, qemu)",
     )
 }
 

@@ -2,8 +2,8 @@
 //! of every matrix product of the forward pass.
 //!
 //! Each kernel has a scalar reference (`scalar.rs`) and SIMD versions: AVX2 + FMA + F16C
-//! on x86-64, detected at run time (`avx2.rs`), and `simd128` on wasm32 when the build
-//! enables it (`simd128.rs`). [`Kernels::best`] picks once per process; a test compares
+//! on x86-64, detected at run time (`avx2.rs`), NEON on aarch64 (every aarch64 processor
+//! has it: `neon.rs`), and `simd128` on wasm32 when the build enables it (`simd128.rs`). [`Kernels::best`] picks once per process; a test compares
 //! every version with the reference on random blocks.
 //!
 //! Activations come in two precisions ([`Activations`]): f32, so the product is the
@@ -13,6 +13,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+mod neon;
 mod q8;
 pub mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -271,6 +273,45 @@ pub const SIMD128: Kernels = Kernels {
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
+/// The NEON kernels (aarch64); the many-vector and four-row forms loop over the one-row,
+/// one-vector kernels, so each result is exactly theirs.
+// SAFETY (each call): the table exists only where the target has NEON.
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+pub const NEON: Kernels = Kernels {
+    name: "neon",
+    q4_1_f32: |r, x, s| unsafe { neon::q4_1_f32(r, x, s) },
+    q8_0_f32: |r, x| unsafe { neon::q8_0_f32(r, x) },
+    q4_1_f32_xn: |r, x, out| {
+        for (v, o) in out[..x.len()].iter_mut().enumerate() {
+            *o = unsafe { neon::q4_1_f32(r, x.xs[v], x.sums[v]) };
+        }
+    },
+    q8_0_f32_xn: |r, x, out| {
+        for (v, o) in out[..x.len()].iter_mut().enumerate() {
+            *o = unsafe { neon::q8_0_f32(r, x.xs[v]) };
+        }
+    },
+    q4_1_f32_r4: |r, x, s| r.map(|r| unsafe { neon::q4_1_f32(r, x, s) }),
+    q8_0_f32_r4: |r, x| r.map(|r| unsafe { neon::q8_0_f32(r, x) }),
+    q4_1_q8: |r, y| unsafe { neon::q4_1_q8(r, y) },
+    q8_0_q8: |r, y| unsafe { neon::q8_0_q8(r, y) },
+    q4_1_q8_xn: |r, y, out| {
+        for (o, y) in out[..y.len()].iter_mut().zip(y) {
+            *o = unsafe { neon::q4_1_q8(r, y) };
+        }
+    },
+    q8_0_q8_xn: |r, y, out| {
+        for (o, y) in out[..y.len()].iter_mut().zip(y) {
+            *o = unsafe { neon::q8_0_q8(r, y) };
+        }
+    },
+    q4_1_q8_r4: |r, y| r.map(|r| unsafe { neon::q4_1_q8(r, y) }),
+    q8_0_q8_r4: |r, y| r.map(|r| unsafe { neon::q8_0_q8(r, y) }),
+    f32_dot: |a, b| unsafe { neon::f32_dot(a, b) },
+    // NEON is part of the target: `quant`'s loops are vectorized for it already.
+    decode_row: |ty, data, out| ty.dequantize(data, out),
+};
+
 /// The fastest kernels for this processor.
 fn detect() -> Kernels {
     #[cfg(target_arch = "x86_64")]
@@ -285,8 +326,13 @@ fn detect() -> Kernels {
     {
         SIMD128
     }
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    {
+        NEON
+    }
     #[cfg(not(any(
         target_arch = "x86_64",
+        all(target_arch = "aarch64", target_feature = "neon"),
         all(target_arch = "wasm32", target_feature = "simd128")
     )))]
     {

@@ -147,6 +147,12 @@ fn every_kernel_matches_the_references() {
                         );
                     }
                 }
+                // NEON's integer sums are exact and its scalar steps the reference's: the
+                // same 8-bit results, bit for bit.
+                if n == "neon" {
+                    assert_eq!((k.q4_1_q8)(&r4, &xq), (SCALAR.q4_1_q8)(&r4, &xq));
+                    assert_eq!((k.q8_0_q8)(&r8, &xq), (SCALAR.q8_0_q8)(&r8, &xq));
+                }
                 // The 8-bit kernels against the exact product with the quantized x.
                 let (e, m) = exact(&w4, &xd);
                 close((k.q4_1_q8)(&r4, &xq), e, m, &format!("{n} q4_1_q8 {cols}"));
@@ -210,6 +216,8 @@ fn simd_kernels_are_present_where_the_processor_has_them() {
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     assert_eq!(Kernels::best().name, "simd128");
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    assert_eq!(Kernels::best().name, "neon");
     assert!(Kernels::available().len() <= 2);
 }
 
