@@ -35,6 +35,15 @@ async function open(page, query, workerState) {
     workerState, { timeout: LOAD_MS, polling: 250 }));
 }
 
+/** Opens the page with a pool of `workers` sampling workers and waits until all are ready
+ * (the later ones load after the first). */
+async function openPool(page, workers) {
+  await open(page, `?backend=cpu&workers=${workers}`, 'ready');
+  await unlessCrash(page, page.waitForFunction(
+    (n) => Number(document.querySelector('#pg-worker').dataset.workers) === n,
+    workers, { timeout: LOAD_MS, polling: 250 }));
+}
+
 async function setForm(page, { grammar = GRAMMAR, maxTokens = TOKENS, n = 1, seed = '7' } = {}) {
   await page.selectOption('#pg-model', 'real');
   await page.fill('#pg-grammar', grammar);
@@ -162,11 +171,7 @@ describe('the playground samples the real model in a Web Worker', () => {
       const { page } = shared.b;
       const results = {};
       for (const workers of [1, 2]) {
-        await open(page, `?backend=cpu&workers=${workers}`, 'ready');
-        // The pool's later workers load after the first is ready.
-        await unlessCrash(page, page.waitForFunction(
-          (n) => Number(document.querySelector('#pg-worker').dataset.workers) === n,
-          workers, { timeout: LOAD_MS, polling: 250 }));
+        await openPool(page, workers);
         assert.equal(await page.locator('#pg-worker .pool-worker').count(), workers);
         await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, seed: '11' });
         await page.fill('#pg-prompt', 'Is the sky green? Answer with one lowercase word: yes, no or maybe.');
@@ -217,10 +222,7 @@ describe('the playground samples the real model in a Web Worker', () => {
       const { page } = shared.b;
       const results = {};
       for (const workers of [1, 2]) {
-        await open(page, `?backend=cpu&workers=${workers}`, 'ready');
-        await unlessCrash(page, page.waitForFunction(
-          (n) => Number(document.querySelector('#pg-worker').dataset.workers) === n,
-          workers, { timeout: LOAD_MS, polling: 250 }));
+        await openPool(page, workers);
         await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, seed: '1' });
         await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
         await page.selectOption('#pg-method', 'smc-gcd');

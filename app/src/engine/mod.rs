@@ -102,6 +102,13 @@ impl Engine {
         prompt: &str,
         chat: bool,
     ) -> Result<Vec<sampler_core::TokenId>, String> {
+        if chat && !self.has_chat_template() {
+            return Err(
+                "this model file has no chat template: untick \"chat template\" to \
+                        give the model the prompt as it is"
+                    .into(),
+            );
+        }
         self.backend
             .model()
             .tokenizer()

@@ -91,17 +91,25 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
             pool.why
         ),
         WorkerState::Ready { ms } => {
-            let mut s = format!(
-                "Real-model runs sample in a pool of {ready} of {} Web Worker{} ({}), each with \
-                 its own copy of the model (the first loaded in {:.1} s): {busy} busy, {} idle; \
-                 compare mode's samplers and the exact P^L run side by side, and a run's \
-                 batched model calls (SMC's particles) are shared with idle workers.",
-                pool.planned,
-                if pool.planned == 1 { "" } else { "s" },
-                pool.why,
-                ms / 1000.0,
-                ready - busy,
-            );
+            let mut s = if pool.planned <= 1 {
+                format!(
+                    "Real-model runs sample in a Web Worker ({}) with its own copy of the model \
+                     (loaded in {:.1} s); ?workers=N starts a pool of N.",
+                    pool.why,
+                    ms / 1000.0
+                )
+            } else {
+                format!(
+                    "Real-model runs sample in a pool of {ready} of {} Web Workers ({}), each \
+                     with its own copy of the model (the first loaded in {:.1} s): {busy} busy, \
+                     {} idle. Compare mode's samplers and the exact P^L run side by side, and a \
+                     run's batched model calls (SMC's particles) are shared with idle workers.",
+                    pool.planned,
+                    pool.why,
+                    ms / 1000.0,
+                    ready - busy,
+                )
+            };
             if o.messages > 0 {
                 s.push_str(&format!(
                     " {} messages ({} tokens): {:.2} ms from a worker's post to the page's \
