@@ -93,7 +93,7 @@ pub fn dequantize_q3_k(data: &[u8], out: &mut [f32]) {
 
 /// Scale and minimum `j` (0..8) of a Q4_K/Q5_K block's 12 packed bytes (ggml's
 /// `get_scale_min_k4`): six bits each.
-fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+pub fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {

@@ -168,7 +168,8 @@ pub(crate) fn matmul_with(
 }
 
 /// [`matmul_with`] for a [`WeightData::Decoded`] matrix: each row is decoded once into a
-/// per-chunk scratch row and multiplied with every vector by the f32 kernel.
+/// per-chunk scratch row and multiplied with every vector by the f32 kernel; Q4_K rows go
+/// through the fused kernel instead where the set has one.
 #[allow(clippy::too_many_arguments)]
 fn decoded_matmul(
     k: &Kernels,
@@ -186,12 +187,32 @@ fn decoded_matmul(
     } else {
         rows.div_ceil(4 * parallel::threads()).max(8)
     };
+    // Q4_K has a fused kernel in most sets: each vector's block sums, once.
+    let fused = k.q4_k_f32.filter(|_| ty == GgmlType::Q4K);
+    let sums: Vec<Vec<f32>> = match fused {
+        Some(_) => x
+            .chunks_exact(cols)
+            .map(|xt| {
+                let mut s = Vec::new();
+                block_sums(xt, &mut s);
+                s
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     let mut part = vec![0f32; rows * n];
     parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
-        let mut scratch = vec![0f32; cols];
+        let mut scratch = vec![0f32; if fused.is_some() { 0 } else { cols }];
         for (j, o) in part.chunks_exact_mut(n).enumerate() {
             let r = i * chunk_rows + j;
-            (k.decode_row)(ty, &data[r * row_bytes..(r + 1) * row_bytes], &mut scratch);
+            let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
+            if let Some(dot) = fused {
+                for ((v, xt), s) in o.iter_mut().zip(x.chunks_exact(cols)).zip(&sums) {
+                    *v = dot(bytes, xt, s);
+                }
+                continue;
+            }
+            (k.decode_row)(ty, bytes, &mut scratch);
             for (v, xt) in o.iter_mut().zip(x.chunks_exact(cols)) {
                 *v = (k.f32_dot)(&scratch, xt);
             }

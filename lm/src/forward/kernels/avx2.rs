@@ -157,6 +157,55 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
+/// [`super::scalar::q4_k_f32`]: per 64 weights, the low and high nibbles widened to f32
+/// in order and multiplied with the block of `x` they meet, scaled by `d·sc` of their
+/// sub-block; the minimums are `dmin·m` times the block sums.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_k_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ quant::Q4_K_BYTES }>();
+    assert!(
+        x.len() >= blocks.len() * 256,
+        "activations shorter than the row"
+    );
+    assert!(
+        xsum.len() >= blocks.len() * 8,
+        "block sums shorter than the row"
+    );
+    let low = _mm_set1_epi8(0x0F);
+    let mut acc = _mm256_setzero_ps();
+    let mut mins = 0f32;
+    for (i, b) in blocks.iter().enumerate() {
+        let (d, dmin) = (half(b[0], b[1]), half(b[2], b[3]));
+        let scales = &b[4..16];
+        for k in 0..4 {
+            let (qa, qb) = (load16(b, 16 + 32 * k), load16(b, 32 + 32 * k));
+            let (la, lb) = (_mm_and_si128(qa, low), _mm_and_si128(qb, low));
+            let ha = _mm_and_si128(_mm_srli_epi16::<4>(qa), low);
+            let hb = _mm_and_si128(_mm_srli_epi16::<4>(qb), low);
+            let widen = |a: __m128i, b: __m128i| {
+                [
+                    u8x8_f32(a),
+                    u8x8_f32(_mm_srli_si128::<8>(a)),
+                    u8x8_f32(b),
+                    u8x8_f32(_mm_srli_si128::<8>(b)),
+                ]
+            };
+            let at = i * 256 + 64 * k;
+            // SAFETY: at + 64 ≤ blocks·256 ≤ x.len(), asserted above.
+            let (x1, x2) = unsafe { (load_block_at(x, at / 32), load_block_at(x, at / 32 + 1)) };
+            let (s1, m1) = quant::scale_min_k4(2 * k, scales);
+            let (s2, m2) = quant::scale_min_k4(2 * k + 1, scales);
+            let lo = dot_block(&widen(la, lb), &x1);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d * s1 as f32), lo, acc);
+            let hi = dot_block(&widen(ha, hb), &x2);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d * s2 as f32), hi, acc);
+            mins +=
+                dmin * m1 as f32 * xsum[i * 8 + 2 * k] + dmin * m2 as f32 * xsum[i * 8 + 2 * k + 1];
+        }
+    }
+    hsum(acc) - mins
+}
+
 /// [`super::scalar::q4_1_f32`] for up to eight vectors: each block is decoded once and
 /// multiplied into every vector, with [`q4_1_f32`]'s arithmetic in its order (so a
 /// vector's result does not depend on the batch it came in); the eight `m·s` terms of a

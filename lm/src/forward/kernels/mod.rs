@@ -92,6 +92,9 @@ impl<'a> Vectors<'a> {
     }
 }
 
+/// A row · f32 vector kernel that also takes the vector's block sums of 32.
+pub type RowDotSums = fn(&[u8], &[f32], &[f32]) -> f32;
+
 /// Four weight rows of the same length, for the four-row kernels.
 pub type Rows4<'a> = [&'a [u8]; 4];
 
@@ -130,6 +133,9 @@ pub struct Kernels {
     pub q8_0_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
     /// f32 · f32.
     pub f32_dot: fn(&[f32], &[f32]) -> f32,
+    /// Q4_K row · f32 vector, with the vector's block sums of 32, where the set has a
+    /// fused kernel (else such rows are decoded by `decode_row` and multiplied by `f32_dot`).
+    pub q4_k_f32: Option<RowDotSums>,
     /// Decodes whole blocks of a type without row kernels into f32 (`quant`'s
     /// dequantizers, compiled for this instruction set: the same floats).
     pub decode_row: fn(GgmlType, &[u8], &mut [f32]),
@@ -157,6 +163,7 @@ pub const SCALAR: Kernels = Kernels {
     q4_1_q8_r4: scalar::q4_1_q8_r4,
     q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
+    q4_k_f32: Some(scalar::q4_k_f32),
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
@@ -210,6 +217,9 @@ mod avx2_table {
     fn decode_row(ty: GgmlType, data: &[u8], out: &mut [f32]) {
         unsafe { avx2::decode_row(ty, data, out) }
     }
+    fn q4_k_f32(r: &[u8], x: &[f32], s: &[f32]) -> f32 {
+        unsafe { avx2::q4_k_f32(r, x, s) }
+    }
 
     pub(super) const AVX2: Kernels = Kernels {
         name: "avx2",
@@ -226,6 +236,7 @@ mod avx2_table {
         q4_1_q8_r4,
         q8_0_q8_r4,
         f32_dot,
+        q4_k_f32: Some(q4_k_f32),
         decode_row,
     };
 
@@ -269,6 +280,8 @@ pub const SIMD128: Kernels = Kernels {
     q4_1_q8_r4: |r, y| r.map(|r| simd128::q4_1_q8(r, y)),
     q8_0_q8_r4: |r, y| r.map(|r| simd128::q8_0_q8(r, y)),
     f32_dot: simd128::f32_dot,
+    // Decoding (vectorized) then the simd128 dot product.
+    q4_k_f32: None,
     // The whole wasm build has simd128: `quant`'s loops are vectorized already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
@@ -308,6 +321,7 @@ pub const NEON: Kernels = Kernels {
     q4_1_q8_r4: |r, y| r.map(|r| unsafe { neon::q4_1_q8(r, y) }),
     q8_0_q8_r4: |r, y| r.map(|r| unsafe { neon::q8_0_q8(r, y) }),
     f32_dot: |a, b| unsafe { neon::f32_dot(a, b) },
+    q4_k_f32: None,
     // NEON is part of the target: `quant`'s loops are vectorized for it already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };

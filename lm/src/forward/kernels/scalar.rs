@@ -38,6 +38,34 @@ pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
     total
 }
 
+/// `Σ_c W[c]·x[c]` for one Q4_K row: per sub-block of 32 weights `d·sc·Σ q_j x_j −
+/// dmin·m·Σ x_j` (ggml's Q4_K: 6-bit scale `sc` and minimum `m` per sub-block, 4-bit codes),
+/// with the block sums of 32 `Σ x_j` given in `xsum`, as Q4_1's.
+pub fn q4_k_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ quant::Q4_K_BYTES }>();
+    let mut total = 0f32;
+    for (i, b) in blocks.iter().enumerate() {
+        let d = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
+        let dmin = f16_to_f32(u16::from_le_bytes([b[2], b[3]]));
+        let (scales, qs) = (&b[4..16], &b[16..144]);
+        for k in 0..4 {
+            let q = &qs[32 * k..32 * k + 32];
+            let xb = &x[i * 256 + 64 * k..][..64];
+            let (s1, m1) = quant::scale_min_k4(2 * k, scales);
+            let (s2, m2) = quant::scale_min_k4(2 * k + 1, scales);
+            let (mut a1, mut a2) = (0f32, 0f32);
+            for l in 0..32 {
+                a1 += (q[l] & 0x0F) as f32 * xb[l];
+                a2 += (q[l] >> 4) as f32 * xb[l + 32];
+            }
+            let (xs1, xs2) = (xsum[i * 8 + 2 * k], xsum[i * 8 + 2 * k + 1]);
+            total += d * s1 as f32 * a1 - dmin * m1 as f32 * xs1;
+            total += d * s2 as f32 * a2 - dmin * m2 as f32 * xs2;
+        }
+    }
+    total
+}
+
 /// [`q4_1_f32`] for several vectors.
 pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
     for (v, o) in out[..x.len()].iter_mut().enumerate() {

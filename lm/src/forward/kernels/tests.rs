@@ -174,6 +174,34 @@ fn every_kernel_matches_the_references() {
 }
 
 #[test]
+fn q4_k_kernels_match_the_dequantized_row() {
+    let mut seed = 23;
+    for k in Kernels::available() {
+        let Some(q4_k) = k.q4_k_f32 else { continue };
+        for cols in [256, 512, 1536] {
+            for _ in 0..20 {
+                // Random blocks: every byte value in the scales and codes, small finite
+                // d and dmin.
+                let mut row = blocks(cols / 256, quant::Q4_K_BYTES, &mut seed);
+                for b in row.chunks_exact_mut(quant::Q4_K_BYTES) {
+                    b[2..4].copy_from_slice(&scale_bits(&mut seed));
+                }
+                let mut w = vec![0f32; cols];
+                quant::dequantize_q4_k(&row, &mut w);
+                let (x, sums, _) = prepared(cols, &mut seed);
+                let (e, m) = exact(&w, &x);
+                close(
+                    q4_k(&row, &x, &sums),
+                    e,
+                    m,
+                    &format!("{} q4_k_f32 {cols}", k.name),
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn four_row_kernels_give_each_row_what_the_one_row_kernel_gives() {
     let mut seed = 11;
     for k in Kernels::available() {
