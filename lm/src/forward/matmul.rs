@@ -200,15 +200,27 @@ fn decoded_matmul(
             .collect(),
         None => Vec::new(),
     };
+    let xs: Vec<&[f32]> = x.chunks_exact(cols).collect();
+    let ss: Vec<&[f32]> = sums.iter().map(Vec::as_slice).collect();
     let mut part = vec![0f32; rows * n];
     parallel::for_each_chunk(&mut part, chunk_rows * n, |i, part| {
         let mut scratch = vec![0f32; if fused.is_some() { 0 } else { cols }];
         for (j, o) in part.chunks_exact_mut(n).enumerate() {
             let r = i * chunk_rows + j;
             let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
-            if let Some(dot) = fused {
-                for ((v, xt), s) in o.iter_mut().zip(x.chunks_exact(cols)).zip(&sums) {
-                    *v = dot(bytes, xt, s);
+            if let (Some(_), Some(xn)) = (fused, k.q4_k_f32_xn) {
+                // Up to eight vectors per call, each block's codes widened once for them.
+                for ((o, xs), ss) in o
+                    .chunks_mut(MAX_VECTORS)
+                    .zip(xs.chunks(MAX_VECTORS))
+                    .zip(ss.chunks(MAX_VECTORS))
+                {
+                    let v = Vectors {
+                        xs,
+                        sums: ss,
+                        by_block: &[],
+                    };
+                    xn(bytes, v, o);
                 }
                 continue;
             }

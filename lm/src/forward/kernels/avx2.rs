@@ -157,53 +157,93 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
+/// A Q4_K block's 64 weights `32k .. 32k + 64` of its codes as f32, in order, in two sets
+/// of four registers: the low nibbles (sub-block 2k) and the high ones (2k + 1).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q4_k_widen(b: &[u8], k: usize) -> ([__m256; 4], [__m256; 4]) {
+    let low = _mm_set1_epi8(0x0F);
+    let (qa, qb) = (load16(b, 16 + 32 * k), load16(b, 32 + 32 * k));
+    let widen = |a: __m128i, b: __m128i| {
+        [
+            u8x8_f32(a),
+            u8x8_f32(_mm_srli_si128::<8>(a)),
+            u8x8_f32(b),
+            u8x8_f32(_mm_srli_si128::<8>(b)),
+        ]
+    };
+    let hi = |q: __m128i| _mm_and_si128(_mm_srli_epi16::<4>(q), low);
+    (
+        widen(_mm_and_si128(qa, low), _mm_and_si128(qb, low)),
+        widen(hi(qa), hi(qb)),
+    )
+}
+
 /// [`super::scalar::q4_k_f32`]: per 64 weights, the low and high nibbles widened to f32
 /// in order and multiplied with the block of `x` they meet, scaled by `d·sc` of their
 /// sub-block; the minimums are `dmin·m` times the block sums.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_k_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
+    let mut out = [0f32];
+    let (xs, sums) = ([x], [xsum]);
+    q4_k_f32_v::<1>(row, &xs, &sums, &mut out);
+    out[0]
+}
+
+/// [`q4_k_f32`] for up to eight vectors (`sums`: each one's block sums): each block's codes
+/// are widened once for all of them; each result is exactly what [`q4_k_f32`] gives.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q4_k_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    let (xs, sums) = (x.xs, x.sums);
+    match xs.len() {
+        1 => q4_k_f32_v::<1>(row, xs, sums, out),
+        2 => q4_k_f32_v::<2>(row, xs, sums, out),
+        3 => q4_k_f32_v::<3>(row, xs, sums, out),
+        4 => q4_k_f32_v::<4>(row, xs, sums, out),
+        5 => q4_k_f32_v::<5>(row, xs, sums, out),
+        6 => q4_k_f32_v::<6>(row, xs, sums, out),
+        7 => q4_k_f32_v::<7>(row, xs, sums, out),
+        8 => q4_k_f32_v::<8>(row, xs, sums, out),
+        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q4_k_f32_v<const N: usize>(row: &[u8], xs: &[&[f32]], sums: &[&[f32]], out: &mut [f32]) {
     let (blocks, _) = row.as_chunks::<{ quant::Q4_K_BYTES }>();
+    let nb = blocks.len();
+    let xs = checked::<N>(xs, nb * 8);
     assert!(
-        x.len() >= blocks.len() * 256,
-        "activations shorter than the row"
+        sums.len() == N && sums.iter().all(|s| s.len() >= nb * 8),
+        "block sums"
     );
-    assert!(
-        xsum.len() >= blocks.len() * 8,
-        "block sums shorter than the row"
-    );
-    let low = _mm_set1_epi8(0x0F);
-    let mut acc = _mm256_setzero_ps();
-    let mut mins = 0f32;
+    let mut acc = [_mm256_setzero_ps(); N];
+    let mut mins = [0f32; N];
     for (i, b) in blocks.iter().enumerate() {
         let (d, dmin) = (half(b[0], b[1]), half(b[2], b[3]));
         let scales = &b[4..16];
         for k in 0..4 {
-            let (qa, qb) = (load16(b, 16 + 32 * k), load16(b, 32 + 32 * k));
-            let (la, lb) = (_mm_and_si128(qa, low), _mm_and_si128(qb, low));
-            let ha = _mm_and_si128(_mm_srli_epi16::<4>(qa), low);
-            let hb = _mm_and_si128(_mm_srli_epi16::<4>(qb), low);
-            let widen = |a: __m128i, b: __m128i| {
-                [
-                    u8x8_f32(a),
-                    u8x8_f32(_mm_srli_si128::<8>(a)),
-                    u8x8_f32(b),
-                    u8x8_f32(_mm_srli_si128::<8>(b)),
-                ]
-            };
-            let at = i * 256 + 64 * k;
-            // SAFETY: at + 64 ≤ blocks·256 ≤ x.len(), asserted above.
-            let (x1, x2) = unsafe { (load_block_at(x, at / 32), load_block_at(x, at / 32 + 1)) };
+            let (wl, wh) = q4_k_widen(b, k);
             let (s1, m1) = quant::scale_min_k4(2 * k, scales);
             let (s2, m2) = quant::scale_min_k4(2 * k + 1, scales);
-            let lo = dot_block(&widen(la, lb), &x1);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(d * s1 as f32), lo, acc);
-            let hi = dot_block(&widen(ha, hb), &x2);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(d * s2 as f32), hi, acc);
-            mins +=
-                dmin * m1 as f32 * xsum[i * 8 + 2 * k] + dmin * m2 as f32 * xsum[i * 8 + 2 * k + 1];
+            let (d1, d2) = (_mm256_set1_ps(d * s1 as f32), _mm256_set1_ps(d * s2 as f32));
+            let blk = (i * 256 + 64 * k) / 32;
+            for v in 0..N {
+                // SAFETY: (blk + 2)·32 ≤ nb·256 ≤ xs[v].len(), checked by `checked`.
+                let (x1, x2) =
+                    unsafe { (load_block_at(xs[v], blk), load_block_at(xs[v], blk + 1)) };
+                acc[v] = _mm256_fmadd_ps(d1, dot_block(&wl, &x1), acc[v]);
+                acc[v] = _mm256_fmadd_ps(d2, dot_block(&wh, &x2), acc[v]);
+                let s = sums[v];
+                mins[v] +=
+                    dmin * m1 as f32 * s[i * 8 + 2 * k] + dmin * m2 as f32 * s[i * 8 + 2 * k + 1];
+            }
         }
     }
-    hsum(acc) - mins
+    for (v, o) in out[..N].iter_mut().enumerate() {
+        *o = hsum(acc[v]) - mins[v];
+    }
 }
 
 /// [`super::scalar::q4_1_f32`] for up to eight vectors: each block is decoded once and

@@ -95,6 +95,9 @@ impl<'a> Vectors<'a> {
 /// A row · f32 vector kernel that also takes the vector's block sums of 32.
 pub type RowDotSums = fn(&[u8], &[f32], &[f32]) -> f32;
 
+/// A row · up to eight f32 vectors kernel, results into `out[..n]`.
+pub type RowsDotMany = fn(&[u8], Vectors<'_>, &mut [f32]);
+
 /// Four weight rows of the same length, for the four-row kernels.
 pub type Rows4<'a> = [&'a [u8]; 4];
 
@@ -136,6 +139,9 @@ pub struct Kernels {
     /// Q4_K row · f32 vector, with the vector's block sums of 32, where the set has a
     /// fused kernel (else such rows are decoded by `decode_row` and multiplied by `f32_dot`).
     pub q4_k_f32: Option<RowDotSums>,
+    /// Q4_K row · up to eight f32 vectors into `out[..n]` (each result as `q4_k_f32`
+    /// gives it), where the set has `q4_k_f32`.
+    pub q4_k_f32_xn: Option<RowsDotMany>,
     /// Decodes whole blocks of a type without row kernels into f32 (`quant`'s
     /// dequantizers, compiled for this instruction set: the same floats).
     pub decode_row: fn(GgmlType, &[u8], &mut [f32]),
@@ -164,6 +170,11 @@ pub const SCALAR: Kernels = Kernels {
     q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
     q4_k_f32: Some(scalar::q4_k_f32),
+    q4_k_f32_xn: Some(|r, x, out| {
+        for (v, o) in out[..x.len()].iter_mut().enumerate() {
+            *o = scalar::q4_k_f32(r, x.xs[v], x.sums[v]);
+        }
+    }),
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
@@ -220,6 +231,9 @@ mod avx2_table {
     fn q4_k_f32(r: &[u8], x: &[f32], s: &[f32]) -> f32 {
         unsafe { avx2::q4_k_f32(r, x, s) }
     }
+    fn q4_k_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+        unsafe { avx2::q4_k_f32_xn(r, x, out) }
+    }
 
     pub(super) const AVX2: Kernels = Kernels {
         name: "avx2",
@@ -237,6 +251,7 @@ mod avx2_table {
         q8_0_q8_r4,
         f32_dot,
         q4_k_f32: Some(q4_k_f32),
+        q4_k_f32_xn: Some(q4_k_f32_xn),
         decode_row,
     };
 
@@ -282,6 +297,7 @@ pub const SIMD128: Kernels = Kernels {
     f32_dot: simd128::f32_dot,
     // Decoding (vectorized) then the simd128 dot product.
     q4_k_f32: None,
+    q4_k_f32_xn: None,
     // The whole wasm build has simd128: `quant`'s loops are vectorized already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
@@ -322,6 +338,7 @@ pub const NEON: Kernels = Kernels {
     q8_0_q8_r4: |r, y| r.map(|r| unsafe { neon::q8_0_q8(r, y) }),
     f32_dot: |a, b| unsafe { neon::f32_dot(a, b) },
     q4_k_f32: None,
+    q4_k_f32_xn: None,
     // NEON is part of the target: `quant`'s loops are vectorized for it already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };

@@ -196,6 +196,36 @@ fn q4_k_kernels_match_the_dequantized_row() {
                     m,
                     &format!("{} q4_k_f32 {cols}", k.name),
                 );
+                // One to eight vectors at once: each exactly the one-vector result.
+                let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
+                let ss: Vec<Vec<f32>> = xs
+                    .iter()
+                    .map(|x| {
+                        let mut s = Vec::new();
+                        block_sums(x, &mut s);
+                        s
+                    })
+                    .collect();
+                let xn = k.q4_k_f32_xn.expect("a set with q4_k_f32 has q4_k_f32_xn");
+                for count in 1..=MAX_VECTORS {
+                    let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
+                    let sr: Vec<&[f32]> = ss[..count].iter().map(Vec::as_slice).collect();
+                    let v = Vectors {
+                        xs: &xr,
+                        sums: &sr,
+                        by_block: &[],
+                    };
+                    let mut got = [0f32; MAX_VECTORS];
+                    xn(&row, v, &mut got);
+                    for t in 0..count {
+                        assert_eq!(
+                            got[t],
+                            q4_k(&row, xr[t], sr[t]),
+                            "{} q4_k x{count} v{t}",
+                            k.name
+                        );
+                    }
+                }
             }
         }
     }
