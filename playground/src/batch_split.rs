@@ -9,18 +9,32 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 /// For each of `prefixes`, the index into `workers` that computes it. `owner` maps the
-/// sequences of the last call to the worker that computed them.
+/// sequences of the last call to the worker that computed them. Copies of one sequence
+/// (particles after resampling) go to one worker, which computes it once, and count once
+/// toward its share.
 pub fn assign<W: Copy + Eq + Hash>(
     prefixes: &[&[TokenId]],
     workers: &[W],
     owner: &HashMap<Vec<TokenId>, W>,
 ) -> Vec<usize> {
+    // The distinct sequences, in order of first appearance.
+    let mut first: HashMap<&[TokenId], usize> = HashMap::new();
+    let mut distinct: Vec<&[TokenId]> = Vec::new();
+    let of: Vec<usize> = prefixes
+        .iter()
+        .map(|p| {
+            *first.entry(p).or_insert_with(|| {
+                distinct.push(p);
+                distinct.len() - 1
+            })
+        })
+        .collect();
     let k = workers.len().max(1);
-    let cap = prefixes.len().div_ceil(k);
+    let cap = distinct.len().div_ceil(k);
     let mut load = vec![0usize; k];
-    let mut out = vec![usize::MAX; prefixes.len()];
+    let mut to = vec![usize::MAX; distinct.len()];
     // The worker holding each sequence's longest prefix, if it has room.
-    for (i, p) in prefixes.iter().enumerate() {
+    for (i, p) in distinct.iter().enumerate() {
         let held = (0..=p.len())
             .rev()
             .find_map(|l| owner.get(&p[..l]))
@@ -28,17 +42,17 @@ pub fn assign<W: Copy + Eq + Hash>(
         if let Some(j) = held
             && load[j] < cap
         {
-            out[i] = j;
+            to[i] = j;
             load[j] += 1;
         }
     }
     // The rest to the least loaded worker, the first of those tied.
-    for o in out.iter_mut().filter(|o| **o == usize::MAX) {
+    for t in to.iter_mut().filter(|t| **t == usize::MAX) {
         let j = (0..k).min_by_key(|&j| load[j]).unwrap_or(0);
-        *o = j;
+        *t = j;
         load[j] += 1;
     }
-    out
+    of.into_iter().map(|d| to[d]).collect()
 }
 
 #[cfg(test)]
@@ -76,5 +90,13 @@ mod tests {
         // Three workers, seven sequences: at most three each.
         let a = assign(&refs[..7], &['a', 'b', 'c'], &owner);
         assert!((0..3).all(|j| a.iter().filter(|&&x| x == j).count() <= 3));
+        // Copies of one sequence go together and count once: six copies of [1, 2, 0, 9]
+        // (on `b`'s prefix) and two others share out as 1 + 2.
+        let mut dup: Vec<Vec<TokenId>> = vec![vec![1, 2, 0, 9]; 6];
+        dup.push(vec![1, 2, 1, 9]);
+        dup.push(vec![1, 2, 3, 9]);
+        let refs: Vec<&[TokenId]> = dup.iter().map(Vec::as_slice).collect();
+        let a = assign(&refs, &['a', 'b'], &owner);
+        assert_eq!(a, vec![1, 1, 1, 1, 1, 1, 0, 0]);
     }
 }

@@ -260,6 +260,8 @@ fn prepare(state: &PlaygroundState, stop: StopCheck) -> Result<Prepared, String>
     let (Some(engine), Some(builder)) = (engine, builder) else {
         return Err("the sampling worker has no model loaded".into());
     };
+    // The caches kept for helping peers give way to this job's own.
+    peers::release_helper();
     let constraint = builder
         .borrow_mut()
         .build(state.grammar_kind, &state.grammar)

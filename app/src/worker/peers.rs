@@ -71,6 +71,10 @@ struct Peers {
 /// A peer's request waiting to be served.
 struct Request {
     id: u64,
+    /// The peer that asked.
+    from: u32,
+    /// A warm-up (the prompt alone, answer unread): not counted as help.
+    warm: bool,
     prompt: Vec<TokenId>,
     prefixes: Vec<Vec<TokenId>>,
     reply_to: web_sys::MessagePort,
@@ -109,6 +113,12 @@ pub fn link(index: u32, port: web_sys::MessagePort, host: &'static HostView) {
     PEERS.with(|p| p.borrow_mut().links.push(link));
 }
 
+/// Drops the model kept for serving peers (its KV caches): this worker starts a job of its
+/// own, and peers are answered `busy` until it ends.
+pub fn release_helper() {
+    PEERS.with(|p| p.borrow_mut().helper = None);
+}
+
 /// Peer `index` is gone: its requests are answered `busy` (computed here), and it is not
 /// asked again.
 pub fn gone(index: u32) {
@@ -121,6 +131,8 @@ pub fn gone(index: u32) {
             }
             l.index != index
         });
+        // Its requests still queued here would answer a closed port.
+        p.queue.retain(|r| r.from != index);
         let ids: Vec<u64> = (p.waiting.iter())
             .filter(|(_, w)| w.peer == index)
             .map(|(&id, _)| id)
@@ -168,6 +180,8 @@ fn on_message(link: &Rc<Link>, data: JsValue, host: &'static HostView) {
                 (Ok(prompt), Some(prefixes)) => enqueue(
                     Request {
                         id,
+                        from: link.index,
+                        warm: get(&data, "warm").is_truthy(),
                         prompt,
                         prefixes,
                         reply_to,
@@ -232,7 +246,7 @@ fn enqueue(r: Request, host: &'static HostView) {
         wasm_bindgen_futures::spawn_local(async move {
             while let Some(r) = PEERS.with(|p| p.borrow_mut().queue.pop_front()) {
                 let a = serve_inner(r.prompt, &r.prefixes, host).await;
-                if matches!(a, Answer::Done(..)) {
+                if matches!(a, Answer::Done(..)) && !r.warm {
                     (host.helped)(r.prefixes.len() as u64);
                 }
                 reply(&r.reply_to, r.id, a);
@@ -304,16 +318,27 @@ struct Asked {
     slot: Rc<RefCell<Option<Answer>>>,
 }
 
+/// How long a driver waits for a peer's answer before computing that part itself (a
+/// peer that hangs without dying): far longer than any batch takes.
+const ANSWER_TIMEOUT_MS: i32 = 60_000;
+
 impl Asked {
-    /// The peer's answer (`Busy` if it never came: the peer is gone).
+    /// The peer's answer; `Busy` if it never came (the peer is gone) or took longer than
+    /// [`ANSWER_TIMEOUT_MS`].
     async fn answer(self) -> Answer {
-        let _ = JsFuture::from(self.promise).await;
+        let timeout = js_sys::Promise::new(&mut |resolve, _| {
+            let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+            let _ = scope
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ANSWER_TIMEOUT_MS);
+        });
+        let race = js_sys::Promise::race(&js_sys::Array::of2(&self.promise, &timeout));
+        let _ = JsFuture::from(race).await;
         self.slot.borrow_mut().take().unwrap_or(Answer::Busy)
     }
 }
 
-/// Sends `prefixes` (after `prompt`) to `link`.
-fn ask(link: &Link, prompt: &[TokenId], prefixes: &[&[TokenId]]) -> Asked {
+/// Sends `prefixes` (after `prompt`) to `link`; `warm` marks the first call's warm-up.
+fn ask(link: &Link, prompt: &[TokenId], prefixes: &[&[TokenId]], warm: bool) -> Asked {
     let mut resolve = None;
     let promise = js_sys::Promise::new(&mut |r, _| resolve = Some(r));
     let resolve = resolve.expect("the executor runs at once");
@@ -335,6 +360,7 @@ fn ask(link: &Link, prompt: &[TokenId], prefixes: &[&[TokenId]]) -> Asked {
     let msg = js_sys::Object::new();
     set(&msg, "type", &"help".into());
     set(&msg, "id", &(id as f64).into());
+    set(&msg, "warm", &warm.into());
     set(&msg, "prompt", &js_sys::Uint32Array::from(prompt).into());
     let arr = js_sys::Array::new();
     for p in prefixes {
@@ -361,6 +387,8 @@ pub struct PooledLm {
     /// Who computed each sequence of the last batched call (`None`: this worker), so the
     /// next call's sequences go where their prefix is cached.
     owner: HashMap<Vec<TokenId>, Option<u32>>,
+    /// The first call's warm-up requests, read at the next batched call (their tokens).
+    warmups: Vec<Asked>,
 }
 
 impl PooledLm {
@@ -373,6 +401,7 @@ impl PooledLm {
             calls: 0,
             resting: HashMap::new(),
             owner: HashMap::new(),
+            warmups: Vec::new(),
         }
     }
 }
@@ -399,16 +428,17 @@ impl LanguageModel for PooledLm {
             p.borrow()
                 .links
                 .iter()
-                .filter(|l| !l.gone.get() && self.resting.get(&l.index).is_none_or(|&u| u <= calls))
+                .filter(|l| !l.gone.get() && self.resting.get(&l.index).is_none_or(|&u| u < calls))
                 .cloned()
                 .collect()
         });
         if calls == 1 {
             // The peers condition their copies on the prompt while this worker does: a
             // first request for the prompt's own next-token distribution, answer unread.
-            for l in &peers {
-                drop(ask(l, &self.prompt, &[&[]]));
-            }
+            self.warmups = peers
+                .iter()
+                .map(|l| ask(l, &self.prompt, &[&[]], true))
+                .collect();
         }
         if peers.is_empty() || prefixes.len() < 2 {
             return self.local.logprobs_batch(prefixes).await;
@@ -429,7 +459,7 @@ impl LanguageModel for PooledLm {
         for (j, link) in peers.iter().enumerate() {
             let (idx, seqs) = part(j + 1);
             if !seqs.is_empty() {
-                asked.push((ask(link, &self.prompt, &seqs), idx, link.index));
+                asked.push((ask(link, &self.prompt, &seqs, false), idx, link.index));
             }
         }
         let mut out: Vec<Vec<f64>> = vec![Vec::new(); prefixes.len()];
@@ -440,9 +470,21 @@ impl LanguageModel for PooledLm {
         {
             out[i] = row;
         }
+        // The warm-ups were served before these requests (a peer serves in order).
+        for w in std::mem::take(&mut self.warmups) {
+            if let Answer::Done(_, tokens) = w.answer().await {
+                self.remote_tokens += tokens;
+            }
+        }
         let mut owner: HashMap<Vec<TokenId>, Option<u32>> = HashMap::new();
         for (asked, idx, peer) in asked {
-            let rows = match asked.answer().await {
+            let a = asked.answer().await;
+            if let Answer::Failed(e) = &a {
+                web_sys::console::warn_1(
+                    &format!("a peer failed ({e}); computing its part here").into(),
+                );
+            }
+            let rows = match a {
                 Answer::Done(rows, tokens) if rows.len() == idx.len() => {
                     self.remote_tokens += tokens;
                     owner.extend(idx.iter().map(|&i| (prefixes[i].to_vec(), Some(peer))));
@@ -453,12 +495,13 @@ impl LanguageModel for PooledLm {
                         "a peer answered for the wrong number of prefixes".into(),
                     ));
                 }
-                Answer::Busy => {
+                // A busy, gone or failing peer is left alone for a while; its part is
+                // computed here.
+                Answer::Busy | Answer::Failed(_) => {
                     self.resting.insert(peer, calls + BUSY_BACKOFF);
                     let seqs: Vec<&[TokenId]> = idx.iter().map(|&i| prefixes[i]).collect();
                     self.local.logprobs_batch(&seqs).await?
                 }
-                Answer::Failed(e) => return Err(LmError(e)),
             };
             for (i, row) in idx.into_iter().zip(rows) {
                 out[i] = row;
