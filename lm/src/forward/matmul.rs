@@ -187,8 +187,13 @@ fn decoded_matmul(
     } else {
         rows.div_ceil(4 * parallel::threads()).max(8)
     };
-    // Q4_K has a fused kernel in most sets: each vector's block sums, once.
-    let fused = k.q4_k_f32.filter(|_| ty == GgmlType::Q4K);
+    // Q4_K and Q5_0 have fused kernels in most sets (up to eight vectors per call): each
+    // vector's block sums, once (Q4_K's minimums multiply them).
+    let fused = match ty {
+        GgmlType::Q4K => k.q4_k_f32_xn,
+        GgmlType::Q5_0 => k.q5_0_f32_xn,
+        _ => None,
+    };
     let sums: Vec<Vec<f32>> = match fused {
         Some(_) => x
             .chunks_exact(cols)
@@ -208,7 +213,7 @@ fn decoded_matmul(
         for (j, o) in part.chunks_exact_mut(n).enumerate() {
             let r = i * chunk_rows + j;
             let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
-            if let (Some(_), Some(xn)) = (fused, k.q4_k_f32_xn) {
+            if let Some(xn) = fused {
                 // Up to eight vectors per call, each block's codes widened once for them.
                 for ((o, xs), ss) in o
                     .chunks_mut(MAX_VECTORS)

@@ -157,6 +157,79 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
+/// A Q5_0 block's 32 codes minus 16 (−16..=15) as f32, in order, in four registers: the
+/// nibbles give the low four bits, `qh`'s bit j the fifth of weight j.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q5_0_widen(b: &[u8]) -> [__m256; 4] {
+    let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+    // Byte j of `spread` holds byte j / 8 of qh; the mask picks bit j % 8 of it.
+    let spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(qh as i32),
+        _mm256_setr_epi8(
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3,
+            3, 3, 3,
+        ),
+    );
+    let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+    let fifth = _mm256_and_si256(
+        _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+        _mm256_set1_epi8(0x10),
+    );
+    let low = _mm_set1_epi8(0x0F);
+    let qs = load16(b, 6);
+    let nibbles = _mm256_set_m128i(
+        _mm_and_si128(_mm_srli_epi16::<4>(qs), low),
+        _mm_and_si128(qs, low),
+    );
+    let q = _mm256_sub_epi8(_mm256_or_si256(nibbles, fifth), _mm256_set1_epi8(16));
+    let (lo, hi) = (_mm256_castsi256_si128(q), _mm256_extracti128_si256::<1>(q));
+    [
+        i8x8_f32(lo),
+        i8x8_f32(_mm_srli_si128::<8>(lo)),
+        i8x8_f32(hi),
+        i8x8_f32(_mm_srli_si128::<8>(hi)),
+    ]
+}
+
+/// [`super::scalar::q5_0_f32`] for up to eight vectors: each block's codes widened once,
+/// `d·Σ (q − 16)·x` per block and vector.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub fn q5_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    let xs = x.xs;
+    match xs.len() {
+        1 => q5_0_f32_v::<1>(row, xs, out),
+        2 => q5_0_f32_v::<2>(row, xs, out),
+        3 => q5_0_f32_v::<3>(row, xs, out),
+        4 => q5_0_f32_v::<4>(row, xs, out),
+        5 => q5_0_f32_v::<5>(row, xs, out),
+        6 => q5_0_f32_v::<6>(row, xs, out),
+        7 => q5_0_f32_v::<7>(row, xs, out),
+        8 => q5_0_f32_v::<8>(row, xs, out),
+        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn q5_0_f32_v<const N: usize>(row: &[u8], xs: &[&[f32]], out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ quant::Q5_0_BYTES }>();
+    let xs = checked::<N>(xs, blocks.len());
+    let mut acc = [_mm256_setzero_ps(); N];
+    for (b, raw) in blocks.iter().enumerate() {
+        let d = _mm256_set1_ps(half(raw[0], raw[1]));
+        let w = q5_0_widen(raw);
+        for v in 0..N {
+            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), checked by `checked`.
+            let xv = unsafe { load_block_at(xs[v], b) };
+            acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
+        }
+    }
+    for (v, o) in out[..N].iter_mut().enumerate() {
+        *o = hsum(acc[v]);
+    }
+}
+
 /// A Q4_K block's 64 weights `32k .. 32k + 64` of its codes as f32, in order, in two sets
 /// of four registers: the low nibbles (sub-block 2k) and the high ones (2k + 1).
 #[inline]

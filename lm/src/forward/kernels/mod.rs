@@ -142,6 +142,9 @@ pub struct Kernels {
     /// Q4_K row · up to eight f32 vectors into `out[..n]` (each result as `q4_k_f32`
     /// gives it), where the set has `q4_k_f32`.
     pub q4_k_f32_xn: Option<RowsDotMany>,
+    /// Q5_0 row · up to eight f32 vectors into `out[..n]`, where the set has a fused
+    /// kernel (else such rows are decoded, then multiplied by `f32_dot`).
+    pub q5_0_f32_xn: Option<RowsDotMany>,
     /// Decodes whole blocks of a type without row kernels into f32 (`quant`'s
     /// dequantizers, compiled for this instruction set: the same floats).
     pub decode_row: fn(GgmlType, &[u8], &mut [f32]),
@@ -175,6 +178,7 @@ pub const SCALAR: Kernels = Kernels {
             *o = scalar::q4_k_f32(r, x.xs[v], x.sums[v]);
         }
     }),
+    q5_0_f32_xn: Some(scalar::q5_0_f32_xn),
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
@@ -234,6 +238,9 @@ mod avx2_table {
     fn q4_k_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
         unsafe { avx2::q4_k_f32_xn(r, x, out) }
     }
+    fn q5_0_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+        unsafe { avx2::q5_0_f32_xn(r, x, out) }
+    }
 
     pub(super) const AVX2: Kernels = Kernels {
         name: "avx2",
@@ -252,6 +259,7 @@ mod avx2_table {
         f32_dot,
         q4_k_f32: Some(q4_k_f32),
         q4_k_f32_xn: Some(q4_k_f32_xn),
+        q5_0_f32_xn: Some(q5_0_f32_xn),
         decode_row,
     };
 
@@ -298,6 +306,7 @@ pub const SIMD128: Kernels = Kernels {
     // Decoding (vectorized) then the simd128 dot product.
     q4_k_f32: None,
     q4_k_f32_xn: None,
+    q5_0_f32_xn: None,
     // The whole wasm build has simd128: `quant`'s loops are vectorized already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
@@ -339,6 +348,7 @@ pub const NEON: Kernels = Kernels {
     f32_dot: |a, b| unsafe { neon::f32_dot(a, b) },
     q4_k_f32: None,
     q4_k_f32_xn: None,
+    q5_0_f32_xn: None,
     // NEON is part of the target: `quant`'s loops are vectorized for it already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };

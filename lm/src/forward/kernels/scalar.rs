@@ -66,6 +66,32 @@ pub fn q4_k_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     total
 }
 
+/// `Σ_c W[c]·x[c]` for one Q5_0 row: per block `d·Σ (q_j − 16)·x_j`, the 5-bit codes' low
+/// four bits in the nibbles and the fifth in `qh` (ggml's Q5_0).
+pub fn q5_0_f32(row: &[u8], x: &[f32]) -> f32 {
+    let (blocks, _) = row.as_chunks::<{ quant::Q5_0_BYTES }>();
+    let mut total = 0f32;
+    for (b, xb) in blocks.iter().zip(x.chunks_exact(32)) {
+        let d = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
+        let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+        let mut acc = 0f32;
+        for j in 0..16 {
+            let lo = ((b[6 + j] & 0x0F) as u32 | (((qh >> j) & 1) << 4)) as i32 - 16;
+            let hi = ((b[6 + j] >> 4) as u32 | (((qh >> (j + 16)) & 1) << 4)) as i32 - 16;
+            acc += lo as f32 * xb[j] + hi as f32 * xb[j + 16];
+        }
+        total += d * acc;
+    }
+    total
+}
+
+/// [`q5_0_f32`] for several vectors.
+pub fn q5_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    for (v, o) in out[..x.len()].iter_mut().enumerate() {
+        *o = q5_0_f32(row, x.xs[v]);
+    }
+}
+
 /// [`q4_1_f32`] for several vectors.
 pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
     for (v, o) in out[..x.len()].iter_mut().enumerate() {

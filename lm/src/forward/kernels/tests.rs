@@ -232,6 +232,51 @@ fn q4_k_kernels_match_the_dequantized_row() {
 }
 
 #[test]
+fn q5_0_kernels_match_the_dequantized_row() {
+    let mut seed = 29;
+    for k in Kernels::available() {
+        let Some(xn) = k.q5_0_f32_xn else { continue };
+        for cols in [32, 96, 576, 1536] {
+            for _ in 0..20 {
+                // Random blocks (every byte value in qh and the nibbles), small finite d.
+                let row = blocks(cols / 32, quant::Q5_0_BYTES, &mut seed);
+                let mut w = vec![0f32; cols];
+                quant::dequantize_q5_0(&row, &mut w);
+                let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
+                for count in 1..=MAX_VECTORS {
+                    let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
+                    let v = Vectors {
+                        xs: &xr,
+                        sums: &[],
+                        by_block: &[],
+                    };
+                    let mut got = [0f32; MAX_VECTORS];
+                    xn(&row, v, &mut got);
+                    for t in 0..count {
+                        let (e, m) = exact(&w, xr[t]);
+                        close(
+                            got[t],
+                            e,
+                            m,
+                            &format!("{} q5_0 x{count} v{t} {cols}", k.name),
+                        );
+                        // Each vector's result does not depend on the others of its call.
+                        let one = Vectors {
+                            xs: &xr[t..t + 1],
+                            sums: &[],
+                            by_block: &[],
+                        };
+                        let mut alone = [0f32; 1];
+                        xn(&row, one, &mut alone);
+                        assert_eq!(got[t], alone[0], "{} q5_0 x{count} v{t}", k.name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn four_row_kernels_give_each_row_what_the_one_row_kernel_gives() {
     let mut seed = 11;
     for k in Kernels::available() {
