@@ -35,6 +35,17 @@ fn vector(n: usize, seed: &mut u64) -> Vec<f32> {
         .collect()
 }
 
+/// Each vector's block sums.
+fn sums_of(xs: &[Vec<f32>]) -> Vec<Vec<f32>> {
+    xs.iter()
+        .map(|x| {
+            let mut s = Vec::new();
+            block_sums(x, &mut s);
+            s
+        })
+        .collect()
+}
+
 /// A random vector of `cols` values with its block sums and its 8-bit blocks.
 fn prepared(cols: usize, seed: &mut u64) -> (Vec<f32>, Vec<f32>, Vec<Q8Block>) {
     let x = vector(cols, seed);
@@ -93,14 +104,7 @@ fn every_kernel_matches_the_references() {
                 // One to eight vectors at once: each exactly what the one-vector kernel
                 // gives.
                 let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
-                let ss: Vec<Vec<f32>> = xs
-                    .iter()
-                    .map(|x| {
-                        let mut s = Vec::new();
-                        block_sums(x, &mut s);
-                        s
-                    })
-                    .collect();
+                let ss = sums_of(&xs);
                 for count in 1..=MAX_VECTORS {
                     let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
                     let sr: Vec<&[f32]> = ss[..count].iter().map(Vec::as_slice).collect();
@@ -198,14 +202,7 @@ fn q4_k_kernels_match_the_dequantized_row() {
                 );
                 // One to eight vectors at once: each exactly the one-vector result.
                 let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
-                let ss: Vec<Vec<f32>> = xs
-                    .iter()
-                    .map(|x| {
-                        let mut s = Vec::new();
-                        block_sums(x, &mut s);
-                        s
-                    })
-                    .collect();
+                let ss = sums_of(&xs);
                 let xn = k.q4_k_f32_xn.expect("a set with q4_k_f32 has q4_k_f32_xn");
                 for count in 1..=MAX_VECTORS {
                     let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
