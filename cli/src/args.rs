@@ -124,6 +124,11 @@ pub struct SampleArgs {
     /// p-gcd-smc: Baum–Welch (EM) iterations.
     #[arg(long, default_value_t = HmmConfig::default().em_iterations)]
     pub hmm_iterations: usize,
+    /// p-gcd-smc: where the HMM's EM steps and guide table run: `cpu` (f64 loops),
+    /// `burn-flex` (burn's CPU backend, f64), `burn-flex-f32`, `burn-wgpu` (f32, needs an
+    /// adapter).
+    #[arg(long, default_value = "cpu")]
+    pub hmm_engine: String,
 }
 
 /// Arguments of `strait score`.
@@ -157,7 +162,7 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode`, `masks`, `samplers` or `smc`.
+    /// What to measure: `decode`, `masks`, `samplers`, `smc` or `hmm`.
     pub what: String,
     /// The model file.
     #[arg(long, default_value = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")]

@@ -7,6 +7,7 @@ mod args;
 mod commands;
 mod constraint_source;
 mod failure;
+mod hmm_engine;
 mod model_source;
 mod stdout;
 

@@ -1,4 +1,4 @@
-//! `cargo xtask bench samplers|decode|masks|smc|page [FLAGS]`: makes sure the model is present,
+//! `cargo xtask bench samplers|decode|masks|smc|hmm|page [FLAGS]`: makes sure the model is present,
 //! builds the `strait` command line in release and runs `strait bench WHAT` on the model,
 //! passing any further flags through. `samplers` writes its markdown report to
 //! `docs/bench/samplers.md` unless `--out` is given. `decode` first installs llama.cpp's
@@ -14,7 +14,7 @@ use std::process::{Command, ExitCode};
 const SAMPLERS_REPORT: &str = "docs/bench/samplers.md";
 
 /// The benchmarks `strait bench` knows.
-const KNOWN: [&str; 5] = ["samplers", "decode", "masks", "smc", "page"];
+const KNOWN: [&str; 6] = ["samplers", "decode", "masks", "smc", "hmm", "page"];
 
 /// The llama.cpp binding `decode` compares against (DESIGN.md: built from source here).
 const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";

@@ -11,7 +11,7 @@
 //!   browser where the shaders crate offers them, the Playwright end-to-end test); the last
 //!   line is `N passed, N failed`.
 //! - `e2e [--no-build]`: only the end-to-end test.
-//! - `bench samplers|decode|masks|smc [FLAGS]`: the model (fetched if missing), then
+//! - `bench samplers|decode|masks|smc|hmm [FLAGS]`: the model (fetched if missing), then
 //!   `strait bench WHAT` from a release build; `samplers` writes `docs/bench/samplers.md`.
 //! - `bench page`: the page's decode beside wllama's in headless Chromium.
 //! - `fuzz [TARGET] [--minutes N]`: the input front ends under AFL++ (`fuzz/`).
@@ -38,7 +38,7 @@ commands:
                              build and serve the page on http://127.0.0.1:8080
   test                       run every test; ends with `N passed, N failed`
   e2e [--no-build]           run only the end-to-end browser test
-  bench samplers|decode|masks|smc [FLAGS]
+  bench samplers|decode|masks|smc|hmm [FLAGS]
                              run `strait bench` in release on the model; `samplers`
                              writes docs/bench/samplers.md (or --out FILE)
   bench page                 build and serve the page; its decode beside wllama's

@@ -13,8 +13,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "masks" => super::bench_masks::run(args),
         "samplers" => super::bench_samplers::run(args),
         "smc" => super::bench_smc::run(args).map(|table| eprintln!("{table}")),
+        "hmm" => super::bench_hmm::run(args).map(crate::stdout::line),
         other => fail(format!(
-            "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers` or `smc`"
+            "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers`, `smc` or `hmm`"
         )),
     }
 }

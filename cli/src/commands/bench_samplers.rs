@@ -6,7 +6,8 @@
 //! Table 7 shape); (2) KL(samples ‖ P^L) against MCMC steps and SMC particles with exact
 //! P^L from enumeration (seed 000 Fig. 2 shape); (3) constraint checks per token against
 //! the vocabulary size (seed 003 Fig. 2 shape); (4) wall time per valid sample for every
-//! method on one real-model problem.
+//! method on one real-model problem; (5) SMC cost against particles; (6) P-GCD's HMM work
+//! on each engine.
 
 use crate::args::{BenchArgs, ConstraintArgs};
 use crate::constraint_source::build;
@@ -350,8 +351,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Err(e) => format!("## 5. SMC cost against particles M\n\nskipped: {}\n", e.0),
     };
 
+    eprintln!("strait: bench samplers: P-GCD's HMM on each engine");
+    let s6 = match super::bench_hmm::run(args) {
+        Ok(table) => format!("## 6. P-GCD's HMM work on each engine, real model\n\n{table}"),
+        Err(e) => format!(
+            "## 6. P-GCD's HMM work on each engine\n\nskipped: {}\n",
+            e.0
+        ),
+    };
+
     let mut report = head;
-    for s in [s1, s2, s3, s4, s5] {
+    for s in [s1, s2, s3, s4, s5, s6] {
         report.push_str(&s);
         report.push('\n');
     }

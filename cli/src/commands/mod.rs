@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod bench;
+mod bench_hmm;
 mod bench_masks;
 mod bench_samplers;
 mod bench_smc;

@@ -28,6 +28,7 @@ pub fn run(args: &SampleArgs) -> Result<()> {
     };
     params.hmm.validate()?;
     params.validate()?;
+    let hmm_engine = crate::hmm_engine::engine(&args.hmm_engine)?;
     let mut source = Source::load(&args.model)?;
     let vocab = source.vocabulary();
     let prompt = source.prompt_tokens(&args.model)?;
@@ -37,7 +38,7 @@ pub fn run(args: &SampleArgs) -> Result<()> {
     let mut sink = StdoutSink { on: args.events };
     with_lm(&mut source, prompt, |mut lm| {
         let mut print = |s: &Sample| crate::stdout::line(sample_line(&vocab, s, start));
-        block_on(samplers::run(
+        block_on(samplers::run_with_engine(
             method,
             &params,
             &mut lm,
@@ -45,6 +46,7 @@ pub fn run(args: &SampleArgs) -> Result<()> {
             &mut rng,
             &mut sink,
             Some(&vocab),
+            hmm_engine.as_ref(),
             &mut print,
         ))?;
         Ok(())

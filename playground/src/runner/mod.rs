@@ -6,7 +6,8 @@
 //! wait, so [`Run::drive_ready`] runs them to the end at once; real models are driven by
 //! awaiting [`Run::drive`] on the page's executor.
 
-use sampler_core::samplers::{Counters, Method, Params, Sample, run};
+use sampler_core::hmm::{CpuHmm, HmmEngine};
+use sampler_core::samplers::{Counters, Method, Params, Sample, run_with_engine};
 use sampler_core::{
     Constraint, Event, EventSink, LanguageModel, SampleError, SeededRng, Vocabulary,
 };
@@ -85,6 +86,8 @@ pub struct Run {
     live: Rc<Cell<LiveCounters>>,
     /// Called once at the first Stop (see [`Run::on_cancel`]).
     on_cancel: Rc<RefCell<Vec<CancelHook>>>,
+    /// Where P-GCD's HMM work runs (the CPU reference when `None`).
+    hmm_engine: Option<Rc<dyn HmmEngine>>,
 }
 
 impl std::fmt::Debug for Run {
@@ -136,7 +139,15 @@ impl Run {
             cancel: Rc::default(),
             live: Rc::default(),
             on_cancel: Rc::default(),
+            hmm_engine: None,
         }
+    }
+
+    /// Runs P-GCD's HMM work (EM steps, guide table) on `engine` (the page's worker hands
+    /// it burn's).
+    pub fn with_hmm_engine(mut self, engine: Rc<dyn HmmEngine>) -> Self {
+        self.hmm_engine = Some(engine);
+        self
     }
 
     /// The run a playground state asks for (its method, parameters and seed).
@@ -234,7 +245,7 @@ impl Run {
             sh.samples.push(s.clone());
         };
         let mut rng = SeededRng::new(self.seed);
-        let result = run(
+        let result = run_with_engine(
             self.method,
             &self.params,
             &mut lm,
@@ -242,6 +253,7 @@ impl Run {
             &mut rng,
             &mut sink,
             vocab,
+            self.hmm_engine.as_deref().unwrap_or(&CpuHmm),
             &mut out,
         )
         .await;

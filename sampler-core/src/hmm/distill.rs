@@ -124,18 +124,21 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
     let data = sample_sequences(ctx, cfg.sequences, max_len).await?;
     let tokens: usize = data.iter().map(Vec::len).sum();
     let mut hmm = Hmm::init_from_data(cfg.hidden_states, vocab, &data, 1e-2, ctx.rng());
+    let engine = ctx.hmm_engine();
     note(
         ctx,
         format!(
             "p-gcd: {tokens} tokens sampled; fitting the HMM ({:.1} MB of parameters) by \
-             {} EM iterations",
+             {} EM iterations on {}",
             hmm.bytes() as f64 / 1e6,
-            cfg.em_iterations
+            cfg.em_iterations,
+            engine.name()
         ),
     );
     for i in 0..cfg.em_iterations {
         ctx.check_cancelled()?;
-        let step = hmm.em_step(&data, cfg.pseudo_count);
+        let (next, step) = engine.em_step(&hmm, &data, cfg.pseudo_count).await?;
+        hmm = next;
         ctx.emit(Event::HmmFit {
             iteration: i + 1,
             iterations: cfg.em_iterations,

@@ -78,94 +78,138 @@ pub fn check_table_size(
     Ok(())
 }
 
+/// Rejects a guide the inputs cannot make: a vocabulary mismatch, a zero budget, a floor
+/// outside (0, 1], a table over [`MAX_TABLE_ENTRIES`].
+fn validate(
+    hmm: &Hmm,
+    tensor: &TensorizedAutomaton,
+    max_remaining: usize,
+    floor: f64,
+) -> Result<(), SampleError> {
+    let bad = |m: String| Err(SampleError::Unsupported(m));
+    if hmm.vocab != tensor.vocab_size {
+        return bad(format!(
+            "the HMM has {} tokens but the constraint's automaton {}",
+            hmm.vocab, tensor.vocab_size
+        ));
+    }
+    if max_remaining == 0 {
+        return bad("the P-GCD guide needs a token budget of at least 1".into());
+    }
+    if !(floor > 0.0 && floor <= 1.0) {
+        return bad(format!("the guide floor must be in (0, 1], not {floor}"));
+    }
+    check_table_size(max_remaining, tensor.num_states, hmm.hidden)
+}
+
+/// The backward table log C_k(h, s) at `(k * S + s) * H + h`, k < `max_remaining`, in f64
+/// (the reference [`super::CpuHmm`] gives out; the inputs are validated by the caller).
+pub(super) fn backward_table(
+    hmm: &Hmm,
+    tensor: &TensorizedAutomaton,
+    max_remaining: usize,
+) -> Vec<f64> {
+    let (h, s_n, v_n) = (hmm.hidden, tensor.num_states, hmm.vocab);
+    // log E[h, e]: the emission mass of each edge's tokens.
+    let e_n = tensor.num_edges();
+    let mut log_e = vec![0.0; e_n * h];
+    for e in 0..e_n {
+        let mut mass = vec![0.0; h];
+        let row = &tensor.bf[e * tensor.words_per_row..(e + 1) * tensor.words_per_row];
+        for (wi, &word) in row.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let v = wi * 32 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                for (hs, m) in mass.iter_mut().enumerate() {
+                    *m += hmm.emission[hs * v_n + v];
+                }
+            }
+        }
+        for (l, m) in log_e[e * h..(e + 1) * h].iter_mut().zip(mass) {
+            *l = m.ln();
+        }
+    }
+    let log_a: Vec<f64> = hmm.transition.iter().map(|a| a.ln()).collect();
+    let fin = tensor.final_state as usize;
+    // log G_0 then, for each k, log C_k from log G_k and log G_{k+1} from log C_k.
+    let mut log_g: Vec<f64> = (0..s_n * h)
+        .map(|i| if i / h == fin { 0.0 } else { f64::NEG_INFINITY })
+        .collect();
+    let mut log_c = vec![f64::NEG_INFINITY; max_remaining * s_n * h];
+    for k in 0..max_remaining {
+        let c_k = &mut log_c[k * s_n * h..(k + 1) * s_n * h];
+        for s in 0..s_n {
+            let g_s = &log_g[s * h..(s + 1) * h];
+            if g_s.iter().all(|&x| x == f64::NEG_INFINITY) {
+                continue;
+            }
+            for hs in 0..h {
+                c_k[s * h + hs] = logsumexp((0..h).map(|h2| log_a[hs * h + h2] + g_s[h2]));
+            }
+        }
+        let mut next = vec![f64::NEG_INFINITY; s_n * h];
+        for s in 0..s_n {
+            if s == fin {
+                next[s * h..(s + 1) * h].iter_mut().for_each(|x| *x = 0.0);
+                continue;
+            }
+            let (lo, hi) = (
+                tensor.out_start[s] as usize,
+                tensor.out_start[s + 1] as usize,
+            );
+            for hs in 0..h {
+                next[s * h + hs] = logsumexp((lo..hi).map(|e| {
+                    let d = tensor.edge_dst[e] as usize;
+                    let tail = if d == fin { 0.0 } else { c_k[d * h + hs] };
+                    log_e[e * h + hs] + tail
+                }));
+            }
+        }
+        log_g = next;
+    }
+    log_c
+}
+
 impl Guide {
     /// Multiplies `hmm` with `tensor` for budgets up to `max_remaining` tokens; `floor`
-    /// (in (0, 1]) is the least relative guide value an allowed token keeps.
+    /// (in (0, 1]) is the least relative guide value an allowed token keeps. The backward
+    /// table is computed here on the CPU ([`super::CpuHmm`]).
     pub fn new(
         hmm: Hmm,
         tensor: &TensorizedAutomaton,
         max_remaining: usize,
         floor: f64,
     ) -> Result<Self, SampleError> {
-        let bad = |m: String| Err(SampleError::Unsupported(m));
-        if hmm.vocab != tensor.vocab_size {
-            return bad(format!(
-                "the HMM has {} tokens but the constraint's automaton {}",
-                hmm.vocab, tensor.vocab_size
-            ));
+        validate(&hmm, tensor, max_remaining, floor)?;
+        let log_c = backward_table(&hmm, tensor, max_remaining);
+        Self::with_table(hmm, tensor, max_remaining, floor, log_c)
+    }
+
+    /// [`Guide::new`] with a backward table computed elsewhere (an [`super::HmmEngine`]):
+    /// `log_c` must hold log C_k(h, s) at `(k * S + s) * H + h` for k < `max_remaining`.
+    pub fn with_table(
+        hmm: Hmm,
+        tensor: &TensorizedAutomaton,
+        max_remaining: usize,
+        floor: f64,
+        log_c: Vec<f64>,
+    ) -> Result<Self, SampleError> {
+        validate(&hmm, tensor, max_remaining, floor)?;
+        let (h, v_n) = (hmm.hidden, hmm.vocab);
+        let want = max_remaining * tensor.num_states * h;
+        if log_c.len() != want || log_c.iter().any(|x| x.is_nan() || *x > 1e-3) {
+            return Err(SampleError::Unsupported(format!(
+                "the P-GCD backward table is malformed ({} entries, {want} expected, or an \
+                 entry is NaN or a log-probability above 0)",
+                log_c.len()
+            )));
         }
-        if max_remaining == 0 {
-            return bad("the P-GCD guide needs a token budget of at least 1".into());
-        }
-        if !(floor > 0.0 && floor <= 1.0) {
-            return bad(format!("the guide floor must be in (0, 1], not {floor}"));
-        }
-        let (h, s_n) = (hmm.hidden, tensor.num_states);
-        check_table_size(max_remaining, s_n, h)?;
-        let v_n = hmm.vocab;
         let mut emission_t = vec![0.0; v_n * h];
         for hs in 0..h {
             for v in 0..v_n {
                 emission_t[v * h + hs] = hmm.emission[hs * v_n + v];
             }
-        }
-        // log E[h, e]: the emission mass of each edge's tokens.
-        let e_n = tensor.num_edges();
-        let mut log_e = vec![0.0; e_n * h];
-        for e in 0..e_n {
-            let mut mass = vec![0.0; h];
-            let row = &tensor.bf[e * tensor.words_per_row..(e + 1) * tensor.words_per_row];
-            for (wi, &word) in row.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let v = wi * 32 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    for (m, b) in mass.iter_mut().zip(&emission_t[v * h..(v + 1) * h]) {
-                        *m += b;
-                    }
-                }
-            }
-            for (l, m) in log_e[e * h..(e + 1) * h].iter_mut().zip(mass) {
-                *l = m.ln();
-            }
-        }
-        let log_a: Vec<f64> = hmm.transition.iter().map(|a| a.ln()).collect();
-        let fin = tensor.final_state as usize;
-        // log G_0 then, for each k, log C_k from log G_k and log G_{k+1} from log C_k.
-        let mut log_g: Vec<f64> = (0..s_n * h)
-            .map(|i| if i / h == fin { 0.0 } else { f64::NEG_INFINITY })
-            .collect();
-        let mut log_c = vec![f64::NEG_INFINITY; max_remaining * s_n * h];
-        for k in 0..max_remaining {
-            let c_k = &mut log_c[k * s_n * h..(k + 1) * s_n * h];
-            for s in 0..s_n {
-                let g_s = &log_g[s * h..(s + 1) * h];
-                if g_s.iter().all(|&x| x == f64::NEG_INFINITY) {
-                    continue;
-                }
-                for hs in 0..h {
-                    c_k[s * h + hs] = logsumexp((0..h).map(|h2| log_a[hs * h + h2] + g_s[h2]));
-                }
-            }
-            let mut next = vec![f64::NEG_INFINITY; s_n * h];
-            for s in 0..s_n {
-                if s == fin {
-                    next[s * h..(s + 1) * h].iter_mut().for_each(|x| *x = 0.0);
-                    continue;
-                }
-                let (lo, hi) = (
-                    tensor.out_start[s] as usize,
-                    tensor.out_start[s + 1] as usize,
-                );
-                for hs in 0..h {
-                    next[s * h + hs] = logsumexp((lo..hi).map(|e| {
-                        let d = tensor.edge_dst[e] as usize;
-                        let tail = if d == fin { 0.0 } else { c_k[d * h + hs] };
-                        log_e[e * h + hs] + tail
-                    }));
-                }
-            }
-            log_g = next;
         }
         Ok(Guide {
             hmm,

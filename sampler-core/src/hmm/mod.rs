@@ -7,6 +7,8 @@
 //!   forward pass and Baum–Welch (EM) step.
 //! - [`HmmConfig`] and [`distill`]: sample sequences from the model given its prompt and
 //!   fit the HMM to them, with a bounded, configurable cost.
+//! - [`HmmEngine`]: where the dense work runs (the EM steps and the guide's backward
+//!   table); [`CpuHmm`] is the f64 reference here, the `hmm-burn` crate runs it on burn.
 //! - [`Guide`]: the HMM × automaton backward pass; for a prefix (HMM belief, automaton
 //!   state, remaining budget) it gives g(v) = P_HMM(satisfied within the budget | prefix,
 //!   next token v) for every allowed token, and the proposal q(v) ∝ P_LM(v)·g(v) with
@@ -32,11 +34,13 @@
 //! ```
 
 mod distill;
+mod engine;
 mod guide;
 mod model;
 #[cfg(test)]
 mod tests;
 
 pub use distill::{HmmConfig, MAX_HMM_BYTES, distill, sample_sequences};
+pub use engine::{CpuHmm, HmmEngine, HmmFuture, guide_table};
 pub use guide::{Guide, GuidedToken, MAX_TABLE_ENTRIES, Proposal, check_table_size};
 pub use model::{EmStep, Hmm};

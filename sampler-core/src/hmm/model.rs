@@ -123,6 +123,27 @@ impl Hmm {
         }
     }
 
+    /// The M-step: the HMM whose π, rows of A and rows of B are the expected counts
+    /// (pseudo-counts included) normalized, each uniform where its counts sum to 0.
+    pub fn from_counts(
+        hidden: usize,
+        vocab: usize,
+        mut initial: Vec<f64>,
+        mut transition: Vec<f64>,
+        mut emission: Vec<f64>,
+    ) -> Hmm {
+        normalize(&mut initial);
+        transition.chunks_mut(hidden).for_each(normalize);
+        emission.chunks_mut(vocab).for_each(normalize);
+        Hmm {
+            hidden,
+            vocab,
+            initial,
+            transition,
+            emission,
+        }
+    }
+
     /// P(z' = h2 | z = h).
     pub fn a(&self, h: usize, h2: usize) -> f64 {
         self.transition[h * self.hidden + h2]
@@ -300,12 +321,7 @@ impl Hmm {
             .map(|s| self.accumulate(s, &mut c, posterior))
             .sum();
         let objective = log_likelihood + self.log_prior(pseudo);
-        normalize(&mut c.initial);
-        c.transition.chunks_mut(h).for_each(normalize);
-        c.emission.chunks_mut(self.vocab).for_each(normalize);
-        self.initial = c.initial;
-        self.transition = c.transition;
-        self.emission = c.emission;
+        *self = Hmm::from_counts(h, self.vocab, c.initial, c.transition, c.emission);
         EmStep {
             log_likelihood,
             objective,

@@ -2,6 +2,7 @@
 //! randomness, events, cancellation and the output callback.
 
 use super::{Counters, Params, Sample};
+use crate::hmm::{CpuHmm, HmmEngine};
 use crate::{
     Constraint, Event, EventSink, LanguageModel, RandomSource, SampleError, TensorizedAutomaton,
     TokenId, TokenSet, Vocabulary,
@@ -19,6 +20,7 @@ pub struct Ctx<'a, L, C> {
     counters: Counters,
     vocab: Option<&'a Vocabulary>,
     out: &'a mut dyn FnMut(&Sample),
+    hmm_engine: &'a dyn HmmEngine,
 }
 
 impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
@@ -42,7 +44,20 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
             counters: Counters::default(),
             vocab,
             out,
+            hmm_engine: &CpuHmm,
         }
+    }
+
+    /// Runs P-GCD's tensor work (EM steps, guide table) on `engine` instead of the CPU
+    /// reference.
+    pub fn with_hmm_engine(mut self, engine: &'a dyn HmmEngine) -> Self {
+        self.hmm_engine = engine;
+        self
+    }
+
+    /// Where P-GCD's tensor work runs.
+    pub fn hmm_engine(&self) -> &'a dyn HmmEngine {
+        self.hmm_engine
     }
 
     /// The run's parameters.

@@ -60,6 +60,33 @@ pub async fn run<L: LanguageModel, C: Constraint>(
     vocab: Option<&Vocabulary>,
     out: &mut dyn FnMut(&Sample),
 ) -> Result<Counters, SampleError> {
+    run_with_engine(
+        method,
+        params,
+        lm,
+        constraint,
+        rng,
+        sink,
+        vocab,
+        &crate::hmm::CpuHmm,
+        out,
+    )
+    .await
+}
+
+/// [`run`] with P-GCD's tensor work (EM steps, guide table) on `hmm_engine`.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_with_engine<L: LanguageModel, C: Constraint>(
+    method: Method,
+    params: &Params,
+    lm: &mut L,
+    constraint: &C,
+    rng: &mut dyn RandomSource,
+    sink: &mut dyn EventSink,
+    vocab: Option<&Vocabulary>,
+    hmm_engine: &dyn crate::hmm::HmmEngine,
+    out: &mut dyn FnMut(&Sample),
+) -> Result<Counters, SampleError> {
     params.validate()?;
     if lm.vocab_size() != constraint.vocab_size() {
         return Err(SampleError::Unsupported(format!(
@@ -75,7 +102,8 @@ pub async fn run<L: LanguageModel, C: Constraint>(
              this one is context-free"
         )));
     }
-    let mut ctx = Ctx::new(lm, constraint, rng, sink, params, vocab, out);
+    let mut ctx =
+        Ctx::new(lm, constraint, rng, sink, params, vocab, out).with_hmm_engine(hmm_engine);
     let result = dispatch(method, &mut ctx).await;
     // A constraint that failed on the way explains any other ending (a pruned trie, a dead
     // end) and voids a success.
@@ -129,8 +157,18 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
                 params.hmm.hidden_states,
             )?;
             let hmm = crate::hmm::distill(ctx, &params.hmm).await?;
-            let guide =
-                crate::hmm::Guide::new(hmm, tensor, params.max_tokens, params.hmm.guide_floor)?;
+            ctx.check_cancelled()?;
+            let log_c = ctx
+                .hmm_engine()
+                .guide_table(&hmm, tensor, params.max_tokens)
+                .await?;
+            let guide = crate::hmm::Guide::with_table(
+                hmm,
+                tensor,
+                params.max_tokens,
+                params.hmm.guide_floor,
+                log_c,
+            )?;
             ctx.emit(crate::Event::Note {
                 message: format!(
                     "p-gcd: guide built ({} automaton states × {} hidden states × {} budgets, \

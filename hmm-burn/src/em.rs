@@ -1,0 +1,153 @@
+//! One Baum–Welch iteration as a burn tensor program: the scaled forward–backward pass
+//! over every training sequence at once (a batch of N sequences padded to the longest, one
+//! [N, H] × [H, H] product per position), the expected counts gathered on the device (the
+//! emission counts by one indexed add into a [V, H] tensor), and the M-step's
+//! normalization on the CPU ([`Hmm::from_counts`], the reference's own).
+//!
+//! Padding: a position past a sequence's end emits with probability 1, so its forward
+//! scale is Σ_j (α A)_j = 1 and its backward vector stays 1; masks keep it out of the counts
+//! and the likelihood.
+
+use burn_tensor::{IndexingUpdateOp, Tensor, Transaction};
+use sampler_core::hmm::{EmStep, Hmm};
+use sampler_core::{SampleError, TokenId};
+
+use crate::tensors::{Dev, read_all};
+
+/// One EM iteration of `hmm` on `data` with pseudo-count `pseudo` on `dev`: the updated
+/// HMM and the objective before the update (as [`Hmm::em_step`]).
+pub(crate) async fn em_step(
+    dev: &Dev,
+    hmm: &Hmm,
+    data: &[Vec<TokenId>],
+    pseudo: f64,
+) -> Result<(Hmm, EmStep), SampleError> {
+    let (h, v) = (hmm.hidden, hmm.vocab);
+    if let Some(&t) = data.iter().flatten().find(|&&t| t as usize >= v) {
+        return Err(SampleError::Unsupported(format!(
+            "a training sequence holds token {t}, outside the HMM's {v} tokens"
+        )));
+    }
+    let seqs: Vec<&Vec<TokenId>> = data.iter().filter(|s| !s.is_empty()).collect();
+    let (n, t_len) = (seqs.len(), seqs.iter().map(|s| s.len()).max().unwrap_or(0));
+    if n == 0 {
+        // Nothing to count: the pseudo-counts alone.
+        let next = Hmm::from_counts(
+            h,
+            v,
+            vec![pseudo; h],
+            vec![pseudo; h * h],
+            vec![pseudo; h * v],
+        );
+        let objective = hmm.log_prior(pseudo);
+        return Ok((
+            next,
+            EmStep {
+                log_likelihood: 0.0,
+                objective,
+            },
+        ));
+    }
+
+    let a = dev.floats(&hmm.transition, [h, h]);
+    let mut emission_t = vec![0.0; v * h];
+    for (hs, row) in hmm.emission.chunks(v).enumerate() {
+        for (t, &b) in row.iter().enumerate() {
+            emission_t[t * h + hs] = b;
+        }
+    }
+    let bt = dev.floats(&emission_t, [v, h]);
+
+    // Per position: the tokens (0 past the end), the mask [N, 1], B[·, x_t] [N, H].
+    let mut tokens = Vec::with_capacity(t_len * n);
+    let mut masks = Vec::with_capacity(t_len);
+    let mut bx = Vec::with_capacity(t_len);
+    for t in 0..t_len {
+        let toks: Vec<usize> = seqs
+            .iter()
+            .map(|s| s.get(t).map_or(0, |&x| x as usize))
+            .collect();
+        let m: Vec<f64> = seqs
+            .iter()
+            .map(|s| f64::from(u8::from(t < s.len())))
+            .collect();
+        let m = dev.floats(&m, [n, 1]);
+        let b = bt.clone().select(0, dev.indices(&toks));
+        bx.push(b * m.clone() - m.clone() + 1.0);
+        tokens.extend(toks);
+        masks.push(m);
+    }
+
+    // Scaled forward: α_t sums to 1, scale_t = P(x_t | x_<t).
+    let mut alphas: Vec<Tensor<2>> = Vec::with_capacity(t_len);
+    let mut scales: Vec<Tensor<2>> = Vec::with_capacity(t_len);
+    let mut prior = dev.floats(&hmm.initial, [1, h]).expand([n, h]);
+    for b in &bx {
+        let joint = prior * b.clone();
+        let s = joint.clone().sum_dim(1);
+        let alpha = joint / s.clone();
+        prior = alpha.clone().matmul(a.clone());
+        alphas.push(alpha);
+        scales.push(s);
+    }
+
+    // Scaled backward, with the transition counts Σ_t α_tᵀ (B_{t+1} β_{t+1} / scale_{t+1}).
+    let a_t = a.clone().transpose();
+    let mut betas = vec![dev.full([n, h], 1.0); t_len];
+    let mut xi = dev.full([h, h], 0.0);
+    for t in (0..t_len - 1).rev() {
+        let w = bx[t + 1].clone() * betas[t + 1].clone() / scales[t + 1].clone();
+        xi = xi
+            + alphas[t]
+                .clone()
+                .transpose()
+                .matmul(w.clone() * masks[t + 1].clone());
+        betas[t] = w.matmul(a_t.clone());
+    }
+    let transition = xi * a + pseudo;
+
+    // State posteriors γ_t = α_t β_t (zero past the end), summed into the counts.
+    let gammas: Vec<Tensor<2>> = (0..t_len)
+        .map(|t| alphas[t].clone() * betas[t].clone() * masks[t].clone())
+        .collect();
+    let initial = gammas[0].clone().sum_dim(0) + pseudo;
+    let emission = dev.full([v, h], pseudo).select_assign(
+        0,
+        dev.indices(&tokens),
+        Tensor::cat(gammas, 0),
+        IndexingUpdateOp::Add,
+    );
+    let log_likelihood = Tensor::cat(
+        scales
+            .into_iter()
+            .zip(&masks)
+            .map(|(s, m)| s.log() * m.clone())
+            .collect(),
+        0,
+    )
+    .sum();
+
+    let tx = Transaction::default()
+        .register(initial)
+        .register(transition)
+        .register(emission.transpose())
+        .register(log_likelihood);
+    let [initial, transition, emission, ll]: [Vec<f64>; 4] = read_all(tx)
+        .await?
+        .try_into()
+        .expect("four tensors were registered");
+    let log_likelihood = ll[0];
+    if log_likelihood.is_nan() || log_likelihood == f64::INFINITY {
+        return Err(SampleError::Unsupported(
+            "the HMM's forward pass broke down (a training sequence has probability 0)".into(),
+        ));
+    }
+    let objective = log_likelihood + hmm.log_prior(pseudo);
+    Ok((
+        Hmm::from_counts(h, v, initial, transition, emission),
+        EmStep {
+            log_likelihood,
+            objective,
+        },
+    ))
+}
