@@ -305,6 +305,7 @@ describe('playground (toy models)', () => {
       // The distillation's progress: every EM iteration reported, with its log-likelihood.
       assert.equal(await page.getAttribute('#view-hmm-progress', 'value'), await page.getAttribute('#view-hmm-progress', 'max'));
       assert.equal(await page.locator('#view-hmm-ll .xy-line').count(), 1);
+      assert.match(await page.getAttribute('#view-hmm', 'data-engine'), /^(cpu|burn-flex-f64)$/);
       await page.locator('#view-smc').screenshot({ path: join(ARTIFACTS, 'view-p-gcd.png') });
       // The guide in the token view: P and q per token, the guide's share of Z per step.
       const share = Number(await page.getAttribute('#view-token-guide', 'data-guide-mass'));
@@ -694,7 +695,8 @@ describe('playground (SmolLM2)', () => {
   it('MCMC, SMC and ASAp views with the real model (tiny budgets)', async () => {
     await step('real-views', async (page) => {
       // The CPU wasm model decodes about 3 tokens/s: one chain of 2 steps, one SMC run of
-      // 2 particles, 2 ASAp samples, at most 4 tokens each (yes, no and maybe are one token
+      // 2 particles (and one of P-GCD, whose HMM is fitted to 16 sequences of 4 tokens), 2
+      // ASAp samples, at most 4 tokens each (yes, no and maybe are one token
       // each after the chat template; SMC's budget mask keeps its particles in the language).
       await setForm(page, {
         grammar: '(yes|no|maybe)', kind: 'regex', prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.',
@@ -713,6 +715,12 @@ describe('playground (SmolLM2)', () => {
           assert.equal(await page.locator('#view-smc-ess[data-ess]').count(), 1);
           const weights = await page.$$eval('#view-smc .particle', (ps) => ps.map((p) => Number(p.dataset.weight)));
           assert.ok(Math.abs(weights.reduce((a, c) => a + c, 0) - 1) < 1e-6, `weights ${weights}`);
+        } },
+        { method: 'p-gcd-smc', n: 1, view: '#view-smc', check: async () => {
+          // The worker distils the HMM with burn's CPU backend (hmm-burn, issue 17).
+          assert.equal(await page.getAttribute('#view-hmm', 'data-engine'), 'burn-flex-f64');
+          assert.equal(await page.getAttribute('#view-hmm-progress', 'value'), await page.getAttribute('#view-hmm-progress', 'max'));
+          assert.equal(await page.getAttribute('#view-smc', 'data-particles'), '2');
         } },
         { method: 'asap', n: 2, view: '#view-trie', check: async () => {
           assert.equal(await page.getAttribute('#view-trie', 'data-kind'), 'c̃');

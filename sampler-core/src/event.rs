@@ -137,6 +137,10 @@ pub enum Event {
         iterations: usize,
         /// Log-likelihood per token of the sampled sequences before this iteration's update.
         log_likelihood: f64,
+        /// The [`crate::hmm::HmmEngine`] that ran it (`cpu`, `burn-flex-f64`, ...); empty
+        /// in events recorded before engines existed.
+        #[serde(default)]
+        engine: String,
     },
     /// P-GCD's guided proposal at one step of one particle (seed 001), after the token's
     /// `Token` event: how the HMM × automaton guide reshaped the model's next-token law.

@@ -124,8 +124,9 @@ pub fn SmcPanel(session: Session, threshold: Signal<f64>) -> impl IntoView {
                     // Shifted so the curve's lowest point is 0: the chart shows the climb.
                     let span = (hi - lo).max(1e-9);
                     view! {
-                        <div class="stat">"P-GCD: distilling the HMM from the model, EM iteration "
-                            {format!("{} of {}", h.done, h.total)} " "
+                        <div id="view-hmm" class="stat" data-engine=h.engine.clone()>"P-GCD: distilling the HMM from the model, EM iteration "
+                            {format!("{} of {}", h.done, h.total)}
+                            {(!h.engine.is_empty()).then(|| format!(" on {}", h.engine))} " "
                             <progress id="view-hmm-progress" max=h.total.to_string() value=h.done.to_string()></progress>
                             {h.log_likelihood.last().map(|l| format!(" · log-likelihood per token {l:.4}"))}
                         </div>

@@ -6,11 +6,13 @@ use super::peers::{self, HostView, PEER, PEER_GONE, PooledLm};
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use crate::clock::shared_clock_ms;
 use crate::engine::{Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
+use hmm_burn::{BurnHmm, Precision};
 use playground::constraint::ConstraintBuilder;
 use playground::exact::{ExactLimits, ground_truth};
 use playground::runner::{BatchReader, Outcome, Run, RunSpec};
 use playground::state::PlaygroundState;
 use sampler_core::DynConstraint;
+use sampler_core::hmm::HmmEngine;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -161,7 +163,7 @@ async fn load(bytes: Vec<u8>) {
 
 /// Drives run `id` to its end and posts its batches and outcome.
 async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
-    let run = Run::from_spec(spec);
+    let run = Run::from_spec(spec).with_hmm_engine(hmm_engine());
     let r = run.clone();
     HOST.with(|h| h.borrow_mut().jobs.insert(id, Rc::new(move || r.cancel())));
     let stop: StopCheck = {
@@ -191,6 +193,15 @@ async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
     };
     HOST.with(|h| h.borrow_mut().jobs.remove(&id));
     post(&FromWorker::Done { id, outcome });
+}
+
+/// Where P-GCD's HMM work (EM steps, guide table) runs in this worker: burn's CPU backend
+/// in f64, which gives the CPU reference's numbers (`hmm-burn`'s tests; issue 17).
+fn hmm_engine() -> Rc<dyn HmmEngine> {
+    thread_local! {
+        static ENGINE: Rc<dyn HmmEngine> = Rc::new(BurnHmm::flex(Precision::F64));
+    }
+    ENGINE.with(Rc::clone)
 }
 
 /// A stop flag registered under `id` (what Stop sets) and the check that reads it.

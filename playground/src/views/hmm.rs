@@ -12,6 +12,8 @@ pub struct HmmView {
     pub total: usize,
     /// Log-likelihood per token reported by each iteration, in order.
     pub log_likelihood: Vec<f64>,
+    /// The engine the EM ran on (`cpu`, `burn-flex-f64`, ...).
+    pub engine: String,
 }
 
 impl HmmView {
@@ -21,8 +23,10 @@ impl HmmView {
             iteration,
             iterations,
             log_likelihood,
+            engine,
         } = event
         {
+            self.engine.clone_from(engine);
             self.done = *iteration;
             self.total = *iterations;
             self.log_likelihood.push(*log_likelihood);

@@ -143,6 +143,7 @@ pub async fn distill<L: LanguageModel, C: Constraint>(
             iteration: i + 1,
             iterations: cfg.em_iterations,
             log_likelihood: step.log_likelihood / tokens.max(1) as f64,
+            engine: engine.name(),
         });
     }
     let per_token = data.iter().map(|s| hmm.log_likelihood(s)).sum::<f64>() / tokens.max(1) as f64;
