@@ -124,10 +124,11 @@ pub struct SampleArgs {
     /// p-gcd-smc: Baum–Welch (EM) iterations.
     #[arg(long, default_value_t = HmmConfig::default().em_iterations)]
     pub hmm_iterations: usize,
-    /// p-gcd-smc: where the HMM's EM steps and guide table run: `cpu` (f64 loops),
-    /// `burn-flex` (burn's CPU backend, f64), `burn-flex-f32`, `burn-wgpu` (f32, needs an
-    /// adapter).
-    #[arg(long, default_value = "cpu")]
+    /// p-gcd-smc: where the HMM's EM steps and guide table run: `burn-flex` (burn's CPU
+    /// backend, f64; the page's too), `cpu` (the f64 loops of sampler-core, the reference),
+    /// `burn-flex-f32`, `burn-wgpu` (f32; built with `--features burn-wgpu`, needs an
+    /// adapter). `strait bench hmm` times them.
+    #[arg(long, default_value = "burn-flex")]
     pub hmm_engine: String,
 }
 

@@ -463,4 +463,26 @@ fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
         "0",
     ]));
     assert!(e.contains("--hmm-states"), "{e}");
+
+    // The HMM engines: the events name the one that ran (burn's CPU backend by default);
+    // the CPU reference draws the same particles with the same weights; an unknown name
+    // is refused with the choices.
+    let fits: Vec<&Value> = ev.iter().filter(|l| l["type"] == "hmm_fit").collect();
+    assert!(
+        !fits.is_empty() && fits.iter().all(|l| l["engine"] == "burn-flex-f64"),
+        "{fits:?}"
+    );
+    let mut on_cpu = args.to_vec();
+    on_cpu.extend(["--hmm-engine", "cpu"]);
+    let cpu = lines(&strait(&on_cpu));
+    assert_eq!(cpu.len(), v.len());
+    for (a, b) in cpu.iter().zip(&v) {
+        assert_eq!(a["tokens"], b["tokens"]);
+        let (wa, wb) = (a["weight"].as_f64().unwrap(), b["weight"].as_f64().unwrap());
+        assert!((wa - wb).abs() < 1e-9, "{wa} against {wb}");
+    }
+    let mut unknown = args.to_vec();
+    unknown.extend(["--hmm-engine", "numpy"]);
+    let e = error(&strait(&unknown));
+    assert!(e.contains("--hmm-engine") && e.contains("burn-flex"), "{e}");
 }

@@ -1,7 +1,8 @@
 //! One Baum–Welch iteration as a burn tensor program: the scaled forward–backward pass
 //! over every training sequence at once (a batch of N sequences padded to the longest, one
 //! [N, H] × [H, H] product per position), the expected counts gathered on the device (the
-//! emission counts by one indexed add into a [V, H] tensor), and the M-step's
+//! emission counts by one indexed add into a [U, H] tensor over the U distinct tokens of
+//! the data, so the device never holds a vocabulary-sized tensor), and the M-step's
 //! normalization on the CPU ([`Hmm::from_counts`], the reference's own).
 //!
 //! Padding: a position past a sequence's end emits with probability 1, so its forward
@@ -11,6 +12,7 @@
 use burn_tensor::{IndexingUpdateOp, Tensor, Transaction};
 use sampler_core::hmm::{EmStep, Hmm};
 use sampler_core::{SampleError, TokenId};
+use std::collections::HashMap;
 
 use crate::tensors::{Dev, read_all};
 
@@ -50,22 +52,34 @@ pub(crate) async fn em_step(
     }
 
     let a = dev.floats(&hmm.transition, [h, h]);
-    let mut emission_t = vec![0.0; v * h];
-    for (hs, row) in hmm.emission.chunks(v).enumerate() {
-        for (t, &b) in row.iter().enumerate() {
-            emission_t[t * h + hs] = b;
+    // Only the tokens the data holds take part: B's columns for them, [U, H], go up, and
+    // their expected counts, [U, H], come back (U ≤ the data's length, whatever V is).
+    let mut compact: HashMap<TokenId, usize> = HashMap::new();
+    let mut seen: Vec<usize> = Vec::new();
+    for &t in data.iter().flatten() {
+        compact.entry(t).or_insert_with(|| {
+            seen.push(t as usize);
+            seen.len() - 1
+        });
+    }
+    let u = seen.len();
+    let mut emission_seen = vec![0.0; u * h];
+    for (k, &t) in seen.iter().enumerate() {
+        for hs in 0..h {
+            emission_seen[k * h + hs] = hmm.emission[hs * v + t];
         }
     }
-    let bt = dev.floats(&emission_t, [v, h]);
+    let bt = dev.floats(&emission_seen, [u, h]);
 
-    // Per position: the tokens (0 past the end), the mask [N, 1], B[·, x_t] [N, H].
+    // Per position: the tokens' compact ids (0 past the end), the mask [N, 1], B[·, x_t]
+    // [N, H] (1 past the end).
     let mut tokens = Vec::with_capacity(t_len * n);
     let mut masks = Vec::with_capacity(t_len);
     let mut bx = Vec::with_capacity(t_len);
     for t in 0..t_len {
         let toks: Vec<usize> = seqs
             .iter()
-            .map(|s| s.get(t).map_or(0, |&x| x as usize))
+            .map(|s| s.get(t).map_or(0, |x| compact[x]))
             .collect();
         let m: Vec<f64> = seqs
             .iter()
@@ -111,7 +125,7 @@ pub(crate) async fn em_step(
         .map(|t| alphas[t].clone() * betas[t].clone() * masks[t].clone())
         .collect();
     let initial = gammas[0].clone().sum_dim(0) + pseudo;
-    let emission = dev.full([v, h], pseudo).select_assign(
+    let emission_counts = dev.full([u, h], 0.0).select_assign(
         0,
         dev.indices(&tokens),
         Tensor::cat(gammas, 0),
@@ -130,9 +144,9 @@ pub(crate) async fn em_step(
     let tx = Transaction::default()
         .register(initial)
         .register(transition)
-        .register(emission.transpose())
+        .register(emission_counts)
         .register(log_likelihood);
-    let [initial, transition, emission, ll]: [Vec<f64>; 4] = read_all(tx)
+    let [initial, transition, counts, ll]: [Vec<f64>; 4] = read_all(tx)
         .await?
         .try_into()
         .expect("four tensors were registered");
@@ -141,6 +155,12 @@ pub(crate) async fn em_step(
         return Err(SampleError::Unsupported(
             "the HMM's forward pass broke down (a training sequence has probability 0)".into(),
         ));
+    }
+    let mut emission = vec![pseudo; h * v];
+    for (k, &t) in seen.iter().enumerate() {
+        for hs in 0..h {
+            emission[hs * v + t] += counts[k * h + hs];
+        }
     }
     let objective = log_likelihood + hmm.log_prior(pseudo);
     Ok((
