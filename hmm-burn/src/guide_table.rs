@@ -2,14 +2,16 @@
 //! `sampler_core::hmm::Guide`'s documentation):
 //!
 //! - the emission mass of every automaton edge, E[e, h] = Σ_v Bf[e, v]·B[h, v], is one
-//!   [edges, V] × [V, H] product with the edges' token sets as a dense 0/1 matrix;
+//!   [edges, V] × [V, H] product with the edges' token sets as a dense 0/1 matrix (summed
+//!   on the host instead when that matrix would pass [`MAX_DENSE_EDGE_TOKENS`]);
 //! - then, for each budget k, log C_k = logsumexp over h' of log A[h, h'] + log G_k(s, h')
 //!   on an [S, H, H] tensor, and log G_{k+1}(s) = logsumexp over s's outgoing edges of
 //!   log E[e] + log C_k(dst(e)), the edges gathered into an [S, D, H] tensor padded to the
 //!   largest out-degree D with an edge of mass 0.
 //!
 //! Everything stays in log space (the reference's own arithmetic), with a finite stand-in
-//! for log 0, and the whole table is read back once.
+//! for log 0, and the whole table is read back once. An automaton whose temporaries would
+//! pass [`MAX_TEMPORARY`] elements gets the reference's table instead.
 
 use burn_tensor::{Tensor, Transaction};
 use sampler_core::hmm::Hmm;
@@ -17,8 +19,13 @@ use sampler_core::{SampleError, TensorizedAutomaton};
 
 use crate::tensors::{Dev, NEG, NEG_READ, logsumexp, read_all, safe_log};
 
-/// Largest dense edge × token matrix the program uploads, in elements (256 M bytes of f32).
-pub const MAX_DENSE_EDGE_TOKENS: usize = 1 << 26;
+/// Largest dense edge × token matrix the program uploads, in elements (128 MB in f64);
+/// beyond it the edges' emission masses are summed on the host from their token sets.
+pub const MAX_DENSE_EDGE_TOKENS: usize = 1 << 24;
+
+/// Largest [S, H, H] or [S, D, H] temporary the recursion makes, in elements; beyond it
+/// the table is computed by the reference (`sampler_core::hmm::guide_table`).
+pub const MAX_TEMPORARY: usize = 1 << 24;
 
 /// log C_k(h, s) at `(k * S + s) * H + h` for k < `max_remaining` on `dev` (−∞ where the
 /// final state cannot be reached), as `sampler_core::hmm::guide_table`.
@@ -27,6 +34,34 @@ pub(crate) async fn guide_table(
     hmm: &Hmm,
     tensor: &TensorizedAutomaton,
     max_remaining: usize,
+) -> Result<Vec<f64>, SampleError> {
+    guide_table_within(dev, hmm, tensor, max_remaining, Limits::DEFAULT).await
+}
+
+/// The sizes at which [`guide_table`] changes method (the tests lower them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Most edge × token entries uploaded as a dense matrix.
+    pub dense: usize,
+    /// Most elements of one temporary of the recursion.
+    pub temporary: usize,
+}
+
+impl Limits {
+    /// [`MAX_DENSE_EDGE_TOKENS`] and [`MAX_TEMPORARY`].
+    pub const DEFAULT: Limits = Limits {
+        dense: MAX_DENSE_EDGE_TOKENS,
+        temporary: MAX_TEMPORARY,
+    };
+}
+
+/// [`guide_table`] with the given size limits.
+pub(crate) async fn guide_table_within(
+    dev: &Dev,
+    hmm: &Hmm,
+    tensor: &TensorizedAutomaton,
+    max_remaining: usize,
+    limits: Limits,
 ) -> Result<Vec<f64>, SampleError> {
     let (h, v, s_n, e_n) = (hmm.hidden, hmm.vocab, tensor.num_states, tensor.num_edges());
     if v != tensor.vocab_size {
@@ -38,36 +73,38 @@ pub(crate) async fn guide_table(
     if max_remaining == 0 || s_n == 0 {
         return Ok(Vec::new());
     }
-    if e_n.saturating_mul(v) > MAX_DENSE_EDGE_TOKENS {
-        return Err(SampleError::Unsupported(format!(
-            "the automaton's {e_n} edges × {v} tokens are too many for the burn guide table \
-             (at most {MAX_DENSE_EDGE_TOKENS}); use the cpu HMM engine"
-        )));
-    }
     let fin = tensor.final_state as usize;
+    let degree = (0..s_n)
+        .map(|s| (tensor.out_start[s + 1] - tensor.out_start[s]) as usize)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    if s_n.saturating_mul(h).saturating_mul(h.max(degree)) > limits.temporary {
+        return Ok(sampler_core::hmm::guide_table(hmm, tensor, max_remaining));
+    }
 
     // log E[e, h], with one more edge of mass 0 for the padding.
-    let mut dense = vec![0.0; e_n * v];
-    for e in 0..e_n {
-        for (wi, &word) in tensor.bf[e * tensor.words_per_row..(e + 1) * tensor.words_per_row]
-            .iter()
-            .enumerate()
-        {
-            let mut bits = word;
-            while bits != 0 {
-                dense[e * v + wi * 32 + bits.trailing_zeros() as usize] = 1.0;
-                bits &= bits - 1;
-            }
-        }
-    }
-    let log_e = if e_n == 0 {
-        dev.full([1, h], NEG)
-    } else {
+    let mass = if e_n == 0 {
+        None
+    } else if e_n.saturating_mul(v) <= limits.dense {
+        // One [edges, V] × [V, H] product, the edges' token sets as a 0/1 matrix.
+        let mut dense = vec![0.0; e_n * v];
+        for_each_token(tensor, |e, t| dense[e * v + t] = 1.0);
         let b = dev.floats(&hmm.emission, [h, v]);
-        let mass = dev.floats(&dense, [e_n, v]).matmul(b.transpose());
-        Tensor::cat(vec![safe_log(mass), dev.full([1, h], NEG)], 0)
+        Some(dev.floats(&dense, [e_n, v]).matmul(b.transpose()))
+    } else {
+        let mut mass = vec![0.0; e_n * h];
+        for_each_token(tensor, |e, t| {
+            for hs in 0..h {
+                mass[e * h + hs] += hmm.emission[hs * v + t];
+            }
+        });
+        Some(dev.floats(&mass, [e_n, h]))
     };
-    drop(dense);
+    let log_e = match mass {
+        None => dev.full([1, h], NEG),
+        Some(m) => Tensor::cat(vec![safe_log(m), dev.full([1, h], NEG)], 0),
+    };
     let log_a = safe_log(dev.floats(&hmm.transition, [h, h])).unsqueeze_dim::<3>(0);
 
     // Each edge's destination, and whether it is the final state (its tail is log 1).
@@ -77,11 +114,6 @@ pub(crate) async fn guide_table(
     let dst = dev.indices(&dst);
     let not_final = dev.floats(&not_final, [e_n + 1, 1]);
     // Each state's outgoing edges, padded with the mass-0 edge `e_n`.
-    let degree = (0..s_n)
-        .map(|s| (tensor.out_start[s + 1] - tensor.out_start[s]) as usize)
-        .max()
-        .unwrap_or(0)
-        .max(1);
     let mut out_edges = vec![e_n; s_n * degree];
     for s in 0..s_n {
         for (i, e) in (tensor.out_start[s]..tensor.out_start[s + 1]).enumerate() {
@@ -128,4 +160,18 @@ pub(crate) async fn guide_table(
         .into_iter()
         .map(|x| if x < NEG_READ { f64::NEG_INFINITY } else { x })
         .collect())
+}
+
+/// Calls `f(edge, token)` for every token on every edge of `tensor`.
+fn for_each_token(tensor: &TensorizedAutomaton, mut f: impl FnMut(usize, usize)) {
+    for e in 0..tensor.num_edges() {
+        let row = &tensor.bf[e * tensor.words_per_row..(e + 1) * tensor.words_per_row];
+        for (wi, &word) in row.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                f(e, wi * 32 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
 }

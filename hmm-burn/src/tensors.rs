@@ -63,10 +63,15 @@ pub(crate) async fn read_all(tx: Transaction) -> Result<Vec<Vec<f64>>, SampleErr
         .collect()
 }
 
-/// log(x) with log 0 = [`NEG`] (x ≥ 0).
+/// log(x) with log 0 = [`NEG`] (x ≥ 0; a value below the float type's smallest normal,
+/// which a GPU may flush to 0, counts as 0).
 pub(crate) fn safe_log<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    let zero = x.clone().lower_equal_elem(0.0);
-    x.clamp_min(f64::MIN_POSITIVE).log().mask_fill(zero, NEG)
+    let tiny = match x.dtype() {
+        DType::F64 => f64::MIN_POSITIVE,
+        _ => f64::from(f32::MIN_POSITIVE),
+    };
+    let zero = x.clone().lower_elem(tiny);
+    x.clamp_min(tiny).log().mask_fill(zero, NEG)
 }
 
 /// log Σ exp along `dim` (kept, of size 1), shifted by the maximum.

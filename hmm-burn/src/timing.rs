@@ -25,7 +25,7 @@ pub struct EngineTiming {
 
 /// Runs `iterations` EM steps from `start` on `data` (pseudo-count 1e-3, P-GCD's default)
 /// and then the guide table of `tensor` for `budget` tokens on each engine in turn; the
-/// first engine is the one the others are compared with.
+/// first engine that succeeds is the one the others are compared with.
 pub fn time_engines(
     engines: &[&dyn HmmEngine],
     start: &Hmm,
@@ -82,7 +82,15 @@ pub fn time_engines(
 pub fn max_param_diff(x: &Hmm, y: &Hmm) -> f64 {
     let xs = x.initial.iter().chain(&x.transition).chain(&x.emission);
     let ys = y.initial.iter().chain(&y.transition).chain(&y.emission);
-    xs.zip(ys).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max)
+    xs.zip(ys)
+        .map(|(p, q)| (p - q).abs())
+        .fold(0.0, |m: f64, d| {
+            if d.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(d)
+            }
+        })
 }
 
 /// The largest difference of finite table entries relative to max(1, |x|); ∞ when one
@@ -95,8 +103,15 @@ pub fn max_table_diff(x: &[f64], y: &[f64]) -> f64 {
         .zip(y)
         .map(|(a, b)| match (a.is_finite(), b.is_finite()) {
             (true, true) => (a - b).abs() / a.abs().max(1.0),
+            _ if a.is_nan() || b.is_nan() => f64::NAN,
             (false, false) => 0.0,
             _ => f64::INFINITY,
         })
-        .fold(0.0, f64::max)
+        .fold(0.0, |m: f64, d| {
+            if d.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(d)
+            }
+        })
 }

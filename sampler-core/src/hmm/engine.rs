@@ -13,7 +13,8 @@ use crate::{SampleError, TensorizedAutomaton, TokenId};
 pub type HmmFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SampleError>> + 'a>>;
 
 /// Runs P-GCD's two tensor programs; every engine computes the same numbers as
-/// [`CpuHmm`] up to its floating-point precision.
+/// [`CpuHmm`] up to its floating-point precision (an engine may hand the reference the
+/// inputs its program does not cover, such as a training sequence of probability 0).
 pub trait HmmEngine {
     /// A short name for messages and benchmarks (`cpu`, `burn-flex-f64`, `burn-wgpu-f32`).
     fn name(&self) -> String;
