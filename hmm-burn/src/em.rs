@@ -34,21 +34,7 @@ pub(crate) async fn em_step(
     let (n, t_len) = (seqs.len(), seqs.iter().map(|s| s.len()).max().unwrap_or(0));
     if n == 0 {
         // Nothing to count: the pseudo-counts alone.
-        let next = Hmm::from_counts(
-            h,
-            v,
-            vec![pseudo; h],
-            vec![pseudo; h * h],
-            vec![pseudo; h * v],
-        );
-        let objective = hmm.log_prior(pseudo);
-        return Ok((
-            next,
-            EmStep {
-                log_likelihood: 0.0,
-                objective,
-            },
-        ));
+        return Ok(reference_step(hmm, data, pseudo));
     }
 
     let a = dev.floats(&hmm.transition, [h, h]);
@@ -177,7 +163,7 @@ pub(crate) async fn em_step(
 }
 
 /// The reference's EM step (`Hmm::em_step`), for the inputs the tensor program leaves to
-/// it: a token outside the vocabulary, a training sequence of probability 0.
+/// it: no data, a token outside the vocabulary, a training sequence of probability 0.
 fn reference_step(hmm: &Hmm, data: &[Vec<TokenId>], pseudo: f64) -> (Hmm, EmStep) {
     let mut next = hmm.clone();
     let step = next.em_step(data, pseudo);

@@ -89,16 +89,20 @@ pub(crate) async fn guide_table_within(
     } else if e_n.saturating_mul(v) <= limits.dense {
         // One [edges, V] × [V, H] product, the edges' token sets as a 0/1 matrix.
         let mut dense = vec![0.0; e_n * v];
-        for_each_token(tensor, |e, t| dense[e * v + t] = 1.0);
+        for e in 0..e_n {
+            tensor.edge_tokens(e).for_each(|t| dense[e * v + t] = 1.0);
+        }
         let b = dev.floats(&hmm.emission, [h, v]);
         Some(dev.floats(&dense, [e_n, v]).matmul(b.transpose()))
     } else {
         let mut mass = vec![0.0; e_n * h];
-        for_each_token(tensor, |e, t| {
-            for hs in 0..h {
-                mass[e * h + hs] += hmm.emission[hs * v + t];
+        for e in 0..e_n {
+            for t in tensor.edge_tokens(e) {
+                for hs in 0..h {
+                    mass[e * h + hs] += hmm.emission[hs * v + t];
+                }
             }
-        });
+        }
         Some(dev.floats(&mass, [e_n, h]))
     };
     let log_e = match mass {
@@ -160,18 +164,4 @@ pub(crate) async fn guide_table_within(
         .into_iter()
         .map(|x| if x < NEG_READ { f64::NEG_INFINITY } else { x })
         .collect())
-}
-
-/// Calls `f(edge, token)` for every token on every edge of `tensor`.
-fn for_each_token(tensor: &TensorizedAutomaton, mut f: impl FnMut(usize, usize)) {
-    for e in 0..tensor.num_edges() {
-        let row = &tensor.bf[e * tensor.words_per_row..(e + 1) * tensor.words_per_row];
-        for (wi, &word) in row.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                f(e, wi * 32 + bits.trailing_zeros() as usize);
-                bits &= bits - 1;
-            }
-        }
-    }
 }

@@ -115,15 +115,9 @@ pub(super) fn backward_table(
     let mut log_e = vec![0.0; e_n * h];
     for e in 0..e_n {
         let mut mass = vec![0.0; h];
-        let row = &tensor.bf[e * tensor.words_per_row..(e + 1) * tensor.words_per_row];
-        for (wi, &word) in row.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let v = wi * 32 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                for (hs, m) in mass.iter_mut().enumerate() {
-                    *m += hmm.emission[hs * v_n + v];
-                }
+        for v in tensor.edge_tokens(e) {
+            for (hs, m) in mass.iter_mut().enumerate() {
+                *m += hmm.emission[hs * v_n + v];
             }
         }
         for (l, m) in log_e[e * h..(e + 1) * h].iter_mut().zip(mass) {
@@ -281,32 +275,26 @@ impl Guide {
                     None => continue,
                 }
             };
-            let row = &t.bf[e * t.words_per_row..(e + 1) * t.words_per_row];
-            for (wi, &word) in row.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let v = wi * 32 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let log_sat = if d == fin {
-                        0.0
+            for v in t.edge_tokens(e) {
+                let log_sat = if d == fin {
+                    0.0
+                } else {
+                    let bv = &self.emission_t[v * h..(v + 1) * h];
+                    let (mut num, mut den) = (0.0, 0.0);
+                    for ((a, b), c) in belief.iter().zip(bv).zip(&scaled) {
+                        den += a * b;
+                        num += a * b * c;
+                    }
+                    if den > 0.0 && num > 0.0 {
+                        shift + (num / den).ln()
                     } else {
-                        let bv = &self.emission_t[v * h..(v + 1) * h];
-                        let (mut num, mut den) = (0.0, 0.0);
-                        for ((a, b), c) in belief.iter().zip(bv).zip(&scaled) {
-                            den += a * b;
-                            num += a * b * c;
-                        }
-                        if den > 0.0 && num > 0.0 {
-                            shift + (num / den).ln()
-                        } else {
-                            f64::NEG_INFINITY
-                        }
-                    };
-                    out.push(GuidedToken {
-                        token: v as TokenId,
-                        log_sat,
-                    });
-                }
+                        f64::NEG_INFINITY
+                    }
+                };
+                out.push(GuidedToken {
+                    token: v as TokenId,
+                    log_sat,
+                });
             }
         }
         out

@@ -55,4 +55,20 @@ impl TensorizedAutomaton {
     pub fn bf_bytes(&self) -> usize {
         self.bf.len() * 4
     }
+
+    /// The tokens edge `e` carries (its row of B_f), in increasing order.
+    pub fn edge_tokens(&self, e: usize) -> impl Iterator<Item = usize> + '_ {
+        let row = &self.bf[e * self.words_per_row..(e + 1) * self.words_per_row];
+        row.iter().enumerate().flat_map(|(wi, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                Some(wi * 32 + b)
+            })
+        })
+    }
 }
