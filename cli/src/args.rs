@@ -163,7 +163,8 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode`, `masks`, `samplers`, `smc` or `hmm`.
+    /// What to measure: `decode`, `masks`, `samplers`, `smc`, `hmm` or `kernels` (the fused
+    /// CPU kernels beside decode-then-dot).
     pub what: String,
     /// The model file.
     #[arg(long, default_value = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")]

@@ -47,19 +47,23 @@ pub fn dequantize_q2_k(data: &[u8], out: &mut [f32]) {
     }
 }
 
-/// The 16 six-bit scales of a Q3_K block from its 12 packed bytes: scale `i` has its low
-/// four bits in byte `i` (low nibble, `i < 8`) or byte `i − 8` (high nibble), and its
-/// top two bits in byte `8 + i % 4`, at bit `2·(i / 4)`.
+/// Six-bit scale `i` (0..16) of a Q3_K block from its 12 packed bytes: its low four bits
+/// are in byte `i` (low nibble, `i < 8`) or byte `i − 8` (high nibble), its top two bits
+/// in byte `8 + i % 4`, at bit `2·(i / 4)`.
+#[inline]
+pub fn q3_k_scale(packed: &[u8], i: usize) -> i8 {
+    let low = if i < 8 {
+        packed[i] & 0x0F
+    } else {
+        packed[i - 8] >> 4
+    };
+    let high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+    (low | (high << 4)) as i8
+}
+
+/// The 16 six-bit scales of a Q3_K block from its 12 packed bytes ([`q3_k_scale`]).
 fn q3_k_scales(packed: &[u8]) -> [i8; 16] {
-    std::array::from_fn(|i| {
-        let low = if i < 8 {
-            packed[i] & 0x0F
-        } else {
-            packed[i - 8] >> 4
-        };
-        let high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
-        (low | (high << 4)) as i8
-    })
+    std::array::from_fn(|i| q3_k_scale(packed, i))
 }
 
 /// Dequantizes Q3_K data (whole blocks) into `out`, 256 floats per block.

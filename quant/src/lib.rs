@@ -16,7 +16,7 @@ pub mod legacy;
 
 pub use k_quants::{
     Q2_K_BYTES, Q3_K_BYTES, Q4_K_BYTES, Q5_K_BYTES, Q6_K_BYTES, QK_K, dequantize_q2_k,
-    dequantize_q3_k, dequantize_q4_k, dequantize_q5_k, dequantize_q6_k, scale_min_k4,
+    dequantize_q3_k, dequantize_q4_k, dequantize_q5_k, dequantize_q6_k, q3_k_scale, scale_min_k4,
 };
 pub use legacy::{
     Q4_0_BYTES, Q5_0_BYTES, Q5_1_BYTES, dequantize_bf16, dequantize_q4_0, dequantize_q5_0,

@@ -14,8 +14,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "samplers" => super::bench_samplers::run(args),
         "smc" => super::bench_smc::run(args).map(|table| eprintln!("{table}")),
         "hmm" => super::bench_hmm::run(args).map(crate::stdout::line),
+        "kernels" => super::bench_kernels::run(args),
         other => fail(format!(
-            "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers`, `smc` or `hmm`"
+            "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers`, `smc`, \
+             `hmm` or `kernels`"
         )),
     }
 }

@@ -168,8 +168,8 @@ pub(crate) fn matmul_with(
 }
 
 /// [`matmul_with`] for a [`WeightData::Decoded`] matrix: each row is decoded once into a
-/// per-chunk scratch row and multiplied with every vector by the f32 kernel; Q4_K rows go
-/// through the fused kernel instead where the set has one.
+/// per-chunk scratch row and multiplied with every vector by the f32 kernel, or goes
+/// through the type's fused kernel where the set has one.
 #[allow(clippy::too_many_arguments)]
 fn decoded_matmul(
     k: &Kernels,
@@ -187,13 +187,10 @@ fn decoded_matmul(
     } else {
         rows.div_ceil(4 * parallel::threads()).max(8)
     };
-    // Q4_K and Q5_0 have fused kernels in most sets (up to eight vectors per call): each
-    // vector's block sums, once (Q4_K's minimums multiply them).
-    let fused = match ty {
-        GgmlType::Q4K => k.q4_k_f32_xn,
-        GgmlType::Q5_0 => k.q5_0_f32_xn,
-        _ => None,
-    };
+    // Most types have fused kernels in the SIMD sets (up to eight vectors per call): each
+    // vector's block sums, once (Q4_K's minimums multiply them). F16 and BF16 kernels take
+    // whole groups of 32.
+    let fused = (k.fused)(ty).filter(|_| cols.is_multiple_of(32));
     let sums: Vec<Vec<f32>> = match fused {
         Some(_) => x
             .chunks_exact(cols)
@@ -488,7 +485,8 @@ mod tests {
 
     /// A decoded matrix (rows decoded as the product reaches them) gives exactly what the
     /// same matrix decoded whole at load gives, for one vector and for a batch, on a
-    /// product large enough to be split across threads.
+    /// product large enough to be split across threads; through the fused kernels, the
+    /// same up to the order of f32 additions.
     #[test]
     fn decoded_rows_equal_the_matrix_decoded_whole() {
         let mut seed = 7u64;
@@ -520,17 +518,30 @@ mod tests {
                     .collect();
                 let (mut a, mut b) = (vec![0f32; n * rows], vec![0f32; n * rows]);
                 let act = Activations::F32;
-                matmul(
-                    WeightData::Decoded(ty, &data),
-                    rows,
-                    cols,
-                    &x,
-                    n,
-                    &mut a,
-                    act,
-                );
+                let unfused = Kernels {
+                    fused: |_| None,
+                    ..*Kernels::best()
+                };
+                let w = WeightData::Decoded(ty, &data);
+                matmul_with(&unfused, w, rows, cols, &x, n, &mut a, act);
                 matmul(WeightData::F32(&dense), rows, cols, &x, n, &mut b, act);
                 assert_eq!(a, b, "{ty:?}, {n} vectors");
+                let mut f = vec![0f32; n * rows];
+                matmul(w, rows, cols, &x, n, &mut f, act);
+                for (t, (f, b)) in f.chunks(rows).zip(b.chunks(rows)).enumerate() {
+                    let xt = &x[t * cols..(t + 1) * cols];
+                    for (r, (&f, &b)) in f.iter().zip(b).enumerate() {
+                        let size: f32 = dense[r * cols..(r + 1) * cols]
+                            .iter()
+                            .zip(xt)
+                            .map(|(w, x)| (w * x).abs())
+                            .sum();
+                        assert!(
+                            (f - b).abs() <= 1e-5 * size,
+                            "{ty:?} fused row {r}: {f} vs {b}"
+                        );
+                    }
+                }
             }
         }
     }

@@ -117,6 +117,19 @@ impl GgmlType {
         }
     }
 
+    /// Byte offsets of the f16 fields (scales, minimums) within one block: where a random
+    /// block must hold finite values (tests and benchmarks). BF16 and F32 have none.
+    pub fn half_fields(self) -> &'static [usize] {
+        match self {
+            GgmlType::F32 | GgmlType::Bf16 => &[],
+            GgmlType::F16 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
+            GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4K | GgmlType::Q5K => &[0, 2],
+            GgmlType::Q2K => &[80, 82],
+            GgmlType::Q3K => &[108],
+            GgmlType::Q6K => &[208],
+        }
+    }
+
     /// Whether matrices of this type run on their quantized blocks (Q4_1, Q8_0: the CPU
     /// kernels and the WGSL decoders); the CPU decodes the others row by row to f32.
     pub fn runs_quantized(self) -> bool {

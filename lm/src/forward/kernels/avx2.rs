@@ -9,6 +9,26 @@ use super::{MAX_VECTORS, Vectors};
 use crate::gguf::{BlockQ4_1, BlockQ8_0};
 use std::arch::x86_64::*;
 
+/// `$f::<…, N>(args)` for `N` = `$n`, 1 to [`MAX_VECTORS`]: the many-vector kernels are
+/// compiled once per vector count, so each keeps its accumulators in registers.
+macro_rules! by_count {
+    ($n:expr, $f:ident $(<$($g:ty),+>)? ($($arg:expr),*)) => {
+        match $n {
+            1 => $f::<$($($g,)+)? 1>($($arg),*),
+            2 => $f::<$($($g,)+)? 2>($($arg),*),
+            3 => $f::<$($($g,)+)? 3>($($arg),*),
+            4 => $f::<$($($g,)+)? 4>($($arg),*),
+            5 => $f::<$($($g,)+)? 5>($($arg),*),
+            6 => $f::<$($($g,)+)? 6>($($arg),*),
+            7 => $f::<$($($g,)+)? 7>($($arg),*),
+            8 => $f::<$($($g,)+)? 8>($($arg),*),
+            n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
+        }
+    };
+}
+
+pub mod fused;
+
 /// Half-precision bits to f32 by F16C (exact, as `f16_to_f32`).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
@@ -157,79 +177,6 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     hsum(acc) + mins
 }
 
-/// A Q5_0 block's 32 codes minus 16 (−16..=15) as f32, in order, in four registers: the
-/// nibbles give the low four bits, `qh`'s bit j the fifth of weight j.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-fn q5_0_widen(b: &[u8]) -> [__m256; 4] {
-    let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
-    // Byte j of `spread` holds byte j / 8 of qh; the mask picks bit j % 8 of it.
-    let spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(qh as i32),
-        _mm256_setr_epi8(
-            0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3,
-            3, 3, 3,
-        ),
-    );
-    let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
-    let fifth = _mm256_and_si256(
-        _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
-        _mm256_set1_epi8(0x10),
-    );
-    let low = _mm_set1_epi8(0x0F);
-    let qs = load16(b, 6);
-    let nibbles = _mm256_set_m128i(
-        _mm_and_si128(_mm_srli_epi16::<4>(qs), low),
-        _mm_and_si128(qs, low),
-    );
-    let q = _mm256_sub_epi8(_mm256_or_si256(nibbles, fifth), _mm256_set1_epi8(16));
-    let (lo, hi) = (_mm256_castsi256_si128(q), _mm256_extracti128_si256::<1>(q));
-    [
-        i8x8_f32(lo),
-        i8x8_f32(_mm_srli_si128::<8>(lo)),
-        i8x8_f32(hi),
-        i8x8_f32(_mm_srli_si128::<8>(hi)),
-    ]
-}
-
-/// [`super::scalar::q5_0_f32`] for up to eight vectors: each block's codes widened once,
-/// `d·Σ (q − 16)·x` per block and vector.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub fn q5_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
-    let xs = x.xs;
-    match xs.len() {
-        1 => q5_0_f32_v::<1>(row, xs, out),
-        2 => q5_0_f32_v::<2>(row, xs, out),
-        3 => q5_0_f32_v::<3>(row, xs, out),
-        4 => q5_0_f32_v::<4>(row, xs, out),
-        5 => q5_0_f32_v::<5>(row, xs, out),
-        6 => q5_0_f32_v::<6>(row, xs, out),
-        7 => q5_0_f32_v::<7>(row, xs, out),
-        8 => q5_0_f32_v::<8>(row, xs, out),
-        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
-    }
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-fn q5_0_f32_v<const N: usize>(row: &[u8], xs: &[&[f32]], out: &mut [f32]) {
-    let (blocks, _) = row.as_chunks::<{ quant::Q5_0_BYTES }>();
-    let xs = checked::<N>(xs, blocks.len());
-    let mut acc = [_mm256_setzero_ps(); N];
-    for (b, raw) in blocks.iter().enumerate() {
-        let d = _mm256_set1_ps(half(raw[0], raw[1]));
-        let w = q5_0_widen(raw);
-        for v in 0..N {
-            // SAFETY: b·32 + 32 ≤ nb·32 ≤ xs[v].len(), checked by `checked`.
-            let xv = unsafe { load_block_at(xs[v], b) };
-            acc[v] = _mm256_fmadd_ps(d, dot_block(&w, &xv), acc[v]);
-        }
-    }
-    for (v, o) in out[..N].iter_mut().enumerate() {
-        *o = hsum(acc[v]);
-    }
-}
-
 /// A Q4_K block's 64 weights `32k .. 32k + 64` of its codes as f32, in order, in two sets
 /// of four registers: the low nibbles (sub-block 2k) and the high ones (2k + 1).
 #[inline]
@@ -252,33 +199,14 @@ fn q4_k_widen(b: &[u8], k: usize) -> ([__m256; 4], [__m256; 4]) {
     )
 }
 
-/// [`super::scalar::q4_k_f32`]: per 64 weights, the low and high nibbles widened to f32
-/// in order and multiplied with the block of `x` they meet, scaled by `d·sc` of their
+/// [`super::scalar::q4_k_f32`] for up to eight vectors (`sums`: each one's block sums of
+/// 32): per 64 weights, the low and high nibbles widened to f32 in order, once for all the
+/// vectors, and multiplied with the block of `x` they meet, scaled by `d·sc` of their
 /// sub-block; the minimums are `dmin·m` times the block sums.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub fn q4_k_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
-    let mut out = [0f32];
-    let (xs, sums) = ([x], [xsum]);
-    q4_k_f32_v::<1>(row, &xs, &sums, &mut out);
-    out[0]
-}
-
-/// [`q4_k_f32`] for up to eight vectors (`sums`: each one's block sums): each block's codes
-/// are widened once for all of them; each result is exactly what [`q4_k_f32`] gives.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_k_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
     let (xs, sums) = (x.xs, x.sums);
-    match xs.len() {
-        1 => q4_k_f32_v::<1>(row, xs, sums, out),
-        2 => q4_k_f32_v::<2>(row, xs, sums, out),
-        3 => q4_k_f32_v::<3>(row, xs, sums, out),
-        4 => q4_k_f32_v::<4>(row, xs, sums, out),
-        5 => q4_k_f32_v::<5>(row, xs, sums, out),
-        6 => q4_k_f32_v::<6>(row, xs, sums, out),
-        7 => q4_k_f32_v::<7>(row, xs, sums, out),
-        8 => q4_k_f32_v::<8>(row, xs, sums, out),
-        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
-    }
+    by_count!(xs.len(), q4_k_f32_v(row, xs, sums, out))
 }
 
 #[inline]
@@ -325,17 +253,7 @@ fn q4_k_f32_v<const N: usize>(row: &[u8], xs: &[&[f32]], sums: &[&[f32]], out: &
 /// block are one vector multiply and add, lane by lane what [`q4_1_f32`] does in scalar.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
-    match x.len() {
-        1 => q4_1_f32_v::<1>(row, x, out),
-        2 => q4_1_f32_v::<2>(row, x, out),
-        3 => q4_1_f32_v::<3>(row, x, out),
-        4 => q4_1_f32_v::<4>(row, x, out),
-        5 => q4_1_f32_v::<5>(row, x, out),
-        6 => q4_1_f32_v::<6>(row, x, out),
-        7 => q4_1_f32_v::<7>(row, x, out),
-        8 => q4_1_f32_v::<8>(row, x, out),
-        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
-    }
+    by_count!(x.len(), q4_1_f32_v(row, x, out))
 }
 
 /// [`q4_1_f32_xn`] for exactly `N` vectors.
@@ -382,17 +300,7 @@ fn checked<'a, const N: usize>(xs: &[&'a [f32]], nb: usize) -> [&'a [f32]; N] {
 /// [`super::scalar::q8_0_f32`] for up to eight vectors, as [`q4_1_f32_xn`].
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q8_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
-    match x.len() {
-        1 => q8_0_f32_v::<1>(row, x, out),
-        2 => q8_0_f32_v::<2>(row, x, out),
-        3 => q8_0_f32_v::<3>(row, x, out),
-        4 => q8_0_f32_v::<4>(row, x, out),
-        5 => q8_0_f32_v::<5>(row, x, out),
-        6 => q8_0_f32_v::<6>(row, x, out),
-        7 => q8_0_f32_v::<7>(row, x, out),
-        8 => q8_0_f32_v::<8>(row, x, out),
-        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
-    }
+    by_count!(x.len(), q8_0_f32_v(row, x, out))
 }
 
 /// [`q8_0_f32_xn`] for exactly `N` vectors.
@@ -486,17 +394,7 @@ pub fn q8_0_q8(row: &[u8], xq: &[Q8Block]) -> f32 {
 /// them. Each result is exactly what [`q4_1_q8`] gives (same operations, same order).
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q4_1_q8_xn(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
-    match xq.len() {
-        1 => q4_1_q8_v::<1>(row, xq, out),
-        2 => q4_1_q8_v::<2>(row, xq, out),
-        3 => q4_1_q8_v::<3>(row, xq, out),
-        4 => q4_1_q8_v::<4>(row, xq, out),
-        5 => q4_1_q8_v::<5>(row, xq, out),
-        6 => q4_1_q8_v::<6>(row, xq, out),
-        7 => q4_1_q8_v::<7>(row, xq, out),
-        8 => q4_1_q8_v::<8>(row, xq, out),
-        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
-    }
+    by_count!(xq.len(), q4_1_q8_v(row, xq, out))
 }
 
 /// The first `N` 8-bit vectors, each checked to hold `nb` blocks.
@@ -538,17 +436,7 @@ fn q4_1_q8_v<const N: usize>(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
 /// [`q8_0_q8`] for up to eight vectors (each result as [`q8_0_q8`] gives it).
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn q8_0_q8_xn(row: &[u8], xq: &[&[Q8Block]], out: &mut [f32]) {
-    match xq.len() {
-        1 => q8_0_q8_v::<1>(row, xq, out),
-        2 => q8_0_q8_v::<2>(row, xq, out),
-        3 => q8_0_q8_v::<3>(row, xq, out),
-        4 => q8_0_q8_v::<4>(row, xq, out),
-        5 => q8_0_q8_v::<5>(row, xq, out),
-        6 => q8_0_q8_v::<6>(row, xq, out),
-        7 => q8_0_q8_v::<7>(row, xq, out),
-        8 => q8_0_q8_v::<8>(row, xq, out),
-        n => panic!("{n} vectors: the many-vector kernels take 1 to {MAX_VECTORS}"),
-    }
+    by_count!(xq.len(), q8_0_q8_v(row, xq, out))
 }
 
 /// [`q8_0_q8_xn`] for exactly `N` vectors.

@@ -92,9 +92,6 @@ impl<'a> Vectors<'a> {
     }
 }
 
-/// A row · f32 vector kernel that also takes the vector's block sums of 32.
-pub type RowDotSums = fn(&[u8], &[f32], &[f32]) -> f32;
-
 /// A row · up to eight f32 vectors kernel, results into `out[..n]`.
 pub type RowsDotMany = fn(&[u8], Vectors<'_>, &mut [f32]);
 
@@ -136,15 +133,11 @@ pub struct Kernels {
     pub q8_0_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
     /// f32 · f32.
     pub f32_dot: fn(&[f32], &[f32]) -> f32,
-    /// Q4_K row · f32 vector, with the vector's block sums of 32, where the set has a
-    /// fused kernel (else such rows are decoded by `decode_row` and multiplied by `f32_dot`).
-    pub q4_k_f32: Option<RowDotSums>,
-    /// Q4_K row · up to eight f32 vectors into `out[..n]` (each result as `q4_k_f32`
-    /// gives it), where the set has `q4_k_f32`.
-    pub q4_k_f32_xn: Option<RowsDotMany>,
-    /// Q5_0 row · up to eight f32 vectors into `out[..n]`, where the set has a fused
-    /// kernel (else such rows are decoded, then multiplied by `f32_dot`).
-    pub q5_0_f32_xn: Option<RowsDotMany>,
+    /// The fused decode-and-dot kernel of a block type without row kernels of its own, one
+    /// row · up to eight f32 vectors into `out[..n]` (with each vector's block sums of 32),
+    /// where the set has one; else such rows are decoded by `decode_row` and multiplied by
+    /// `f32_dot`. F16 and BF16 kernels take rows of whole groups of 32 values.
+    pub fused: fn(GgmlType) -> Option<RowsDotMany>,
     /// Decodes whole blocks of a type without row kernels into f32 (`quant`'s
     /// dequantizers, compiled for this instruction set: the same floats).
     pub decode_row: fn(GgmlType, &[u8], &mut [f32]),
@@ -172,13 +165,11 @@ pub const SCALAR: Kernels = Kernels {
     q4_1_q8_r4: scalar::q4_1_q8_r4,
     q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
-    q4_k_f32: Some(scalar::q4_k_f32),
-    q4_k_f32_xn: Some(|r, x, out| {
-        for (v, o) in out[..x.len()].iter_mut().enumerate() {
-            *o = scalar::q4_k_f32(r, x.xs[v], x.sums[v]);
-        }
-    }),
-    q5_0_f32_xn: Some(scalar::q5_0_f32_xn),
+    fused: |ty| match ty {
+        GgmlType::Q4K => Some(scalar::q4_k_f32_xn),
+        GgmlType::Q5_0 => Some(scalar::q5_0_f32_xn),
+        _ => None,
+    },
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
@@ -186,7 +177,7 @@ pub const SCALAR: Kernels = Kernels {
 mod avx2_table {
     //! Safe entry points to `avx2.rs`; only [`super::Kernels::best`] hands them out,
     //! after checking that the processor has the features.
-    use super::{GgmlType, Kernels, Q8Block, Rows4, Vectors, avx2};
+    use super::{GgmlType, Kernels, Q8Block, Rows4, RowsDotMany, Vectors, avx2};
 
     // SAFETY (each function): reachable only through `AVX2`, which `Kernels::best` returns
     // only when `is_x86_feature_detected!` found avx2, fma and f16c.
@@ -232,14 +223,26 @@ mod avx2_table {
     fn decode_row(ty: GgmlType, data: &[u8], out: &mut [f32]) {
         unsafe { avx2::decode_row(ty, data, out) }
     }
-    fn q4_k_f32(r: &[u8], x: &[f32], s: &[f32]) -> f32 {
-        unsafe { avx2::q4_k_f32(r, x, s) }
-    }
     fn q4_k_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
         unsafe { avx2::q4_k_f32_xn(r, x, out) }
     }
-    fn q5_0_f32_xn(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
-        unsafe { avx2::q5_0_f32_xn(r, x, out) }
+    fn fused_xn<T: avx2::fused::Fused>(r: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+        unsafe { avx2::fused::xn::<T>(r, x, out) }
+    }
+    fn fused(ty: GgmlType) -> Option<RowsDotMany> {
+        use avx2::fused::{Bf16, F16, Q2K, Q3K, Q5_0, Q5_1, Q5K, Q6K};
+        Some(match ty {
+            GgmlType::F16 => fused_xn::<F16>,
+            GgmlType::Bf16 => fused_xn::<Bf16>,
+            GgmlType::Q5_0 => fused_xn::<Q5_0>,
+            GgmlType::Q5_1 => fused_xn::<Q5_1>,
+            GgmlType::Q2K => fused_xn::<Q2K>,
+            GgmlType::Q3K => fused_xn::<Q3K>,
+            GgmlType::Q4K => q4_k_f32_xn,
+            GgmlType::Q5K => fused_xn::<Q5K>,
+            GgmlType::Q6K => fused_xn::<Q6K>,
+            GgmlType::F32 | GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 => return None,
+        })
     }
 
     pub(super) const AVX2: Kernels = Kernels {
@@ -257,9 +260,7 @@ mod avx2_table {
         q4_1_q8_r4,
         q8_0_q8_r4,
         f32_dot,
-        q4_k_f32: Some(q4_k_f32),
-        q4_k_f32_xn: Some(q4_k_f32_xn),
-        q5_0_f32_xn: Some(q5_0_f32_xn),
+        fused,
         decode_row,
     };
 
@@ -304,9 +305,7 @@ pub const SIMD128: Kernels = Kernels {
     q8_0_q8_r4: |r, y| r.map(|r| simd128::q8_0_q8(r, y)),
     f32_dot: simd128::f32_dot,
     // Decoding (vectorized) then the simd128 dot product.
-    q4_k_f32: None,
-    q4_k_f32_xn: None,
-    q5_0_f32_xn: None,
+    fused: |_| None,
     // The whole wasm build has simd128: `quant`'s loops are vectorized already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
@@ -346,9 +345,7 @@ pub const NEON: Kernels = Kernels {
     q4_1_q8_r4: |r, y| r.map(|r| unsafe { neon::q4_1_q8(r, y) }),
     q8_0_q8_r4: |r, y| r.map(|r| unsafe { neon::q8_0_q8(r, y) }),
     f32_dot: |a, b| unsafe { neon::f32_dot(a, b) },
-    q4_k_f32: None,
-    q4_k_f32_xn: None,
-    q5_0_f32_xn: None,
+    fused: |_| None,
     // NEON is part of the target: `quant`'s loops are vectorized for it already.
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };

@@ -66,6 +66,13 @@ pub fn q4_k_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     total
 }
 
+/// [`q4_k_f32`] for several vectors.
+pub fn q4_k_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    for (v, o) in out[..x.len()].iter_mut().enumerate() {
+        *o = q4_k_f32(row, x.xs[v], x.sums[v]);
+    }
+}
+
 /// `Σ_c W[c]·x[c]` for one Q5_0 row: per block `d·Σ (q_j − 16)·x_j`, the 5-bit codes' low
 /// four bits in the nibbles and the fifth in `qh` (ggml's Q5_0).
 pub fn q5_0_f32(row: &[u8], x: &[f32]) -> f32 {

@@ -177,95 +177,79 @@ fn every_kernel_matches_the_references() {
     }
 }
 
-#[test]
-fn q4_k_kernels_match_the_dequantized_row() {
-    let mut seed = 23;
-    for k in Kernels::available() {
-        let Some(q4_k) = k.q4_k_f32 else { continue };
-        for cols in [256, 512, 1536] {
-            for _ in 0..20 {
-                // Random blocks: every byte value in the scales and codes, small finite
-                // d and dmin.
-                let mut row = blocks(cols / 256, quant::Q4_K_BYTES, &mut seed);
-                for b in row.chunks_exact_mut(quant::Q4_K_BYTES) {
-                    b[2..4].copy_from_slice(&scale_bits(&mut seed));
-                }
-                let mut w = vec![0f32; cols];
-                quant::dequantize_q4_k(&row, &mut w);
-                let (x, sums, _) = prepared(cols, &mut seed);
-                let (e, m) = exact(&w, &x);
-                close(
-                    q4_k(&row, &x, &sums),
-                    e,
-                    m,
-                    &format!("{} q4_k_f32 {cols}", k.name),
-                );
-                // One to eight vectors at once: each exactly the one-vector result.
-                let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
-                let ss = sums_of(&xs);
-                let xn = k.q4_k_f32_xn.expect("a set with q4_k_f32 has q4_k_f32_xn");
-                for count in 1..=MAX_VECTORS {
-                    let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
-                    let sr: Vec<&[f32]> = ss[..count].iter().map(Vec::as_slice).collect();
-                    let v = Vectors {
-                        xs: &xr,
-                        sums: &sr,
-                        by_block: &[],
-                    };
-                    let mut got = [0f32; MAX_VECTORS];
-                    xn(&row, v, &mut got);
-                    for t in 0..count {
-                        assert_eq!(
-                            got[t],
-                            q4_k(&row, xr[t], sr[t]),
-                            "{} q4_k x{count} v{t}",
-                            k.name
-                        );
-                    }
-                }
+/// A random row of `cols` weights of type `ty`: every byte value in codes, scales and
+/// bit planes; the f16 (bf16) fields small finite values of either sign.
+fn random_row(ty: GgmlType, cols: usize, seed: &mut u64) -> Vec<u8> {
+    let bytes = ty.block_bytes();
+    let mut row = blocks(cols / ty.block_len(), bytes, seed);
+    for b in row.chunks_exact_mut(bytes) {
+        for &at in ty.half_fields() {
+            b[at..at + 2].copy_from_slice(&scale_bits(seed));
+        }
+        if ty == GgmlType::Bf16 {
+            // Sign, exponent 120..126 (2^-7..2^-1), seven mantissa bits.
+            for v in b.chunks_exact_mut(2) {
+                let r = lcg(seed) as u16;
+                let bits = (r & 0x807F) | ((120 + r % 7) << 7);
+                v.copy_from_slice(&bits.to_le_bytes());
             }
         }
     }
+    row
 }
 
 #[test]
-fn q5_0_kernels_match_the_dequantized_row() {
-    let mut seed = 29;
+fn fused_kernels_match_the_dequantized_row() {
+    use GgmlType as T;
+    let types = [
+        T::F16,
+        T::Bf16,
+        T::Q5_0,
+        T::Q5_1,
+        T::Q2K,
+        T::Q3K,
+        T::Q4K,
+        T::Q5K,
+        T::Q6K,
+    ];
+    let mut seed = 23;
     for k in Kernels::available() {
-        let Some(xn) = k.q5_0_f32_xn else { continue };
-        for cols in [32, 96, 576, 1536] {
-            for _ in 0..20 {
-                // Random blocks (every byte value in qh and the nibbles), small finite d.
-                let row = blocks(cols / 32, quant::Q5_0_BYTES, &mut seed);
-                let mut w = vec![0f32; cols];
-                quant::dequantize_q5_0(&row, &mut w);
-                let xs: Vec<Vec<f32>> = (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
-                for count in 1..=MAX_VECTORS {
-                    let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
-                    let v = Vectors {
-                        xs: &xr,
-                        sums: &[],
-                        by_block: &[],
-                    };
-                    let mut got = [0f32; MAX_VECTORS];
-                    xn(&row, v, &mut got);
-                    for t in 0..count {
-                        let (e, m) = exact(&w, xr[t]);
-                        close(
-                            got[t],
-                            e,
-                            m,
-                            &format!("{} q5_0 x{count} v{t} {cols}", k.name),
-                        );
-                        // Each vector's result does not depend on the others of its call.
-                        let one = Vectors {
-                            xs: &xr[t..t + 1],
-                            sums: &[],
+        for ty in types {
+            let Some(xn) = (k.fused)(ty) else { continue };
+            let group = ty.block_len().max(32);
+            for cols in [group, 2 * group, 1536] {
+                for _ in 0..10 {
+                    let row = random_row(ty, cols, &mut seed);
+                    let mut w = vec![0f32; cols];
+                    ty.dequantize(&row, &mut w);
+                    assert!(w.iter().all(|w| w.is_finite()), "{ty:?} test row");
+                    let xs: Vec<Vec<f32>> =
+                        (0..MAX_VECTORS).map(|_| vector(cols, &mut seed)).collect();
+                    let ss = sums_of(&xs);
+                    for count in 1..=MAX_VECTORS {
+                        let xr: Vec<&[f32]> = xs[..count].iter().map(Vec::as_slice).collect();
+                        let sr: Vec<&[f32]> = ss[..count].iter().map(Vec::as_slice).collect();
+                        let v = Vectors {
+                            xs: &xr,
+                            sums: &sr,
                             by_block: &[],
                         };
-                        let mut alone = [0f32; 1];
-                        xn(&row, one, &mut alone);
-                        assert_eq!(got[t], alone[0], "{} q5_0 x{count} v{t}", k.name);
+                        let mut got = [0f32; MAX_VECTORS];
+                        xn(&row, v, &mut got);
+                        for t in 0..count {
+                            let what = format!("{} {ty:?} x{count} v{t} {cols}", k.name);
+                            let (e, m) = exact(&w, xr[t]);
+                            close(got[t], e, m, &what);
+                            // Each vector's result does not depend on the others of its call.
+                            let one = Vectors {
+                                xs: &xr[t..t + 1],
+                                sums: &sr[t..t + 1],
+                                by_block: &[],
+                            };
+                            let mut alone = [0f32; 1];
+                            xn(&row, one, &mut alone);
+                            assert_eq!(got[t], alone[0], "{what}");
+                        }
                     }
                 }
             }
@@ -313,6 +297,14 @@ fn simd_kernels_are_present_where_the_processor_has_them() {
         && std::arch::is_x86_feature_detected!("f16c")
     {
         assert_eq!(Kernels::best().name, "avx2");
+        // Every type without row kernels of its own has a fused one.
+        for ty in GgmlType::ALL {
+            let own = matches!(
+                ty,
+                GgmlType::F32 | GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0
+            );
+            assert_eq!((Kernels::best().fused)(ty).is_some(), !own, "{ty:?}");
+        }
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     assert_eq!(Kernels::best().name, "simd128");
