@@ -7,7 +7,8 @@
 // a worker that cannot start leaves the page sampling on its own thread. With a pool of two
 // workers (`?workers=2`), compare mode's samplers run side by side — both workers busy at
 // once — and draw what one worker draws; the run's time with one worker and with two is
-// printed side by side.
+// printed side by side. An SMC run's particles and a rejection sampler's batch of
+// generations (`batch B`) go to the idle worker too, with the same samples.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -241,6 +242,37 @@ describe('the playground samples the real model in a Web Worker', () => {
           seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
         };
         console.log(`smc, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
+      }
+      assert.deepEqual(results[2], results[1]);
+    } catch (e) {
+      shared.failed = true;
+      throw e;
+    }
+  });
+
+  it('a rejection sampler\'s batch of generations is shared with an idle worker, with the same samples', async () => {
+    try {
+      const { page } = shared.b;
+      const results = {};
+      for (const workers of [1, 2]) {
+        await openPool(page, workers);
+        await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n: 4, seed: '1' });
+        await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
+        await page.selectOption('#pg-method', 'ars');
+        await page.fill('#pg-batch', '4');
+        const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
+        const r = await measured(page);
+        assert.equal(r.state, 'done', r.message);
+        await page.waitForTimeout(600);
+        const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
+        if (workers === 1) assert.equal(helped, 0);
+        else assert.ok(helped > 0, 'the idle worker computed some of the generations');
+        assert.ok(r.outputs.length > 0, r.message);
+        results[workers] = r.outputs;
+        figures[`ars, batch 4, 4 dates, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+          seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
+        };
+        console.log(`ars batch 4, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
       }
       assert.deepEqual(results[2], results[1]);
     } catch (e) {

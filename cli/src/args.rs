@@ -104,6 +104,11 @@ pub struct SampleArgs {
     /// SMC particles.
     #[arg(long, default_value_t = 8)]
     pub particles: usize,
+    /// Rejection samplers (rs, sample-verify, ars, rsft, cars): generations drawn in
+    /// lockstep, their model calls batched and their trie updates applied after the batch
+    /// in order (still exact; 1 = one at a time, each seeing every earlier one's updates).
+    #[arg(long, default_value_t = 1)]
+    pub batch: usize,
     /// Maximum generated tokens per sequence (EOS included). It is part of the target: the
     /// exact samplers draw from P restricted to valid sequences of at most this many
     /// tokens, so a tokenization that needs more is outside it.
@@ -163,8 +168,8 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode`, `masks`, `samplers`, `smc`, `hmm` or `kernels` (the fused
-    /// CPU kernels beside decode-then-dot).
+    /// What to measure: `decode`, `masks`, `samplers`, `smc`, `hmm`, `kernels` (the fused
+    /// CPU kernels beside decode-then-dot) or `rejection` (rejection samplers in batches).
     pub what: String,
     /// The model file.
     #[arg(long, default_value = "assets/models/SmolLM2-135M-Instruct.Q4_1.gguf")]

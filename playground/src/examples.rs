@@ -44,6 +44,7 @@ impl Example {
             n: self.n,
             steps: 10,
             particles: 8,
+            batch: 1,
             ess_threshold: 0.5,
             max_tokens: self.max_tokens,
             seed: 1,

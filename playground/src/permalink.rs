@@ -364,6 +364,7 @@ mod tests {
                 1..=512usize,
                 any::<u64>(),
                 1..=crate::state::caps::BUDGET,
+                1..=crate::state::caps::BATCH,
             ),
             (
                 prop::sample::select(GrammarKind::ALL.to_vec()),
@@ -385,7 +386,7 @@ mod tests {
                 |(
                     (grammar, prompt, chat),
                     (method, n),
-                    (steps, particles, ess, max_tokens, seed, budget),
+                    (steps, particles, ess, max_tokens, seed, budget, batch),
                     (grammar_kind, compare, example, model),
                 )| PlaygroundState {
                     grammar,
@@ -396,6 +397,7 @@ mod tests {
                     n,
                     steps,
                     particles,
+                    batch,
                     ess_threshold: ess as f64 / 20.0,
                     max_tokens,
                     seed,

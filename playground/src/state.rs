@@ -20,6 +20,8 @@ pub mod caps {
     pub const STEPS: usize = 1_000;
     /// Most SMC particles.
     pub const PARTICLES: usize = 256;
+    /// Most generations in one rejection-sampler batch.
+    pub const BATCH: usize = 16;
     /// Most tokens per sequence.
     pub const MAX_TOKENS: usize = 1_024;
     /// Most methods side by side in compare mode.
@@ -94,6 +96,9 @@ pub struct PlaygroundState {
     pub steps: usize,
     /// SMC particles.
     pub particles: usize,
+    /// Rejection samplers: generations drawn in lockstep, their model calls batched (and
+    /// shared by the worker pool), their trie updates applied after the batch in order.
+    pub batch: usize,
     /// SMC resamples when ESS < threshold · M.
     pub ess_threshold: f64,
     /// Most tokens per sequence, EOS included.
@@ -131,6 +136,7 @@ impl PlaygroundState {
             n: 200,
             steps: 10,
             particles: 8,
+            batch: 1,
             ess_threshold: 0.5,
             max_tokens: 8,
             seed: 1,
@@ -162,6 +168,7 @@ impl PlaygroundState {
             n: self.n,
             steps: self.steps,
             particles: self.particles,
+            batch: self.batch,
             max_tokens: self.max_tokens,
             ess_threshold: self.ess_threshold,
             ..Params::default()
@@ -193,6 +200,7 @@ impl PlaygroundState {
         range("n", self.n, caps::N)?;
         range("steps", self.steps, caps::STEPS)?;
         range("particles", self.particles, caps::PARTICLES)?;
+        range("batch", self.batch, caps::BATCH)?;
         range("max tokens", self.max_tokens, caps::MAX_TOKENS)?;
         if !(0.0..=1.0).contains(&self.ess_threshold) {
             return Err(format!(
@@ -279,6 +287,8 @@ mod tests {
         };
         assert!(bad(&|s| s.n = 0).contains("n must be"));
         assert!(bad(&|s| s.particles = 100_000).contains("particles"));
+        assert!(bad(&|s| s.batch = 0).contains("batch"));
+        assert!(bad(&|s| s.batch = 17).contains("batch"));
         assert!(bad(&|s| s.method = "mcmc".into()).contains("unknown method"));
         assert!(bad(&|s| s.ess_threshold = f64::NAN).contains("ESS"));
         assert!(bad(&|s| s.compare = vec!["lcd".into(); 5]).contains("at most 4"));

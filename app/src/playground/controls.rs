@@ -171,6 +171,8 @@ pub fn Controls(
                 <label class:dim=move || !method_is(Method::is_mcmc)()>"steps k " <input id="pg-steps" type="number" min="1" bind:value=form.steps/></label>
                 <label class:dim=move || !method_is(Method::is_smc)()>"particles M " <input id="pg-particles" type="number" min="1" bind:value=form.particles/></label>
                 <label class:dim=move || !method_is(Method::is_smc)()>"ESS threshold τ " <input id="pg-ess" type="number" min="0" max="1" step="0.05" bind:value=form.ess/></label>
+                <label class:dim=move || !method_is(Method::is_exact)()
+                    title="rejection samplers: B generations drawn in lockstep, one batched model call per step (shared by the worker pool), trie updates after the batch; still exact, and the same seed and B give the same samples">"batch B " <input id="pg-batch" type="number" min="1" max="16" bind:value=form.batch/></label>
                 <label title="Part of the target: the exact samplers draw from P restricted to valid sequences of at most this many tokens (EOS included)">"max tokens " <input id="pg-max-tokens" type="number" min="1" bind:value=form.max_tokens/></label>
                 <label>"seed " <input id="pg-seed" type="number" min="0" bind:value=form.seed/></label>
             </div>

@@ -47,6 +47,8 @@ pub struct Form {
     pub n: RwSignal<String>,
     pub steps: RwSignal<String>,
     pub particles: RwSignal<String>,
+    /// Rejection samplers' generations per lockstep batch.
+    pub batch: RwSignal<String>,
     pub ess: RwSignal<String>,
     pub max_tokens: RwSignal<String>,
     pub seed: RwSignal<String>,
@@ -73,6 +75,7 @@ impl Form {
             n: RwSignal::new(String::new()),
             steps: RwSignal::new(String::new()),
             particles: RwSignal::new(String::new()),
+            batch: RwSignal::new(String::new()),
             ess: RwSignal::new(String::new()),
             max_tokens: RwSignal::new(String::new()),
             seed: RwSignal::new(String::new()),
@@ -104,6 +107,7 @@ impl Form {
         self.n.set(s.n.to_string());
         self.steps.set(s.steps.to_string());
         self.particles.set(s.particles.to_string());
+        self.batch.set(s.batch.to_string());
         self.ess.set(s.ess_threshold.to_string());
         self.max_tokens.set(s.max_tokens.to_string());
         self.seed.set(s.seed.to_string());
@@ -157,6 +161,7 @@ impl Form {
             n: num(self.n, "Samples n")?,
             steps: num(self.steps, "MCMC steps k")?,
             particles: num(self.particles, "Particles M")?,
+            batch: num(self.batch, "Batch B")?,
             ess_threshold: num(self.ess, "The ESS threshold")?,
             max_tokens: num(self.max_tokens, "Max tokens")?,
             seed: num(self.seed, "The seed")?,

@@ -15,9 +15,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "smc" => super::bench_smc::run(args).map(|table| eprintln!("{table}")),
         "hmm" => super::bench_hmm::run(args).map(crate::stdout::line),
         "kernels" => super::bench_kernels::run(args),
+        "rejection" => super::bench_rejection::run(args),
         other => fail(format!(
             "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers`, `smc`, \
-             `hmm` or `kernels`"
+             `hmm`, `kernels` or `rejection`"
         )),
     }
 }

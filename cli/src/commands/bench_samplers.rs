@@ -379,7 +379,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 }
 
 /// The example grammar of section 1 and its prompt text.
-fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, String)> {
+pub(super) fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, String)> {
     let schema = format!("{EXAMPLE}.json");
     let prompt = std::fs::read_to_string(format!("{EXAMPLE}.prompt.txt"))
         .map_err(|e| Failure(format!("{EXAMPLE}.prompt.txt: {e}")))?;
@@ -392,7 +392,7 @@ fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, String)> {
 }
 
 /// A fresh real model conditioned on `prompt`, with the prompt already prefilled.
-fn fresh(model: &Arc<Model>, prompt: &[TokenId]) -> Result<PromptedModel> {
+pub(super) fn fresh(model: &Arc<Model>, prompt: &[TokenId]) -> Result<PromptedModel> {
     let mut lm = PromptedModel::new(model.clone(), prompt.to_vec())?;
     block_on(lm.logprobs(&[]))?;
     Ok(lm)

@@ -18,6 +18,7 @@ pub fn run(args: &SampleArgs) -> Result<()> {
         steps: args.steps,
         particles: args.particles,
         max_tokens: args.max_tokens,
+        batch: args.batch,
         hmm: HmmConfig {
             hidden_states: args.hmm_states,
             sequences: args.hmm_sequences,

@@ -43,7 +43,7 @@ pub mod util;
 pub use ancestral::{Generation, Masking, generate};
 pub use context::Ctx;
 pub use method::Method;
-pub use params::{MAX_PARTICLES, Params, Resampling};
+pub use params::{MAX_BATCH, MAX_PARTICLES, Params, Resampling};
 pub use sample::{Counters, Sample};
 
 use crate::{Constraint, EventSink, LanguageModel, RandomSource, SampleError, Vocabulary};

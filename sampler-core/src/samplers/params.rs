@@ -37,7 +37,20 @@ pub struct Params {
     pub top_k_events: usize,
     /// The HMM of `p-gcd-smc`: how it is distilled from the model and how it guides.
     pub hmm: HmmConfig,
+    /// Rejection samplers (`rs` … `cars`): generations drawn in lockstep, their model calls
+    /// batched and their changes to the trie applied after the batch, in order. 1 is one
+    /// generation at a time, each seeing every earlier one's changes.
+    #[serde(default = "one")]
+    pub batch: usize,
 }
+
+/// [`Params::batch`]'s default (permalinks made before it existed).
+fn one() -> usize {
+    1
+}
+
+/// Most generations in one rejection-sampler batch.
+pub const MAX_BATCH: usize = 64;
 
 impl Default for Params {
     fn default() -> Self {
@@ -51,6 +64,7 @@ impl Default for Params {
             max_generations: 10_000,
             top_k_events: 5,
             hmm: HmmConfig::default(),
+            batch: 1,
         }
     }
 }
@@ -71,6 +85,11 @@ impl Params {
         if self.particles > MAX_PARTICLES {
             return Err(SampleError::Unsupported(format!(
                 "--particles must be at most {MAX_PARTICLES}"
+            )));
+        }
+        if !(1..=MAX_BATCH).contains(&self.batch) {
+            return Err(SampleError::Unsupported(format!(
+                "--batch must be between 1 and {MAX_BATCH}"
             )));
         }
         if self.max_tokens == 0 {

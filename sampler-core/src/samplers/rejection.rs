@@ -58,8 +58,10 @@ struct Visit {
 
 /// Draws `ctx.params().n` accepted samples with `strategy`, growing (unless frozen) the
 /// caller's `trie`; the trie is frozen after `freeze_after` accepted samples when given
-/// (seed 002 App. E.3). Fails with [`SampleError::ZeroProbability`] once p_ε is 0, and with
-/// [`SampleError::GaveUp`] after `max_generations` generations in a row without a valid one.
+/// (seed 002 App. E.3). Generations run `ctx.params().batch` at a time in lockstep (see
+/// [`generate_batch`]); their outcomes are taken in generation order. Fails with
+/// [`SampleError::ZeroProbability`] once p_ε is 0, and with [`SampleError::GaveUp`] after
+/// `max_generations` generations in a row without a valid one.
 pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     strategy: Strategy,
@@ -67,6 +69,7 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     freeze_after: Option<usize>,
 ) -> Result<(), SampleError> {
     trie.set_event_top_k(ctx.params().top_k_events);
+    let batch = ctx.params().batch.max(1);
     let mut accepted = 0;
     let mut failures = 0u64;
     while accepted < ctx.params().n {
@@ -79,22 +82,31 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
                 generations: failures,
             });
         }
-        match generate(ctx, strategy, trie).await? {
-            Outcome::Accepted(tokens, logp) => {
-                ctx.finish(tokens, logp, true, None, None)?;
-                accepted += 1;
-                failures = 0;
-                if freeze_after == Some(accepted) {
-                    trie.freeze();
-                }
+        for (outcome, updates) in generate_batch(ctx, strategy, trie, batch, batch > 1).await? {
+            // A batch's prunes join the trie in generation order (none while frozen).
+            for u in updates {
+                apply(trie, u, ctx.sink());
             }
-            Outcome::Rejected(tokens, logp, reason) => {
-                failures += 1;
-                ctx.emit(Event::Rejected {
-                    tokens,
-                    logp,
-                    reason: reason.to_string(),
-                });
+            if accepted == ctx.params().n {
+                continue;
+            }
+            match outcome {
+                Outcome::Accepted(tokens, logp) => {
+                    ctx.finish(tokens, logp, true, None, None)?;
+                    accepted += 1;
+                    failures = 0;
+                    if freeze_after == Some(accepted) {
+                        trie.freeze();
+                    }
+                }
+                Outcome::Rejected(tokens, logp, reason) => {
+                    failures += 1;
+                    ctx.emit(Event::Rejected {
+                        tokens,
+                        logp,
+                        reason: reason.to_string(),
+                    });
+                }
             }
         }
     }
@@ -127,134 +139,285 @@ fn materialize(trie: &mut Trie, visits: &mut [Visit], sink: &mut dyn crate::Even
     parent
 }
 
-/// Next-token probabilities at a visited prefix: the trie's cache or a counted model call.
-async fn probs_at<L: LanguageModel, C: Constraint>(
-    ctx: &mut Ctx<'_, L, C>,
-    trie: &Trie,
-    node: Option<NodeId>,
-    tokens: &[TokenId],
-) -> Result<(Rc<[f64]>, Vec<f64>), SampleError> {
-    if let Some(p) = node.and_then(|n| trie.cached_probs(n)) {
-        let lp = p.iter().map(|x| x.ln()).collect();
-        return Ok((p, lp));
-    }
-    let lp = ctx.logprobs(tokens).await?;
-    Ok((normalize(&lp).into(), lp))
+/// A change to W that a generation asks for.
+enum Update {
+    /// ARS: the invalid prefix u·a, as (u, [(a, P(a|u))]).
+    Prune(NodeId, Vec<(TokenId, f64)>),
+    /// CARS and RSFT: every non-viable continuation of u, once per node.
+    Expand(NodeId, Vec<(TokenId, f64)>),
 }
 
-/// One generation from R^W, then the strategy's updates.
-async fn generate<L: LanguageModel, C: Constraint>(
+/// Applies `update` to `trie` (nothing while it is frozen; an expansion once per node).
+fn apply(trie: &mut Trie, update: Update, sink: &mut dyn crate::EventSink) {
+    if trie.is_frozen() {
+        return;
+    }
+    match update {
+        Update::Prune(u, tokens) => trie.prune(u, &tokens, sink),
+        Update::Expand(u, tokens) => {
+            if !trie.is_expanded(u) {
+                trie.prune(u, &tokens, sink);
+                trie.set_expanded(u);
+            }
+        }
+    }
+}
+
+/// One generation in progress.
+struct Generation<S> {
+    /// The tokens drawn so far.
+    tokens: Vec<TokenId>,
+    /// log P of `tokens`.
+    logp: f64,
+    /// The constraint's state after `tokens` (`None` once they are not a viable prefix).
+    state: Option<S>,
+    /// What the generation knows about each prefix it visited.
+    visits: Vec<Visit>,
+    /// The trie node of the current prefix while the generation is still inside the trie.
+    node: Option<NodeId>,
+    /// The last token drawn and its probability.
+    edge: (TokenId, f64),
+    /// The changes to W it asks for, when they wait for the end of its batch.
+    updates: Vec<Update>,
+}
+
+/// `count` generations from R^W in lockstep: at each step, one model call (batched when
+/// several need one) for the generations whose prefix the trie has not cached, then one
+/// draw each, in generation order. With `defer` (the callers': whenever `count` > 1) the
+/// changes to W wait until all have ended, so every generation of the batch is drawn from
+/// the W of the batch's start, which the acceptance argument needs (W fixed for a whole
+/// generation); without it they are applied as asked for, which is right for one
+/// generation alone (its changes never touch a prefix it still draws from).
+async fn generate_batch<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     strategy: Strategy,
     trie: &mut Trie,
-) -> Result<Outcome, SampleError> {
-    let eos = ctx.eos();
+    count: usize,
+    defer: bool,
+) -> Result<Vec<(Outcome, Vec<Update>)>, SampleError> {
     let max = ctx.params().max_tokens;
-    let updating = !trie.is_frozen();
-    ctx.count_generations(1);
-    let mut tokens: Vec<TokenId> = Vec::new();
-    let mut logp = 0.0;
-    let mut state = Some(ctx.initial());
-    let mut visits: Vec<Visit> = Vec::new();
-    // The trie node of the current prefix while the generation is still inside the trie.
-    let mut node: Option<NodeId> = None;
-    // The last token drawn and its probability.
-    let mut edge = (0, 1.0);
+    ctx.count_generations(count);
+    let mut gens: Vec<Generation<C::State>> = (0..count)
+        .map(|_| Generation {
+            tokens: Vec::new(),
+            logp: 0.0,
+            state: Some(ctx.initial()),
+            visits: Vec::new(),
+            node: None,
+            edge: (0, 1.0),
+            updates: Vec::new(),
+        })
+        .collect();
+    let mut done: Vec<Option<Outcome>> = (0..count).map(|_| None).collect();
     loop {
-        if !within(tokens.len() + 1, max) {
-            return Ok(Outcome::Rejected(tokens, logp, "max tokens reached"));
+        let mut live = Vec::new();
+        for (i, g) in gens.iter().enumerate() {
+            if done[i].is_some() {
+                continue;
+            }
+            if !within(g.tokens.len() + 1, max) {
+                done[i] = Some(Outcome::Rejected(
+                    g.tokens.clone(),
+                    g.logp,
+                    "max tokens reached",
+                ));
+            } else {
+                live.push(i);
+            }
         }
-        let (probs, lp) = probs_at(ctx, trie, node, &tokens).await?;
-        if tokens.is_empty() {
-            node = Some(trie.ensure_root(&probs, ctx.sink()));
+        if live.is_empty() {
+            break;
         }
-        if let Some(prev) = visits.last_mut().filter(|_| probs.len() > KEEP_PROBS_VOCAB) {
+        // P(·|u) from the trie's cache where it has it, else from the model: one call per
+        // distinct prefix (generations of a batch often share their first tokens).
+        let mut misses: Vec<&[TokenId]> = Vec::new();
+        // Each live generation's cached P(·|u), or the index of its prefix in `misses`.
+        let source: Vec<Result<Rc<[f64]>, usize>> = live
+            .iter()
+            .map(|&i| match gens[i].node.and_then(|n| trie.cached_probs(n)) {
+                Some(p) => Ok(p),
+                None => {
+                    let t = gens[i].tokens.as_slice();
+                    Err(misses.iter().position(|m| *m == t).unwrap_or_else(|| {
+                        misses.push(t);
+                        misses.len() - 1
+                    }))
+                }
+            })
+            .collect();
+        let fetched: Vec<(Rc<[f64]>, Vec<f64>)> = match misses.as_slice() {
+            [] => Vec::new(),
+            [one] => vec![ctx.logprobs(one).await?],
+            many => ctx.logprobs_batch(many).await?,
+        }
+        .into_iter()
+        .map(|lp| (normalize(&lp).into(), lp))
+        .collect();
+        for (&i, source) in live.iter().zip(source) {
+            let (probs, lp) = match source {
+                Ok(p) => {
+                    let lp = p.iter().map(|x| x.ln()).collect();
+                    (p, lp)
+                }
+                Err(k) => fetched[k].clone(),
+            };
+            let step = Step {
+                strategy,
+                index: i,
+                defer,
+            };
+            if let Some(outcome) = step.draw(ctx, trie, &mut gens[i], probs, lp) {
+                done[i] = Some(outcome);
+            }
+        }
+    }
+    Ok(done
+        .into_iter()
+        .zip(gens)
+        .map(|(o, g)| (o.expect("every generation ended"), g.updates))
+        .collect())
+}
+
+/// How one generation of a batch draws.
+struct Step {
+    strategy: Strategy,
+    /// Its index in the batch (the `particle` of its `Token` events).
+    index: usize,
+    /// Whether its changes to W wait for the end of the batch.
+    defer: bool,
+}
+
+impl Step {
+    /// One token of `g` from R^W at its prefix u, given P(·|u) (`probs`, `lp`), then the
+    /// strategy's updates; the outcome when the generation ends.
+    fn draw<L: LanguageModel, C: Constraint>(
+        &self,
+        ctx: &mut Ctx<'_, L, C>,
+        trie: &mut Trie,
+        g: &mut Generation<C::State>,
+        probs: Rc<[f64]>,
+        lp: Vec<f64>,
+    ) -> Option<Outcome> {
+        let (eos, max) = (ctx.eos(), ctx.params().max_tokens);
+        let updating = !trie.is_frozen();
+        if g.tokens.is_empty() {
+            g.node = Some(trie.ensure_root(&probs, ctx.sink()));
+        }
+        if let Some(prev) = g
+            .visits
+            .last_mut()
+            .filter(|_| probs.len() > KEEP_PROBS_VOCAB)
+        {
             prev.probs = None;
         }
-        visits.push(Visit {
-            node,
+        g.visits.push(Visit {
+            node: g.node,
             probs: Some(probs.clone()),
             positive: probs.iter().filter(|&&x| x > 0.0).count(),
-            edge,
+            edge: g.edge,
         });
-        let weights = match node {
+        let weights = match g.node {
             Some(n) => trie.weights(n, &probs),
             None => probs.to_vec(),
         };
         let z: f64 = weights.iter().sum();
         if z <= 0.0 {
-            return Ok(Outcome::Rejected(tokens, logp, "dead end"));
+            return Some(Outcome::Rejected(g.tokens.clone(), g.logp, "dead end"));
         }
         let a = ctx.rng().categorical(&weights) as TokenId;
-        ctx.emit_token(0, tokens.len(), a, &lp, node.map(|_| z), None);
-        edge = (a, probs[a as usize]);
-        if strategy == Strategy::Cars && updating {
-            expand(ctx, trie, &mut visits, &probs, state.as_ref(), tokens.len());
+        let depth = g.tokens.len();
+        ctx.emit_token(self.index, depth, a, &lp, g.node.map(|_| z), None);
+        g.edge = (a, probs[a as usize]);
+        if self.strategy == Strategy::Cars && updating {
+            let state = g.state.take();
+            self.expand(ctx, trie, g, 0..=depth, &probs, state.as_ref(), depth);
+            g.state = state;
         }
         // Is u·a still a viable prefix (of a sequence within max tokens)?
-        let next = match &state {
+        let next = match &g.state {
             Some(s) if a == eos => ctx.allows(s, eos).then(|| s.clone()),
-            Some(s) if within(tokens.len() + 2, max) => ctx.advance(s, a),
+            Some(s) if within(depth + 2, max) => ctx.advance(s, a),
             _ => None,
         };
-        logp += lp[a as usize];
-        tokens.push(a);
-        if next.is_none() && state.is_some() && updating {
-            let depth = tokens.len() - 1;
-            match strategy {
+        g.logp += lp[a as usize];
+        g.tokens.push(a);
+        if next.is_none() && g.state.is_some() && updating {
+            match self.strategy {
                 Strategy::Ars => {
-                    let u = materialize(trie, &mut visits[..=depth], ctx.sink());
-                    trie.prune(u, &[(a, probs[a as usize])], ctx.sink());
+                    let u = materialize(trie, &mut g.visits[..=depth], ctx.sink());
+                    self.update(trie, g, Update::Prune(u, vec![(a, probs[a as usize])]), ctx);
                 }
                 Strategy::Rsft => {
                     let init = ctx.initial();
                     let root = trie.cached_probs(ROOT).unwrap_or_else(|| probs.clone());
-                    expand(ctx, trie, &mut visits[..1], &root, Some(&init), 0);
+                    self.expand(ctx, trie, g, 0..=0, &root, Some(&init), 0);
                 }
                 _ => {}
             }
         }
-        if next.is_none() && strategy.early_stop() {
-            return Ok(Outcome::Rejected(tokens, logp, "non-viable prefix"));
+        if next.is_none() && self.strategy.early_stop() {
+            return Some(Outcome::Rejected(
+                g.tokens.clone(),
+                g.logp,
+                "non-viable prefix",
+            ));
         }
-        state = next;
+        g.state = next;
         if a == eos {
-            return Ok(match state {
-                Some(_) => Outcome::Accepted(tokens, logp),
-                None => Outcome::Rejected(tokens, logp, "non-viable prefix"),
+            return Some(match g.state {
+                Some(_) => Outcome::Accepted(g.tokens.clone(), g.logp),
+                None => Outcome::Rejected(g.tokens.clone(), g.logp, "non-viable prefix"),
             });
         }
-        node = node.and_then(|n| trie.child(n, a));
+        g.node = g.node.and_then(|n| trie.child(n, a));
+        None
     }
-}
 
-/// Prunes every non-viable continuation of the last visited prefix u (once per node),
-/// given P(·|u): the full mask, plus every non-EOS token where only EOS fits within max
-/// tokens.
-fn expand<L: LanguageModel, C: Constraint>(
-    ctx: &mut Ctx<'_, L, C>,
-    trie: &mut Trie,
-    visits: &mut [Visit],
-    probs: &[f64],
-    state: Option<&C::State>,
-    depth: usize,
-) {
-    let Some(state) = state else {
-        return;
-    };
-    let u = materialize(trie, visits, ctx.sink());
-    if trie.is_expanded(u) {
-        return;
+    /// Applies `update` now, or keeps it for the end of the batch.
+    fn update<L: LanguageModel, C: Constraint>(
+        &self,
+        trie: &mut Trie,
+        g: &mut Generation<C::State>,
+        update: Update,
+        ctx: &mut Ctx<'_, L, C>,
+    ) {
+        if self.defer {
+            g.updates.push(update);
+        } else {
+            apply(trie, update, ctx.sink());
+        }
     }
-    let mask = ctx.mask(state);
-    let eos = ctx.eos();
-    let room = within(depth + 2, ctx.params().max_tokens);
-    let invalid: Vec<(TokenId, f64)> = (0..probs.len() as TokenId)
-        .filter(|&t| !mask.contains(t) || (t != eos && !room))
-        .map(|t| (t, probs[t as usize]))
-        .collect();
-    trie.prune(u, &invalid, ctx.sink());
-    trie.set_expanded(u);
+
+    /// Asks to prune every non-viable continuation of the prefix of `g.visits[range]`
+    /// (once per node), given its P(·|u): the full mask, plus every non-EOS token where
+    /// only EOS fits within max tokens.
+    #[allow(clippy::too_many_arguments)]
+    fn expand<L: LanguageModel, C: Constraint>(
+        &self,
+        ctx: &mut Ctx<'_, L, C>,
+        trie: &mut Trie,
+        g: &mut Generation<C::State>,
+        range: std::ops::RangeInclusive<usize>,
+        probs: &[f64],
+        state: Option<&C::State>,
+        depth: usize,
+    ) {
+        let Some(state) = state else {
+            return;
+        };
+        let u = materialize(trie, &mut g.visits[range], ctx.sink());
+        if trie.is_expanded(u) {
+            return;
+        }
+        let mask = ctx.mask(state);
+        let eos = ctx.eos();
+        let room = within(depth + 2, ctx.params().max_tokens);
+        let invalid: Vec<(TokenId, f64)> = (0..probs.len() as TokenId)
+            .filter(|&t| !mask.contains(t) || (t != eos && !room))
+            .map(|t| (t, probs[t as usize]))
+            .collect();
+        self.update(trie, g, Update::Expand(u, invalid), ctx);
+    }
 }
 
 #[cfg(test)]
@@ -405,6 +568,129 @@ mod tests {
             let chi = chi_square(&counts, &exact.probs(), outside);
             println!("mutant {mutant}: worst per-generation TV {worst:.3e}, chi2 {chi:?}");
             assert_eq!(chi.p_value > 1e-3, expect_exact, "mutant {mutant}: {chi:?}");
+        }
+    }
+
+    /// TV between P^L and what generation `member` of one batch of `count` accepts
+    /// (renormalized), from `trie` on the random problem, with the batch's changes to W
+    /// deferred or not.
+    fn batch_member_tv(
+        trie: &Trie,
+        strategy: Strategy,
+        count: usize,
+        member: usize,
+        defer: bool,
+    ) -> f64 {
+        let exact = random_exact();
+        let (lm, c) = random_problem();
+        let e = explore(0.0, 200_000, |rng, sink| {
+            let mut trie = trie.clone();
+            let mut lm = lm.clone();
+            let p = params(1);
+            let mut keep = |_: &Sample| {};
+            let mut ctx = Ctx::new(&mut lm, &c, rng, sink, &p, None, &mut keep);
+            let outs = block_on(generate_batch(&mut ctx, strategy, &mut trie, count, defer));
+            match outs.unwrap().swap_remove(member).0 {
+                Outcome::Accepted(t, _) => Some(t),
+                Outcome::Rejected(..) => None,
+            }
+        })
+        .unwrap();
+        let mut dist = HashMap::new();
+        let mut acc = 0.0;
+        for (o, q) in e.outcomes {
+            if let Some(t) = o {
+                *dist.entry(t).or_insert(0.0) += q;
+                acc += q;
+            }
+        }
+        dist.values_mut().for_each(|q| *q /= acc);
+        let (q, _) = exact.align(&dist);
+        total_variation(&q, &exact.probs())
+    }
+
+    /// Every generation of a lockstep batch accepts exactly P^L, computed over every random
+    /// path, from a fresh trie and from one grown by earlier generations. Applying the
+    /// changes to W during the batch (the mutant) is caught for ARS: a later generation
+    /// then meets a W that changed under a prefix it already drew into. (For CARS the
+    /// mutant happens to stay exact: every node a generation can be in is expanded already,
+    /// and generations in lockstep are at the same depth, so none prunes under another.)
+    #[test]
+    fn every_generation_of_a_batch_is_exact_and_deferral_matters() {
+        let (lm, c) = random_problem();
+        let p = Params {
+            max_generations: 1,
+            ..params(1)
+        };
+        for strategy in [Strategy::Cars, Strategy::Ars] {
+            let mut grown = Trie::new(4);
+            for seed in 0..4 {
+                let _ = drive_on(
+                    &mut lm.clone(),
+                    &c,
+                    strategy,
+                    &p,
+                    &mut grown,
+                    &mut SeededRng::new(seed),
+                    &mut NullSink,
+                    None,
+                );
+            }
+            for trie in [&Trie::new(4), &grown] {
+                for member in 0..3 {
+                    let tv = batch_member_tv(trie, strategy, 3, member, true);
+                    assert!(tv < 1e-9, "{strategy:?} member {member}: TV {tv}");
+                }
+            }
+            let worst = (1..3)
+                .map(|m| batch_member_tv(&grown, strategy, 3, m, false))
+                .fold(0.0, f64::max);
+            println!("{strategy:?} undeferred: worst member TV {worst:.3e}");
+            if strategy == Strategy::Ars {
+                assert!(worst > 1e-5, "the mutant went unnoticed: TV {worst}");
+            }
+        }
+    }
+
+    /// Whole runs in batches: each rejection method's samples against P^L (chi-square),
+    /// and the same seed and batch size give the same samples.
+    #[test]
+    fn batched_runs_follow_p_l_and_replay_from_the_seed() {
+        let exact = random_exact();
+        let (lm, c) = random_problem();
+        for strategy in [
+            Strategy::Rs,
+            Strategy::SampleVerify,
+            Strategy::Ars,
+            Strategy::Rsft,
+            Strategy::Cars,
+        ] {
+            let p = Params {
+                batch: 4,
+                ..params(1500)
+            };
+            let run = |seed| {
+                let (r, s) = drive_on(
+                    &mut lm.clone(),
+                    &c,
+                    strategy,
+                    &p,
+                    &mut Trie::new(4),
+                    &mut SeededRng::new(seed),
+                    &mut NullSink,
+                    None,
+                );
+                r.unwrap();
+                s
+            };
+            let s = run(5);
+            assert_eq!(s.len(), 1500, "{strategy:?}");
+            let (counts, outside) = exact.counts(s.iter().map(|s| s.tokens.as_slice()));
+            let chi = chi_square(&counts, &exact.probs(), outside);
+            assert!(chi.p_value > 1e-3, "{strategy:?}: {chi:?}");
+            let again: Vec<_> = run(5).into_iter().map(|s| s.tokens).collect();
+            let first: Vec<_> = s.into_iter().map(|s| s.tokens).collect();
+            assert_eq!(first, again, "{strategy:?} replay");
         }
     }
 
