@@ -8,7 +8,9 @@
 // workers (`?workers=2`), compare mode's samplers run side by side — both workers busy at
 // once — and draw what one worker draws; the run's time with one worker and with two is
 // printed side by side. An SMC run's particles and a rejection sampler's batch of
-// generations (`batch B`) go to the idle worker too, with the same samples.
+// generations (`batch B`) go to the idle worker too, with the same samples. A run leaves
+// its KV caches to the next, so the same run again skips the prompt's prefill and draws
+// the same samples (the time to the first token of both is printed).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -275,6 +277,25 @@ describe('the playground samples the real model in a Web Worker', () => {
         console.log(`ars batch 4, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
       }
       assert.deepEqual(results[2], results[1]);
+    } catch (e) {
+      shared.failed = true;
+      throw e;
+    }
+  });
+
+  it('a second run on the same prompt finds it in the caches the first left, with the same samples', async () => {
+    try {
+      const { page } = shared.b;
+      await openPool(page, 1);
+      await setForm(page, { n: 2, seed: '5' });
+      const first = await measured(page);
+      const second = await measured(page);
+      for (const r of [first, second]) assert.equal(r.state, 'done', r.message);
+      assert.deepEqual(second.outputs, first.outputs);
+      figures['lcd, 2 samples, the same run twice: time to the first token (ms)'] = {
+        first_run: first.firstTokenMs, second_run: second.firstTokenMs,
+      };
+      console.log(`same run twice: first token after ${first.firstTokenMs} ms, then ${second.firstTokenMs} ms; ${JSON.stringify(first.outputs)}`);
     } catch (e) {
       shared.failed = true;
       throw e;

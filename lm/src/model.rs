@@ -15,6 +15,8 @@ pub struct Model {
     config: LlamaConfig,
     tokenizer: Tokenizer,
     weights: Weights,
+    /// KV caches handed from one [`crate::PromptedModel`] to the next, when kept.
+    pub(crate) stash: crate::prompted::Stash,
 }
 
 impl std::fmt::Debug for Model {
@@ -58,7 +60,16 @@ impl Model {
             config,
             tokenizer,
             weights,
+            stash: Default::default(),
         })
+    }
+
+    /// Whether a [`crate::PromptedModel`] of this model leaves its KV caches to the next
+    /// one when dropped (off unless set): the next run then finds the prompt, or the part
+    /// of it the two share, already computed, and so does every sequence the last run left
+    /// in its caches. The page keeps them: a run there costs a prefill of seconds in wasm.
+    pub fn set_keep_caches(&mut self, on: bool) {
+        self.stash.on = on;
     }
 
     /// How activations enter the CPU forward pass's quantized products

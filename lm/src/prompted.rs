@@ -29,6 +29,40 @@ pub struct PromptedModel {
     forward_tokens: u64,
 }
 
+/// Most slots a dropped [`PromptedModel`] leaves to the next (the most recently used: the
+/// prompt's and the last sequences'), so caches kept between runs stay a few MB.
+const STASH_SLOTS: usize = 4;
+
+/// The slots a dropped [`PromptedModel`] leaves to the next one of the same model, when
+/// [`Model::set_keep_caches`] is on.
+#[derive(Default)]
+pub(crate) struct Stash {
+    /// Whether slots are kept.
+    pub(crate) on: bool,
+    /// The last dropped model's slots.
+    slots: std::sync::Mutex<Vec<Slot>>,
+}
+
+impl Stash {
+    /// The kept slots (none when off), leaving the stash empty.
+    fn take(&self) -> Vec<Slot> {
+        if !self.on {
+            return Vec::new();
+        }
+        std::mem::take(&mut *self.slots.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Keeps the [`STASH_SLOTS`] most recently used of `slots` for the next model (when
+    /// on), in place of any kept before.
+    fn keep(&self, mut slots: Vec<Slot>) {
+        if self.on {
+            slots.sort_by_key(|s| std::cmp::Reverse(s.used));
+            slots.truncate(STASH_SLOTS);
+            *self.slots.lock().unwrap_or_else(|e| e.into_inner()) = slots;
+        }
+    }
+}
+
 /// One KV cache and the sequence it holds.
 struct Slot {
     cache: KvCache,
@@ -71,12 +105,17 @@ impl PromptedModel {
                 "the prompt is empty: the model needs at least one token to condition on".into(),
             ));
         }
+        // The slots a previous model left (each holds its own sequence, which `plan`
+        // matches against this prompt's sequences like any other), ordered by their clock.
+        let mut slots = model.stash.take();
+        slots.truncate(DEFAULT_SLOTS);
+        let clock = slots.iter().map(|s| s.used).max().unwrap_or(0);
         Ok(PromptedModel {
             model,
             prompt,
-            slots: Vec::new(),
+            slots,
             max_slots: DEFAULT_SLOTS,
-            clock: 0,
+            clock,
             forward_tokens: 0,
         })
     }
@@ -322,6 +361,13 @@ impl PromptedModel {
     }
 }
 
+impl Drop for PromptedModel {
+    /// Leaves the caches to the next model when the model keeps them.
+    fn drop(&mut self) {
+        self.model.stash.keep(std::mem::take(&mut self.slots));
+    }
+}
+
 /// Mutable access to two different elements.
 fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &T) {
     debug_assert_ne!(a, b);
@@ -474,6 +520,31 @@ mod tests {
             assert!(close(&got, &fresh(&m, &full)), "prefix {p:?}");
             assert!((got.iter().map(|v| v.exp()).sum::<f64>() - 1.0).abs() < 1e-9);
             assert_eq!(lm.forward_tokens(), expected_forward as u64, "after {p:?}");
+        }
+    }
+
+    /// With the model keeping caches, the next prompted model starts from the last one's
+    /// slots: the same prompt runs nothing again, a prompt sharing a prefix runs only its
+    /// tail, the answers are those of a fresh run; without, nothing is shared.
+    #[test]
+    fn kept_caches_carry_over_to_the_next_prompted_model() {
+        for keep in [false, true] {
+            let mut m = Model::from_bytes(tiny_llama()).unwrap();
+            m.set_keep_caches(keep);
+            let m = Arc::new(m);
+            let run = |prompt: Vec<TokenId>, p: &[TokenId]| {
+                let mut lm = PromptedModel::new(m.clone(), prompt.clone()).unwrap();
+                let got = block_on(lm.logprobs(p)).unwrap();
+                let full: Vec<TokenId> = prompt.iter().chain(p).copied().collect();
+                assert!(close(&got, &fresh(&m, &full)), "{prompt:?} {p:?}");
+                lm.forward_tokens()
+            };
+            assert_eq!(run(vec![2, 3, 4], &[5, 6]), 5);
+            let kept = |cost: u64| if keep { cost } else { u64::MAX };
+            let again = run(vec![2, 3, 4], &[]);
+            assert_eq!(again, kept(1).min(3), "keep {keep}: the prompt again");
+            let tail = run(vec![2, 3, 7], &[5]);
+            assert_eq!(tail, kept(2).min(4), "keep {keep}: a prompt sharing [2, 3]");
         }
     }
 

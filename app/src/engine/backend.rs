@@ -66,7 +66,10 @@ impl Backend {
         status: &dyn Fn(&str),
         note: &dyn Fn(&str),
     ) -> Result<Backend, String> {
-        let model = Arc::new(Model::from_bytes(bytes).map_err(|e| e.to_string())?);
+        let mut model = Model::from_bytes(bytes).map_err(|e| e.to_string())?;
+        // A run leaves its KV caches to the next: the same prompt is not prefilled again.
+        model.set_keep_caches(true);
+        let model = Arc::new(model);
         if choice == Choice::Cpu {
             return Ok(Backend::Cpu(model));
         }
