@@ -94,6 +94,40 @@ async function measured(page) {
   };
 }
 
+/** Runs a seeded date-regex run set up by `choose` with one worker and with two: the same
+ * samples both ways, and with two the idle worker computed some of the run's sequences
+ * (a batched model call split between them). Prints both times under `name`. */
+async function sharedWithIdleWorker(name, { n }, choose) {
+  try {
+    const { page } = shared.b;
+    const results = {};
+    for (const workers of [1, 2]) {
+      await openPool(page, workers);
+      await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n, seed: '1' });
+      await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
+      await choose(page);
+      const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
+      const r = await measured(page);
+      assert.equal(r.state, 'done', r.message);
+      // The line is refreshed four times a second.
+      await page.waitForTimeout(600);
+      const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
+      if (workers === 1) assert.equal(helped, 0);
+      else assert.ok(helped > 0, 'the idle worker computed some of the sequences');
+      assert.ok(r.outputs.length > 0, r.message);
+      results[workers] = r.outputs;
+      figures[`${name}, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+        seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
+      };
+      console.log(`${name}, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
+    }
+    assert.deepEqual(results[2], results[1]);
+  } catch (e) {
+    shared.failed = true;
+    throw e;
+  }
+}
+
 describe('the playground samples the real model in a Web Worker', () => {
   it('keeps the page at frame rate and draws what the page\'s thread draws', async () => {
     try {
@@ -221,66 +255,17 @@ describe('the playground samples the real model in a Web Worker', () => {
   });
 
   it('an SMC run shares its particles with an idle worker, with the same samples', async () => {
-    try {
-      const { page } = shared.b;
-      const results = {};
-      for (const workers of [1, 2]) {
-        await openPool(page, workers);
-        await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, seed: '1' });
-        await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
-        await page.selectOption('#pg-method', 'smc-gcd');
-        await page.fill('#pg-particles', '8');
-        const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
-        const r = await measured(page);
-        assert.equal(r.state, 'done', r.message);
-        // The line is refreshed four times a second.
-        await page.waitForTimeout(600);
-        const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
-        if (workers === 1) assert.equal(helped, 0);
-        else assert.ok(helped > 0, 'the idle worker computed some of the particles');
-        assert.ok(r.outputs.length > 0, r.message);
-        results[workers] = r.outputs;
-        figures[`smc-gcd, 8 particles, 16 tokens, ${workers} worker${workers > 1 ? 's' : ''}`] = {
-          seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
-        };
-        console.log(`smc, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
-      }
-      assert.deepEqual(results[2], results[1]);
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    await sharedWithIdleWorker('smc-gcd, 8 particles, 16 tokens', { n: 1 }, async (page) => {
+      await page.selectOption('#pg-method', 'smc-gcd');
+      await page.fill('#pg-particles', '8');
+    });
   });
 
   it('a rejection sampler\'s batch of generations is shared with an idle worker, with the same samples', async () => {
-    try {
-      const { page } = shared.b;
-      const results = {};
-      for (const workers of [1, 2]) {
-        await openPool(page, workers);
-        await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n: 4, seed: '1' });
-        await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
-        await page.selectOption('#pg-method', 'ars');
-        await page.fill('#pg-batch', '4');
-        const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
-        const r = await measured(page);
-        assert.equal(r.state, 'done', r.message);
-        await page.waitForTimeout(600);
-        const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
-        if (workers === 1) assert.equal(helped, 0);
-        else assert.ok(helped > 0, 'the idle worker computed some of the generations');
-        assert.ok(r.outputs.length > 0, r.message);
-        results[workers] = r.outputs;
-        figures[`ars, batch 4, 4 dates, ${workers} worker${workers > 1 ? 's' : ''}`] = {
-          seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
-        };
-        console.log(`ars batch 4, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
-      }
-      assert.deepEqual(results[2], results[1]);
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    await sharedWithIdleWorker('ars, batch 4, 4 dates', { n: 4 }, async (page) => {
+      await page.selectOption('#pg-method', 'ars');
+      await page.fill('#pg-batch', '4');
+    });
   });
 
   it('a second run on the same prompt finds it in the caches the first left, with the same samples', async () => {

@@ -485,10 +485,26 @@ mod tests {
         block_on(enumerate(&mut lm, &c, limits)).unwrap()
     }
 
+    /// TV between P^L of the random problem and the distribution of the accepted outcomes
+    /// of an exploration (renormalized).
+    fn accepted_tv(e: crate::exact::Exploration<Option<Vec<TokenId>>>) -> f64 {
+        let exact = random_exact();
+        let mut dist = HashMap::new();
+        let mut acc = 0.0;
+        for (o, q) in e.outcomes {
+            if let Some(t) = o {
+                *dist.entry(t).or_insert(0.0) += q;
+                acc += q;
+            }
+        }
+        dist.values_mut().for_each(|q| *q /= acc);
+        let (q, _) = exact.align(&dist);
+        total_variation(&q, &exact.probs())
+    }
+
     /// TV between P^L and what one generation from `trie` accepts (renormalized), on the
     /// random problem.
     fn one_generation_tv(trie: &Trie) -> f64 {
-        let exact = random_exact();
         let (lm, c) = random_problem();
         let p = Params {
             max_generations: 1,
@@ -501,17 +517,7 @@ mod tests {
             s.first().map(|s| s.tokens.clone())
         })
         .unwrap();
-        let mut dist = HashMap::new();
-        let mut acc = 0.0;
-        for (o, q) in e.outcomes {
-            if let Some(t) = o {
-                *dist.entry(t).or_insert(0.0) += q;
-                acc += q;
-            }
-        }
-        dist.values_mut().for_each(|q| *q /= acc);
-        let (q, _) = exact.align(&dist);
-        total_variation(&q, &exact.probs())
+        accepted_tv(e)
     }
 
     /// The mutant (CARS without upward propagation) must fail the checks the real CARS
@@ -581,7 +587,6 @@ mod tests {
         member: usize,
         defer: bool,
     ) -> f64 {
-        let exact = random_exact();
         let (lm, c) = random_problem();
         let e = explore(0.0, 200_000, |rng, sink| {
             let mut trie = trie.clone();
@@ -596,17 +601,7 @@ mod tests {
             }
         })
         .unwrap();
-        let mut dist = HashMap::new();
-        let mut acc = 0.0;
-        for (o, q) in e.outcomes {
-            if let Some(t) = o {
-                *dist.entry(t).or_insert(0.0) += q;
-                acc += q;
-            }
-        }
-        dist.values_mut().for_each(|q| *q /= acc);
-        let (q, _) = exact.align(&dist);
-        total_variation(&q, &exact.probs())
+        accepted_tv(e)
     }
 
     /// Every generation of a lockstep batch accepts exactly P^L, computed over every random
