@@ -81,6 +81,8 @@ impl Model {
     /// Chooses how activations enter the CPU forward pass's quantized products.
     pub fn set_activations(&mut self, a: crate::forward::Activations) {
         self.weights.activations = a;
+        // Kept caches were computed in the other precision.
+        self.stash.clear();
     }
 
     /// The hyper-parameters.

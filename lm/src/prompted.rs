@@ -29,8 +29,8 @@ pub struct PromptedModel {
     forward_tokens: u64,
 }
 
-/// Most slots a dropped [`PromptedModel`] leaves to the next (the most recently used: the
-/// prompt's and the last sequences'), so caches kept between runs stay a few MB.
+/// Most slots a dropped [`PromptedModel`] leaves to the next (the most recently used ones;
+/// every slot starts with its run's prompt), so caches kept between runs stay a few MB.
 const STASH_SLOTS: usize = 4;
 
 /// The slots a dropped [`PromptedModel`] leaves to the next one of the same model, when
@@ -50,6 +50,14 @@ impl Stash {
             return Vec::new();
         }
         std::mem::take(&mut *self.slots.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Drops the kept slots.
+    pub(crate) fn clear(&mut self) {
+        self.slots
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Keeps the [`STASH_SLOTS`] most recently used of `slots` for the next model (when

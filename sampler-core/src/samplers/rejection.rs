@@ -11,6 +11,8 @@ use super::Ctx;
 use super::cut::within;
 use super::trie::{NodeId, ROOT, Trie, normalize};
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::rc::Rc;
 
 /// How W grows after each generation (seed 002 §3).
@@ -89,6 +91,12 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
             }
             if accepted == ctx.params().n {
                 continue;
+            }
+            // Within a batch too: no more failures in a row than allowed.
+            if failures >= ctx.params().max_generations {
+                return Err(SampleError::GaveUp {
+                    generations: failures,
+                });
             }
             match outcome {
                 Outcome::Accepted(tokens, logp) => {
@@ -209,6 +217,8 @@ async fn generate_batch<L: LanguageModel, C: Constraint>(
         })
         .collect();
     let mut done: Vec<Option<Outcome>> = (0..count).map(|_| None).collect();
+    // Nodes whose expansion a generation of this batch has asked for already.
+    let asked = RefCell::new(HashSet::new());
     loop {
         let mut live = Vec::new();
         for (i, g) in gens.iter().enumerate() {
@@ -265,6 +275,7 @@ async fn generate_batch<L: LanguageModel, C: Constraint>(
                 strategy,
                 index: i,
                 defer,
+                asked: &asked,
             };
             if let Some(outcome) = step.draw(ctx, trie, &mut gens[i], probs, lp) {
                 done[i] = Some(outcome);
@@ -279,15 +290,19 @@ async fn generate_batch<L: LanguageModel, C: Constraint>(
 }
 
 /// How one generation of a batch draws.
-struct Step {
+struct Step<'a> {
     strategy: Strategy,
     /// Its index in the batch (the `particle` of its `Token` events).
     index: usize,
     /// Whether its changes to W wait for the end of the batch.
     defer: bool,
+    /// Nodes whose expansion the batch has asked for (while deferring): the first ask is
+    /// the one applied, so later ones are skipped, with their masks and token lists. Every
+    /// ask for a node is the same list (the node fixes the prefix, its state and P(·|u)).
+    asked: &'a RefCell<HashSet<NodeId>>,
 }
 
-impl Step {
+impl Step<'_> {
     /// One token of `g` from R^W at its prefix u, given P(·|u) (`probs`, `lp`), then the
     /// strategy's updates; the outcome when the generation ends.
     fn draw<L: LanguageModel, C: Constraint>(
@@ -406,7 +421,7 @@ impl Step {
             return;
         };
         let u = materialize(trie, &mut g.visits[range], ctx.sink());
-        if trie.is_expanded(u) {
+        if trie.is_expanded(u) || (self.defer && !self.asked.borrow_mut().insert(u)) {
             return;
         }
         let mask = ctx.mask(state);
