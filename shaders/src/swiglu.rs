@@ -1,21 +1,30 @@
-//! [`SwiGlu`]: `silu(gate) · up` in place; [`swiglu_reference`] on the CPU.
+//! [`SwiGlu`]: `silu(gate) · up`, in place, or from the gate and up products side by side
+//! (one matvec over the two matrices stacked); [`swiglu_reference`] on the CPU.
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
 use crate::step;
 
-/// The SwiGLU kernel.
+/// The SwiGLU kernels.
 #[derive(Debug)]
 pub struct SwiGlu {
     pipeline: wgpu::ComputePipeline,
+    /// The kernel over packed rows (`gate ‖ up` per token).
+    packed: wgpu::ComputePipeline,
 }
 
 impl SwiGlu {
     /// Compiles the kernel.
     pub async fn new(gpu: &Gpu) -> Result<Self, GpuError> {
         let src = format!("{}\n{}", step::WGSL, include_str!("wgsl/swiglu.wgsl"));
+        let packed = format!(
+            "{}\n{}",
+            step::WGSL,
+            include_str!("wgsl/swiglu_packed.wgsl")
+        );
         Ok(SwiGlu {
             pipeline: gpu.pipeline("swiglu", &src).await?,
+            packed: gpu.pipeline("swiglu packed", &packed).await?,
         })
     }
 
@@ -36,6 +45,19 @@ impl SwiGlu {
         gpu.bind(&self.pipeline, &[gate, up, dims, step])
     }
 
+    /// Binds the packed products (`tokens × 2·width`: each token's gate row, then its up
+    /// row), the output (`tokens × width`), dims ([`SwiGlu::dims`] of `width`) and step.
+    pub fn bind_packed(
+        &self,
+        gpu: &Gpu,
+        gate_up: &wgpu::Buffer,
+        out: &wgpu::Buffer,
+        dims: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        gpu.bind(&self.packed, &[gate_up, out, dims, step])
+    }
+
     /// Records the kernel over `tokens` rows of `width`.
     pub fn dispatch(
         &self,
@@ -44,9 +66,31 @@ impl SwiGlu {
         width: usize,
         tokens: usize,
     ) {
+        Self::record(pass, &self.pipeline, bind, width, tokens);
+    }
+
+    /// Records the packed kernel (bound by [`SwiGlu::bind_packed`]) over `tokens` rows of
+    /// `width`.
+    pub fn dispatch_packed(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind: &wgpu::BindGroup,
+        width: usize,
+        tokens: usize,
+    ) {
+        Self::record(pass, &self.packed, bind, width, tokens);
+    }
+
+    fn record(
+        pass: &mut wgpu::ComputePass<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        bind: &wgpu::BindGroup,
+        width: usize,
+        tokens: usize,
+    ) {
         let groups = ((width * tokens) as u32).div_ceil(64).max(1);
         let x = groups.min(32768);
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind, &[]);
         pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
     }

@@ -419,6 +419,23 @@ gpu_tests! {
                 .zip(&want)
                 .all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs() + 1e-6)
         );
+        // The packed form: each token's gate row then its up row, into another buffer.
+        let packed: Vec<f32> = gate
+            .chunks(1536)
+            .zip(up.chunks(1536))
+            .flat_map(|(g, u)| g.iter().chain(u).copied())
+            .collect();
+        let pb = gpu.storage("gate up", &f32_bytes(&packed)).unwrap();
+        let ob = gpu.zeroed("out", n * 1536).unwrap();
+        let bind = k.bind_packed(&gpu, &pb, &ob, &dims, &step);
+        gpu.run(|p| k.dispatch_packed(p, &bind, 1536, n)).unwrap();
+        let got = gpu.read_f32(&ob, 0, gate.len()).await.unwrap();
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs() + 1e-6),
+            "packed swiglu"
+        );
     }
 
     async fn attention_matches_cpu() {

@@ -45,10 +45,42 @@ struct Block {
     attention: wgpu::BindGroup,
     wo: Product,
     ffn_norm: wgpu::BindGroup,
-    gate: Product,
-    up: Product,
-    swiglu: wgpu::BindGroup,
+    ffn_in: FfnIn,
     down: Product,
+}
+
+/// A block's feed-forward input products and SwiGLU, leaving `silu(gate) · up` in the
+/// `gate` activations.
+#[derive(Debug)]
+enum FfnIn {
+    /// Gate and up stacked into one matrix: one product into `up` (each token's gate row,
+    /// then its up row), then the packed SwiGLU into `gate`: two dispatches.
+    Stacked {
+        gate_up: Product,
+        swiglu: wgpu::BindGroup,
+    },
+    /// Two products (the file stores the matrices in different types), then SwiGLU in
+    /// place: three dispatches.
+    Separate {
+        gate: Product,
+        up: Product,
+        swiglu: wgpu::BindGroup,
+    },
+}
+
+/// A block's gate and up matrices as uploaded.
+enum GateUp {
+    Stacked(GpuMatrix),
+    Separate(GpuMatrix, GpuMatrix),
+}
+
+impl GateUp {
+    fn matrices(&self) -> Vec<&GpuMatrix> {
+        match self {
+            GateUp::Stacked(m) => vec![m],
+            GateUp::Separate(g, u) => vec![g, u],
+        }
+    }
 }
 
 /// Activation buffers, sized for [`CHUNK`] tokens.
@@ -59,6 +91,7 @@ struct Activations {
     q: wgpu::Buffer,
     attn: wgpu::Buffer,
     gate: wgpu::Buffer,
+    /// Up products, or each token's gate and up products side by side (room for both).
     up: wgpu::Buffer,
     logits: wgpu::Buffer,
     tokens: wgpu::Buffer,
@@ -76,7 +109,7 @@ impl Activations {
             q: gpu.zeroed("q", CHUNK * q_dim)?,
             attn: gpu.zeroed("attn", CHUNK * q_dim)?,
             gate: gpu.zeroed("gate", CHUNK * c.d_ff)?,
-            up: gpu.zeroed("up", CHUNK * c.d_ff)?,
+            up: gpu.zeroed("up", CHUNK * 2 * c.d_ff)?,
             logits: gpu.zeroed("logits", CHUNK * c.vocab_size)?,
             tokens: gpu.zeroed("tokens", CHUNK)?,
             scratch: gpu.zeroed("scores", CHUNK * c.n_heads * max_ctx)?,
@@ -183,7 +216,9 @@ impl GpuModel {
         struct Raw {
             attn_norm: wgpu::Buffer,
             ffn_norm: wgpu::Buffer,
-            m: [GpuMatrix; 7],
+            /// q, k, v, output and down.
+            m: [GpuMatrix; 5],
+            gate_up: GateUp,
             /// Biases of q, k, v and the output product.
             b: [Option<wgpu::Buffer>; 4],
             /// Per-head norm weights of q and k.
@@ -215,10 +250,18 @@ impl GpuModel {
                     m("attn_k", kv, d)?,
                     m("attn_v", kv, d)?,
                     m("attn_output", d, q_dim)?,
-                    m("ffn_gate", ff, d)?,
-                    m("ffn_up", ff, d)?,
                     m("ffn_down", d, ff)?,
                 ],
+                gate_up: {
+                    let names = [
+                        format!("blk.{i}.ffn_gate.weight"),
+                        format!("blk.{i}.ffn_up.weight"),
+                    ];
+                    match tensors::stacked(&gpu, g, bytes, &names, ff, d)? {
+                        Some(s) => GateUp::Stacked(s),
+                        None => GateUp::Separate(m("ffn_gate", ff, d)?, m("ffn_up", ff, d)?),
+                    }
+                },
                 b: [
                     bias("attn_q", q_dim)?,
                     bias("attn_k", kv)?,
@@ -232,7 +275,7 @@ impl GpuModel {
         let head_m = output.as_ref().unwrap_or(&embd);
         let mut formats: Vec<WeightFormat> = raw
             .iter()
-            .flat_map(|r| r.m.iter().map(|m| m.format))
+            .flat_map(|r| r.m.iter().chain(r.gate_up.matrices()).map(|m| m.format))
             .collect();
         formats.push(head_m.format);
         let kernels = Kernels::new(&gpu, &formats, embd.format).await?;
@@ -282,7 +325,22 @@ impl GpuModel {
         for r in &raw {
             let kc = gpu.zeroed("k cache", max_ctx * kv)?;
             let vc = gpu.zeroed("v cache", max_ctx * kv)?;
-            let [wq, wk, wv, wo, gate, up, down] = &r.m;
+            let [wq, wk, wv, wo, down] = &r.m;
+            let ffn_in = match &r.gate_up {
+                GateUp::Stacked(m) => FfnIn::Stacked {
+                    gate_up: product(m, &a.h, &a.up, MatVecMode::Write)?,
+                    swiglu: kernels
+                        .swiglu
+                        .bind_packed(&gpu, &a.up, &a.gate, &swiglu_dims, &a.step),
+                },
+                GateUp::Separate(gate, up) => FfnIn::Separate {
+                    gate: product(gate, &a.h, &a.gate, MatVecMode::Write)?,
+                    up: product(up, &a.h, &a.up, MatVecMode::Write)?,
+                    swiglu: kernels
+                        .swiglu
+                        .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
+                },
+            };
             let bias_bind = |i: usize, out: &wgpu::Buffer| {
                 let b = r.b[i].as_ref()?;
                 Some(kernels.bias.bind(&gpu, out, b, &bias_dims[i], &a.step))
@@ -330,11 +388,7 @@ impl GpuModel {
                 ffn_norm: kernels
                     .rms_norm
                     .bind(&gpu, &a.x, &r.ffn_norm, &a.h, &norm_dims, &a.step),
-                gate: product(gate, &a.h, &a.gate, MatVecMode::Write)?,
-                up: product(up, &a.h, &a.up, MatVecMode::Write)?,
-                swiglu: kernels
-                    .swiglu
-                    .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
+                ffn_in,
                 down: product(down, &a.gate, &a.x, MatVecMode::Accumulate)?,
             });
         }
@@ -533,9 +587,17 @@ impl GpuModel {
                     k.bias.dispatch(pass, bind, c.d_model, n);
                 }
                 k.rms_norm.dispatch(pass, &b.ffn_norm, n);
-                mv(pass, &b.gate, n);
-                mv(pass, &b.up, n);
-                k.swiglu.dispatch(pass, &b.swiglu, c.d_ff, n);
+                match &b.ffn_in {
+                    FfnIn::Stacked { gate_up, swiglu } => {
+                        mv(pass, gate_up, n);
+                        k.swiglu.dispatch_packed(pass, swiglu, c.d_ff, n);
+                    }
+                    FfnIn::Separate { gate, up, swiglu } => {
+                        mv(pass, gate, n);
+                        mv(pass, up, n);
+                        k.swiglu.dispatch(pass, swiglu, c.d_ff, n);
+                    }
+                }
                 mv(pass, &b.down, n);
             }
             if first < n {

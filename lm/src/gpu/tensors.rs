@@ -18,6 +18,61 @@ fn find<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, GpuError> {
         .ok_or_else(|| GpuError::Shape(format!("tensor {name:?} is missing")))
 }
 
+/// Matrix `name`, checked to be `rows × cols`.
+fn shaped<'a>(
+    g: &'a Gguf,
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<&'a TensorInfo, GpuError> {
+    let t = find(g, name)?;
+    if t.dims != [cols as u64, rows as u64] {
+        return Err(GpuError::Shape(format!(
+            "tensor {name:?} has shape {:?}, expected [{cols}, {rows}]",
+            t.dims
+        )));
+    }
+    Ok(t)
+}
+
+/// Uploads matrices `names` (each `rows × cols`) as one matrix of `names.len() · rows` rows,
+/// their rows one after the other, when the file holds them all in one format the GPU
+/// reads as stored and the whole fits one buffer; `None` otherwise. One product over the
+/// stack computes every matrix's rows in one dispatch.
+pub(crate) fn stacked(
+    gpu: &Gpu,
+    g: &Gguf,
+    bytes: &[u8],
+    names: &[String],
+    rows: usize,
+    cols: usize,
+) -> Result<Option<GpuMatrix>, GpuError> {
+    let mut format = None;
+    let mut data = Vec::new();
+    for name in names {
+        let t = shaped(g, name, rows, cols)?;
+        let Some(f) = file_format(t.ty) else {
+            return Ok(None);
+        };
+        if *format.get_or_insert(f) != f {
+            return Ok(None);
+        }
+        data.extend_from_slice(&bytes[t.range()]);
+    }
+    let l = gpu.limits();
+    let Some(format) = format
+        .filter(|_| data.len() as u64 <= l.max_buffer_size.min(l.max_storage_buffer_binding_size))
+    else {
+        return Ok(None);
+    };
+    Ok(Some(GpuMatrix {
+        buffer: gpu.storage(&names.join(" + "), &data)?,
+        format,
+        rows: rows * names.len(),
+        cols,
+    }))
+}
+
 /// Uploads matrix `name` (`rows × cols`), checking its shape.
 pub(crate) fn matrix(
     gpu: &Gpu,
@@ -27,13 +82,7 @@ pub(crate) fn matrix(
     rows: usize,
     cols: usize,
 ) -> Result<GpuMatrix, GpuError> {
-    let t = find(g, name)?;
-    if t.dims != [cols as u64, rows as u64] {
-        return Err(GpuError::Shape(format!(
-            "tensor {name:?} has shape {:?}, expected [{cols}, {rows}]",
-            t.dims
-        )));
-    }
+    let t = shaped(g, name, rows, cols)?;
     let (format, buffer) = match (file_format(t.ty), t.ty) {
         // The file's bytes, decoded by the format's WGSL `load8`.
         (Some(format), _) => (format, gpu.storage(name, &bytes[t.range()])?),
