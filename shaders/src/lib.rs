@@ -47,7 +47,7 @@ pub use format::WeightFormat;
 pub use gpu::Gpu;
 pub use head_norm::{HeadNorm, head_norm_reference};
 pub use masked_sample::{MaskedDraw, MaskedSample, MaskedSampleBinding, masked_sample_reference};
-pub use matvec::{GetRows, MatVec, MatVecMode, MatVecStrategy, matvec_reference};
+pub use matvec::{GetRows, MatVec, MatVecMode, MatVecOutput, MatVecStrategy, matvec_reference};
 pub use rms_norm::{RmsNorm, rms_norm_reference};
 pub use rope::{Rope, rope_reference, rope_table};
 pub use step::Step;

@@ -55,6 +55,16 @@ impl MatVecStrategy {
     }
 }
 
+/// Where a [`MatVec`]'s rows go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatVecOutput {
+    /// One output, as the [`MatVecMode`] says.
+    One,
+    /// The matrix is q, k and v stacked: q's rows to one output, k's and v's to two caches
+    /// at the step's cache offset ([`MatVec::dims_qkv`], [`MatVec::bind_qkv`]).
+    Qkv,
+}
+
 /// The matrix-vector kernel of one weight format.
 #[derive(Debug)]
 pub struct MatVec {
@@ -88,12 +98,26 @@ impl MatVec {
         format: WeightFormat,
         strategy: MatVecStrategy,
     ) -> Result<Self, GpuError> {
+        MatVec::with_output(gpu, format, strategy, MatVecOutput::One).await
+    }
+
+    /// Compiles the kernel for `format` with a given strategy and output.
+    pub async fn with_output(
+        gpu: &Gpu,
+        format: WeightFormat,
+        strategy: MatVecStrategy,
+        output: MatVecOutput,
+    ) -> Result<Self, GpuError> {
         let body = match strategy {
             MatVecStrategy::WorkgroupPerRow => include_str!("wgsl/matvec.wgsl"),
             MatVecStrategy::InvocationPerRow => include_str!("wgsl/matvec_rows.wgsl"),
         };
-        let src = format!("{}\n{}\n{}", step::WGSL, format.wgsl(), body);
-        let label = format!("matvec {format:?} {strategy:?}");
+        let put = match output {
+            MatVecOutput::One => include_str!("wgsl/matvec_out.wgsl"),
+            MatVecOutput::Qkv => include_str!("wgsl/matvec_out_qkv.wgsl"),
+        };
+        let src = format!("{}\n{}\n{}\n{}", step::WGSL, format.wgsl(), put, body);
+        let label = format!("matvec {format:?} {strategy:?} {output:?}");
         Ok(MatVec {
             pipeline: gpu.pipeline(&label, &src).await?,
             strategy,
@@ -109,6 +133,37 @@ impl MatVec {
     ) -> Result<wgpu::Buffer, GpuError> {
         check_cols(cols)?;
         Ok(gpu.uniform("matvec dims", &[rows as u32, cols as u32, mode.bits(), 0]))
+    }
+
+    /// The uniform of a [`MatVecOutput::Qkv`] kernel: q's `q_rows` then k's and v's
+    /// `kv_rows` each, of `cols` columns.
+    pub fn dims_qkv(
+        gpu: &Gpu,
+        q_rows: usize,
+        kv_rows: usize,
+        cols: usize,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        check_cols(cols)?;
+        let rows = q_rows + 2 * kv_rows;
+        Ok(gpu.uniform(
+            "matvec qkv dims",
+            &[rows as u32, cols as u32, 0, q_rows as u32],
+        ))
+    }
+
+    /// Binds a [`MatVecOutput::Qkv`] kernel: the stacked weights, input vectors, q's
+    /// output, the k and v caches, dims ([`MatVec::dims_qkv`]) and step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_qkv(
+        &self,
+        gpu: &Gpu,
+        weights: &wgpu::Buffer,
+        x: &wgpu::Buffer,
+        (q, k, v): (&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
+        dims: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        gpu.bind(&self.pipeline, &[weights, x, q, dims, step, k, v])
     }
 
     /// Binds weights, input vectors (`f32`, `n × cols`), output, dims and step.

@@ -226,6 +226,56 @@ gpu_tests! {
         assert!(MatVec::dims(&gpu, 4, 33, MatVecMode::Write).is_err());
     }
 
+    // q, k and v stacked into one matrix: q's rows land in q's output, k's and v's in the
+    // two caches at the step's offset (positions before it untouched), each as the CPU
+    // reference computes them, with both strategies.
+    async fn qkv_matvec_splits_rows_into_q_and_the_caches() {
+        let gpu = gpu().await;
+        let mut rng = Rng(8);
+        let (q_rows, kv_rows, cols, n, n_past) = (48, 16, 64, 3, 2);
+        let rows = q_rows + 2 * kv_rows;
+        let f = WeightFormat::Q8_0;
+        let w = random_matrix(&mut rng, f, rows, cols);
+        let x: Vec<f32> = (0..n * cols).map(|_| rng.f32()).collect();
+        let (want, _) = matvec_reference(f, &w, rows, cols, &x, n);
+        let wb = gpu.storage("w", &w).unwrap();
+        let xb = gpu.storage("x", &f32_bytes(&x)).unwrap();
+        let step = Step {
+            n: n as u32,
+            n_past: n_past as u32,
+            first: 0,
+        }
+        .buffer(&gpu);
+        let dims = MatVec::dims_qkv(&gpu, q_rows, kv_rows, cols).unwrap();
+        let close = |a: f32, b: f32| (a - b).abs() < 1e-4;
+        for strategy in [
+            MatVecStrategy::InvocationPerRow,
+            MatVecStrategy::WorkgroupPerRow,
+        ] {
+            let k = MatVec::with_output(&gpu, f, strategy, MatVecOutput::Qkv)
+                .await
+                .unwrap();
+            let qb = gpu.zeroed("q", n * q_rows).unwrap();
+            let cache = vec![-5.0f32; (n_past + n) * kv_rows];
+            let kb = gpu.storage("k", &f32_bytes(&cache)).unwrap();
+            let vb = gpu.storage("v", &f32_bytes(&cache)).unwrap();
+            let bind = k.bind_qkv(&gpu, &wb, &xb, (&qb, &kb, &vb), &dims, &step);
+            gpu.run(|p| k.dispatch(p, &bind, rows, n)).unwrap();
+            let q = gpu.read_f32(&qb, 0, n * q_rows).await.unwrap();
+            let kc = gpu.read_f32(&kb, 0, cache.len()).await.unwrap();
+            let vc = gpu.read_f32(&vb, 0, cache.len()).await.unwrap();
+            for t in 0..n {
+                let row = &want[t * rows..(t + 1) * rows];
+                let at = (n_past + t) * kv_rows;
+                let what = format!("{strategy:?} token {t}");
+                assert!(q[t * q_rows..][..q_rows].iter().zip(&row[..q_rows]).all(|(&a, &b)| close(a, b)), "q, {what}");
+                assert!(kc[at..at + kv_rows].iter().zip(&row[q_rows..q_rows + kv_rows]).all(|(&a, &b)| close(a, b)), "k, {what}");
+                assert!(vc[at..at + kv_rows].iter().zip(&row[q_rows + kv_rows..]).all(|(&a, &b)| close(a, b)), "v, {what}");
+            }
+            assert!(kc[..n_past * kv_rows].iter().chain(&vc[..n_past * kv_rows]).all(|&v| v == -5.0));
+        }
+    }
+
     async fn get_rows_is_exact_dequantization() {
         let gpu = gpu().await;
         let mut rng = Rng(99);

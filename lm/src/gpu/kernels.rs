@@ -1,7 +1,8 @@
 //! The compiled kernels a forward pass uses, one per weight format where it matters.
 
 use shaders::{
-    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, MatVec, RmsNorm, Rope, SwiGlu, WeightFormat,
+    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, MatVec, MatVecOutput, MatVecStrategy,
+    RmsNorm, Rope, SwiGlu, WeightFormat,
 };
 use std::collections::HashMap;
 
@@ -9,6 +10,8 @@ use std::collections::HashMap;
 #[derive(Debug)]
 pub(crate) struct Kernels {
     pub(crate) matvec: HashMap<WeightFormat, MatVec>,
+    /// Products of q, k and v stacked, by format.
+    pub(crate) matvec_qkv: HashMap<WeightFormat, MatVec>,
     pub(crate) get_rows: GetRows,
     pub(crate) rms_norm: RmsNorm,
     pub(crate) rope: Rope,
@@ -19,10 +22,12 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    /// Compiles the kernels for matrices in `formats` and an embedding in `embd`.
+    /// Compiles the kernels for matrices in `formats`, stacked q, k and v in `qkv_formats`
+    /// and an embedding in `embd`.
     pub(crate) async fn new(
         gpu: &Gpu,
         formats: &[WeightFormat],
+        qkv_formats: &[WeightFormat],
         embd: WeightFormat,
     ) -> Result<Self, GpuError> {
         let mut matvec = HashMap::new();
@@ -31,8 +36,16 @@ impl Kernels {
                 e.insert(MatVec::new(gpu, f).await?);
             }
         }
+        let mut matvec_qkv = HashMap::new();
+        for &f in qkv_formats {
+            if let std::collections::hash_map::Entry::Vacant(e) = matvec_qkv.entry(f) {
+                let strategy = MatVecStrategy::for_gpu(gpu);
+                e.insert(MatVec::with_output(gpu, f, strategy, MatVecOutput::Qkv).await?);
+            }
+        }
         Ok(Kernels {
             matvec,
+            matvec_qkv,
             get_rows: GetRows::new(gpu, embd).await?,
             rms_norm: RmsNorm::new(gpu).await?,
             rope: Rope::new(gpu).await?,

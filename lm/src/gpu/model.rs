@@ -31,9 +31,7 @@ struct Product {
 #[derive(Debug)]
 struct Block {
     attn_norm: wgpu::BindGroup,
-    wq: Product,
-    wk: Product,
-    wv: Product,
+    qkv: QkvIn,
     /// The q, k and v biases where the file has them, with each one's row width.
     qkv_bias: Vec<(wgpu::BindGroup, usize)>,
     /// The output product's bias, added to `x` after it.
@@ -66,6 +64,21 @@ enum FfnIn {
         up: Product,
         swiglu: wgpu::BindGroup,
     },
+}
+
+/// A block's q, k and v products: q into the `q` activations, k and v into the caches.
+#[derive(Debug)]
+enum QkvIn {
+    /// The three matrices stacked: one dispatch ([`shaders::MatVecOutput::Qkv`]).
+    Stacked(Product),
+    /// Three products (the file stores the matrices in different types).
+    Separate([Product; 3]),
+}
+
+/// A block's q, k and v matrices as uploaded.
+enum Qkv {
+    Stacked(GpuMatrix),
+    Separate([GpuMatrix; 3]),
 }
 
 /// A block's gate and up matrices as uploaded.
@@ -216,8 +229,9 @@ impl GpuModel {
         struct Raw {
             attn_norm: wgpu::Buffer,
             ffn_norm: wgpu::Buffer,
-            /// q, k, v, output and down.
-            m: [GpuMatrix; 5],
+            /// Output and down.
+            m: [GpuMatrix; 2],
+            qkv: Qkv,
             gate_up: GateUp,
             /// Biases of q, k, v and the output product.
             b: [Option<wgpu::Buffer>; 4],
@@ -245,19 +259,28 @@ impl GpuModel {
                     d,
                 )?,
                 ffn_norm: tensors::vector(&gpu, g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
-                m: [
-                    m("attn_q", q_dim, d)?,
-                    m("attn_k", kv, d)?,
-                    m("attn_v", kv, d)?,
-                    m("attn_output", d, q_dim)?,
-                    m("ffn_down", d, ff)?,
-                ],
-                gate_up: {
-                    let names = [
-                        format!("blk.{i}.ffn_gate.weight"),
-                        format!("blk.{i}.ffn_up.weight"),
+                m: [m("attn_output", d, q_dim)?, m("ffn_down", d, ff)?],
+                qkv: {
+                    let parts = [
+                        (format!("blk.{i}.attn_q.weight"), q_dim),
+                        (format!("blk.{i}.attn_k.weight"), kv),
+                        (format!("blk.{i}.attn_v.weight"), kv),
                     ];
-                    match tensors::stacked(&gpu, g, bytes, &names, ff, d)? {
+                    match tensors::stacked(&gpu, g, bytes, &parts, d)? {
+                        Some(s) => Qkv::Stacked(s),
+                        None => Qkv::Separate([
+                            m("attn_q", q_dim, d)?,
+                            m("attn_k", kv, d)?,
+                            m("attn_v", kv, d)?,
+                        ]),
+                    }
+                },
+                gate_up: {
+                    let parts = [
+                        (format!("blk.{i}.ffn_gate.weight"), ff),
+                        (format!("blk.{i}.ffn_up.weight"), ff),
+                    ];
+                    match tensors::stacked(&gpu, g, bytes, &parts, d)? {
                         Some(s) => GateUp::Stacked(s),
                         None => GateUp::Separate(m("ffn_gate", ff, d)?, m("ffn_up", ff, d)?),
                     }
@@ -275,10 +298,26 @@ impl GpuModel {
         let head_m = output.as_ref().unwrap_or(&embd);
         let mut formats: Vec<WeightFormat> = raw
             .iter()
-            .flat_map(|r| r.m.iter().chain(r.gate_up.matrices()).map(|m| m.format))
+            .flat_map(|r| {
+                let qkv: Vec<&GpuMatrix> = match &r.qkv {
+                    Qkv::Stacked(_) => Vec::new(),
+                    Qkv::Separate(ms) => ms.iter().collect(),
+                };
+                r.m.iter()
+                    .chain(qkv)
+                    .chain(r.gate_up.matrices())
+                    .map(|m| m.format)
+            })
             .collect();
         formats.push(head_m.format);
-        let kernels = Kernels::new(&gpu, &formats, embd.format).await?;
+        let qkv_formats: Vec<WeightFormat> = raw
+            .iter()
+            .filter_map(|r| match &r.qkv {
+                Qkv::Stacked(m) => Some(m.format),
+                Qkv::Separate(_) => None,
+            })
+            .collect();
+        let kernels = Kernels::new(&gpu, &formats, &qkv_formats, embd.format).await?;
         let act = Activations::new(&gpu, &c, max_ctx)?;
         let mut dims = DimsCache {
             gpu: &gpu,
@@ -325,7 +364,30 @@ impl GpuModel {
         for r in &raw {
             let kc = gpu.zeroed("k cache", max_ctx * kv)?;
             let vc = gpu.zeroed("v cache", max_ctx * kv)?;
-            let [wq, wk, wv, wo, down] = &r.m;
+            let [wo, down] = &r.m;
+            let qkv = match &r.qkv {
+                Qkv::Stacked(m) => {
+                    let dm = MatVec::dims_qkv(&gpu, q_dim, kv, d)?;
+                    let bind = kernels.matvec_qkv[&m.format].bind_qkv(
+                        &gpu,
+                        &m.buffer,
+                        &a.h,
+                        (&a.q, &kc, &vc),
+                        &dm,
+                        &a.step,
+                    );
+                    QkvIn::Stacked(Product {
+                        format: m.format,
+                        rows: m.rows,
+                        bind,
+                    })
+                }
+                Qkv::Separate([wq, wk, wv]) => QkvIn::Separate([
+                    product(wq, &a.h, &a.q, MatVecMode::Write)?,
+                    product(wk, &a.h, &kc, MatVecMode::Cache)?,
+                    product(wv, &a.h, &vc, MatVecMode::Cache)?,
+                ]),
+            };
             let ffn_in = match &r.gate_up {
                 GateUp::Stacked(m) => FfnIn::Stacked {
                     gate_up: product(m, &a.h, &a.up, MatVecMode::Write)?,
@@ -371,9 +433,7 @@ impl GpuModel {
                     &norm_dims,
                     &a.step,
                 ),
-                wq: product(wq, &a.h, &a.q, MatVecMode::Write)?,
-                wk: product(wk, &a.h, &kc, MatVecMode::Cache)?,
-                wv: product(wv, &a.h, &vc, MatVecMode::Cache)?,
+                qkv,
                 qkv_bias,
                 out_bias,
                 head_norms,
@@ -569,9 +629,14 @@ impl GpuModel {
             k.get_rows.dispatch(pass, &self.embd, c.d_model, n);
             for b in &self.blocks {
                 k.rms_norm.dispatch(pass, &b.attn_norm, n);
-                mv(pass, &b.wq, n);
-                mv(pass, &b.wk, n);
-                mv(pass, &b.wv, n);
+                match &b.qkv {
+                    QkvIn::Stacked(p) => k.matvec_qkv[&p.format].dispatch(pass, &p.bind, p.rows, n),
+                    QkvIn::Separate(ps) => {
+                        for p in ps {
+                            mv(pass, p, n);
+                        }
+                    }
+                }
                 for (bind, width) in &b.qkv_bias {
                     k.bias.dispatch(pass, bind, *width, n);
                 }

@@ -35,22 +35,21 @@ fn shaped<'a>(
     Ok(t)
 }
 
-/// Uploads matrices `names` (each `rows × cols`) as one matrix of `names.len() · rows` rows,
-/// their rows one after the other, when the file holds them all in one format the GPU
-/// reads as stored and the whole fits one buffer; `None` otherwise. One product over the
-/// stack computes every matrix's rows in one dispatch.
+/// Uploads matrices `parts` (name, rows; each `rows × cols`) as one matrix, their rows one
+/// after the other, when the file holds them all in one format the GPU reads as stored
+/// and the whole fits one buffer; `None` otherwise. One product over the stack computes
+/// every matrix's rows in one dispatch.
 pub(crate) fn stacked(
     gpu: &Gpu,
     g: &Gguf,
     bytes: &[u8],
-    names: &[String],
-    rows: usize,
+    parts: &[(String, usize)],
     cols: usize,
 ) -> Result<Option<GpuMatrix>, GpuError> {
     let mut format = None;
     let mut data = Vec::new();
-    for name in names {
-        let t = shaped(g, name, rows, cols)?;
+    for (name, rows) in parts {
+        let t = shaped(g, name, *rows, cols)?;
         let Some(f) = file_format(t.ty) else {
             return Ok(None);
         };
@@ -65,10 +64,11 @@ pub(crate) fn stacked(
     else {
         return Ok(None);
     };
+    let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
     Ok(Some(GpuMatrix {
         buffer: gpu.storage(&names.join(" + "), &data)?,
         format,
-        rows: rows * names.len(),
+        rows: parts.iter().map(|(_, r)| r).sum(),
         cols,
     }))
 }

@@ -2,8 +2,9 @@
 // and per group of TB tokens (workgroup_id.z). Each invocation decodes 8 weights at a time
 // (one `load8` unit: elements 4u..4u+3 and 16+4u..16+4u+3 of a block) and uses them for
 // TB tokens; partial sums are reduced in workgroup memory (f32 throughout).
-// Modes (bits): 1 = accumulate into out; 2 = tokens from step.first, written from row 0
-// of out (output head); 4 = write at token offset step.n_past (the KV cache).
+// Modes (bits): 2 = tokens from step.first, written from row 0 (output head); where each
+// result goes is `put` (matvec_out.wgsl: one output, mode 1 = accumulate, 4 = at token
+// offset step.n_past; matvec_out_qkv.wgsl: q, k and v rows to three outputs).
 struct Dims {
     rows: u32,
     cols: u32,
@@ -13,7 +14,6 @@ struct Dims {
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 @group(0) @binding(4) var<uniform> step: Step;
 
@@ -66,16 +66,7 @@ fn main(
     if (lid < TB && row < rows) {
         let tok = t0 + lid;
         if (tok < step.n) {
-            var o = (tok - base_tok) * rows + row;
-            if ((dims.mode & 4u) != 0u) {
-                o += step.n_past * rows;
-            }
-            let v = partial[lid * WG];
-            if ((dims.mode & 1u) != 0u) {
-                out[o] += v;
-            } else {
-                out[o] = v;
-            }
+            put(tok - base_tok, row, partial[lid * WG]);
         }
     }
 }

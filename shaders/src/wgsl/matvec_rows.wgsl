@@ -10,7 +10,6 @@ struct Dims {
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 @group(0) @binding(4) var<uniform> step: Step;
 
@@ -62,14 +61,6 @@ fn main(
     }
     }
     for (var t = 0u; t < tn; t++) {
-        var o = (t0 + t - base_tok) * rows + row;
-        if ((dims.mode & 4u) != 0u) {
-            o += step.n_past * rows;
-        }
-        if ((dims.mode & 1u) != 0u) {
-            out[o] += acc[t];
-        } else {
-            out[o] = acc[t];
-        }
+        put(t0 + t - base_tok, row, acc[t]);
     }
 }
