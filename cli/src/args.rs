@@ -58,6 +58,12 @@ pub struct ModelArgs {
     /// used when there is one, the CPU forward pass otherwise.
     #[arg(long)]
     pub gpu: bool,
+    /// The forward pass's engine: `strait` (ours: the CPU pass, or our WGSL on the GPU as
+    /// `--cpu` / `--gpu` say), `burn` (the same pass as a burn program on burn's wgpu
+    /// backend, Q4_1 through our WGSL kernel; needs a build with `--features burn-wgpu`) or
+    /// `burn-flex` (the burn program on burn's CPU backend, weights decoded to f32).
+    #[arg(long, default_value = "strait", value_parser = ["strait", "burn", "burn-flex"])]
+    pub engine: String,
     /// Activations of the CPU forward pass's quantized products: `f32` (exact up to f32
     /// rounding) or `q8` (8 bits per block of 32 and integer dot products, as llama.cpp:
     /// faster; measured on SmolLM2: KL 7e-3 nats a position, 0.4 nats on likely tokens).

@@ -2,6 +2,7 @@
 
 use crate::args::ModelArgs;
 use crate::failure::{Result, fail};
+use lm::burn::{BurnModel, BurnPromptedModel};
 use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::toy::{RandomLm, gsk_lm, gsk_vocabulary};
@@ -16,6 +17,8 @@ pub enum Source {
         model: Arc<Model>,
         /// The GPU copy of the model, when the run uses the GPU.
         gpu: Option<Box<GpuModel>>,
+        /// The burn copy of the model, when the run uses the burn engine (`--engine`).
+        burn: Option<Box<BurnModel>>,
     },
     /// `toy:gsk`: the skewed-grammar model of seed 004 over tokens `0`, `1`, EOS.
     Gsk,
@@ -44,8 +47,20 @@ impl Source {
         let mut model = Model::load(&args.model)?;
         model.set_activations(args.activations);
         let model = Arc::new(model);
+        if args.engine != "strait" {
+            let burn = open_burn(&model, &args.engine)?;
+            return Ok(Source::Real {
+                model,
+                gpu: None,
+                burn: Some(Box::new(burn)),
+            });
+        }
         let gpu = open_gpu(&model, args)?;
-        Ok(Source::Real { model, gpu })
+        Ok(Source::Real {
+            model,
+            gpu,
+            burn: None,
+        })
     }
 
     /// The vocabulary (byte string of every token) constraints are lifted over.
@@ -127,6 +142,15 @@ pub fn with_lm<R>(
 ) -> Result<R> {
     match source {
         Source::Real {
+            burn: b @ Some(_), ..
+        } => {
+            let burn = *b.take().expect("matched Some");
+            let mut lm = BurnPromptedModel::new(burn, prompt)?;
+            let r = f(&mut lm);
+            *b = Some(Box::new(lm.into_model()));
+            r
+        }
+        Source::Real {
             gpu: g @ Some(_), ..
         } => {
             let gpu = *g.take().expect("matched Some");
@@ -135,16 +159,41 @@ pub fn with_lm<R>(
             *g = Some(Box::new(lm.into_model()));
             r
         }
-        Source::Real {
-            model: m,
-            gpu: None,
-        } => {
+        Source::Real { model: m, .. } => {
             let mut lm = PromptedModel::new(m.clone(), prompt)?;
             f(&mut lm)
         }
         Source::Gsk => f(&mut gsk_lm()),
         Source::Random(seed) => f(&mut RandomLm::new(5, 4, 1, *seed)),
     }
+}
+
+/// Uploads `model` to the burn engine `engine` names (`burn`: wgpu; `burn-flex`: CPU).
+fn open_burn(model: &Arc<Model>, engine: &str) -> Result<BurnModel> {
+    let device = match engine {
+        "burn-flex" => lm::burn::flex(),
+        #[cfg(feature = "burn-wgpu")]
+        _ => match lm::burn::wgpu() {
+            Some(d) => d,
+            None => return fail("--engine burn: burn's wgpu backend found no adapter"),
+        },
+        #[cfg(not(feature = "burn-wgpu"))]
+        _ => {
+            return fail(
+                "--engine burn needs burn's wgpu backend, which this build leaves out: \
+                 rebuild with `cargo build --release -p cli --features burn-wgpu`, or use \
+                 --engine burn-flex (burn's CPU backend)",
+            );
+        }
+    };
+    let name = if engine == "burn" {
+        "burn-wgpu"
+    } else {
+        engine
+    };
+    let m = BurnModel::new(model.clone(), device, name);
+    eprintln!("strait: model on the burn engine ({name})");
+    Ok(m)
 }
 
 /// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.

@@ -12,6 +12,8 @@
 //!   [`sampler_core::LanguageModel`] with a KV cache reused by longest common prefix.
 //! - [`gpu::GpuModel`] and [`gpu::GpuPromptedModel`]: the same forward pass on wgpu with
 //!   our WGSL kernels (weights kept as the file's Q4_1/Q8_0 blocks on the GPU).
+//! - [`burn::BurnModel`] and [`burn::BurnPromptedModel`] (feature `burn`): the same forward
+//!   pass as a burn tensor program, on burn's CPU backend or (feature `burn-wgpu`) its wgpu one.
 //!
 //! # Usage
 //! ```no_run
@@ -28,6 +30,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "burn")]
+pub mod burn;
 pub mod byte_level;
 pub mod chat_template;
 pub mod config;

@@ -90,6 +90,12 @@ impl Model {
         &self.config
     }
 
+    /// The weights as the CPU forward pass reads them (for the other engines).
+    #[cfg_attr(not(feature = "burn"), allow(dead_code))]
+    pub(crate) fn weights(&self) -> &Weights {
+        &self.weights
+    }
+
     /// The tokenizer.
     pub fn tokenizer(&self) -> &Tokenizer {
         &self.tokenizer

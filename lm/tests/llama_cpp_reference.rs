@@ -676,6 +676,82 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
     (d, on_gpu.weight_bytes())
 }
 
+/// The burn engine's devices: burn's CPU backend, and its wgpu one where compiled in
+/// (feature `burn-wgpu`) and this machine has an adapter.
+fn burn_devices() -> Vec<(lm::burn::Device, &'static str)> {
+    #[allow(unused_mut)]
+    let mut d = vec![(lm::burn::flex(), "burn-flex")];
+    #[cfg(feature = "burn-wgpu")]
+    if let Some(w) = lm::burn::wgpu() {
+        d.push((w, "burn-wgpu"));
+    }
+    d
+}
+
+/// `model` on each burn device: the largest |Δ| between its logits of `tokens` and the
+/// CPU's (`cpu`).
+fn burn_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> Vec<(&'static str, f32)> {
+    let model = std::sync::Arc::new(lm::Model::from_bytes(model.bytes().to_vec()).unwrap());
+    burn_devices()
+        .into_iter()
+        .map(|(device, name)| {
+            let mut m = lm::burn::BurnModel::new(model.clone(), device, name);
+            let logits = sampler_core::block_on(m.forward(tokens, 0)).unwrap();
+            (name, max_abs_diff(cpu, &logits))
+        })
+        .collect()
+}
+
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max)
+}
+
+/// The burn engine on SmolLM2 against the CPU forward pass (the GPU tests' 0.01 logit
+/// bound): a chat prompt's logits at every position, then 8 greedy steps through the KV
+/// cache with the same tokens; Q4_1 runs through our WGSL kernel on wgpu, decoded to f32
+/// on burn's CPU backend.
+#[test]
+fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
+    let model = std::sync::Arc::new(lm::Model::from_bytes(model_bytes()).unwrap());
+    let prompt = model
+        .tokenizer()
+        .encode_prompt("Name a colour.", true)
+        .unwrap();
+    let want = model.forward(&mut model.new_cache(), &prompt, 0).unwrap();
+    let argmax = |v: &[f32]| (0..v.len()).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap() as u32;
+    for (device, name) in burn_devices() {
+        let t = std::time::Instant::now();
+        let mut b = lm::burn::BurnModel::new(model.clone(), device, name);
+        let upload = t.elapsed().as_secs_f64();
+        let got = sampler_core::block_on(b.forward(&prompt, 0)).unwrap();
+        let d = max_abs_diff(&got, &want);
+        let mut cache = model.new_cache();
+        let mut c_last = model
+            .forward(&mut cache, &prompt, prompt.len() - 1)
+            .unwrap();
+        let mut worst = 0f32;
+        let t = std::time::Instant::now();
+        for _ in 0..8 {
+            let next = argmax(&c_last);
+            let b_last = sampler_core::block_on(b.forward(&[next], 0)).unwrap();
+            c_last = model.forward(&mut cache, &[next], 0).unwrap();
+            assert_eq!(argmax(&b_last), argmax(&c_last), "{name}: greedy token");
+            worst = worst.max(max_abs_diff(&b_last, &c_last));
+        }
+        println!(
+            "# figure: {name} on SmolLM2: prompt of {} tokens max |Δlogit| {d:.2e}, 8 decode \
+             steps {worst:.2e}; upload {upload:.2} s, decode {:.1} tokens/s (debug-profile test)",
+            prompt.len(),
+            8.0 / t.elapsed().as_secs_f64()
+        );
+        assert!(d <= 0.01 && worst <= 0.01, "{name}: {d} / {worst}");
+    }
+}
+
 /// The tiny qwen2 and Llama 3 files of `lm/reference/make_arch_models.py` (written with the
 /// `gguf` PyPI package), in `target/arch-models/`: the script runs when a file is missing
 /// or is not the one the reference was made from.
@@ -802,6 +878,13 @@ fn qwen2_qwen3_and_llama3_match_llama_cpp() {
             gpu_delta < 0.01,
             "{name}: GPU logits {gpu_delta} from the CPU's"
         );
+
+        // The burn program (`lm::burn`: RoPE pairing, biases, head norms, wide heads as
+        // burn ops), against the same CPU logits and bound.
+        for (engine, d) in burn_vs_cpu(&model, &tokens, &ours) {
+            println!("# figure: {name}: {engine} vs CPU logits: max |Δ| {d:.2e}");
+            assert!(d < 0.01, "{name}: {engine} logits {d} from the CPU's");
+        }
 
         let mut mutants = vec![Mutant::OtherRopePairing, Mutant::SkipBlock(1)];
         if g.tensor("blk.0.attn_q.bias").is_some() {

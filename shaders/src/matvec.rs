@@ -108,6 +108,17 @@ impl MatVec {
         strategy: MatVecStrategy,
         output: MatVecOutput,
     ) -> Result<Self, GpuError> {
+        let src = MatVec::wgsl(format, strategy, output);
+        let label = format!("matvec {format:?} {strategy:?} {output:?}");
+        Ok(MatVec {
+            pipeline: gpu.pipeline(&label, &src).await?,
+            strategy,
+        })
+    }
+
+    /// The kernel's WGSL source (entry point `main`; bindings in [`MatVec::bind`]'s order,
+    /// dims and step as uniforms): for runtimes that compile kernels themselves (burn's).
+    pub fn wgsl(format: WeightFormat, strategy: MatVecStrategy, output: MatVecOutput) -> String {
         let body = match strategy {
             MatVecStrategy::WorkgroupPerRow => include_str!("wgsl/matvec.wgsl"),
             MatVecStrategy::InvocationPerRow => include_str!("wgsl/matvec_rows.wgsl"),
@@ -116,12 +127,7 @@ impl MatVec {
             MatVecOutput::One => include_str!("wgsl/matvec_out.wgsl"),
             MatVecOutput::Qkv => include_str!("wgsl/matvec_out_qkv.wgsl"),
         };
-        let src = format!("{}\n{}\n{}\n{}", step::WGSL, format.wgsl(), put, body);
-        let label = format!("matvec {format:?} {strategy:?} {output:?}");
-        Ok(MatVec {
-            pipeline: gpu.pipeline(&label, &src).await?,
-            strategy,
-        })
+        format!("{}\n{}\n{}\n{}", step::WGSL, format.wgsl(), put, body)
     }
 
     /// The uniform describing a `rows × cols` matrix used in `mode`.
@@ -187,14 +193,20 @@ impl MatVec {
         rows: usize,
         tokens: usize,
     ) {
-        let groups = match self.strategy {
+        let [x, y, z] = MatVec::workgroups(self.strategy, rows, tokens);
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, bind, &[]);
+        pass.dispatch_workgroups(x, y, z);
+    }
+
+    /// The workgroup grid of a product of `rows` rows for `tokens` tokens.
+    pub fn workgroups(strategy: MatVecStrategy, rows: usize, tokens: usize) -> [u32; 3] {
+        let groups = match strategy {
             MatVecStrategy::WorkgroupPerRow => rows as u32,
             MatVecStrategy::InvocationPerRow => (rows as u32).div_ceil(64),
         };
         let (x, y) = grid(groups);
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, bind, &[]);
-        pass.dispatch_workgroups(x, y, (tokens as u32).div_ceil(TOKENS_PER_GROUP).max(1));
+        [x, y, (tokens as u32).div_ceil(TOKENS_PER_GROUP).max(1)]
     }
 }
 

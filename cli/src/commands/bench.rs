@@ -24,7 +24,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 }
 
 /// Prefill and decode tokens/s of our CPU forward pass (f32 and 8-bit activations, on
-/// the thread pool), of the wgpu forward pass when there is an adapter, and of llama.cpp
+/// the thread pool), of the wgpu forward pass when there is an adapter, of the burn engine
+/// (`burn_decode`), and of llama.cpp
 /// at the same thread count when its Python binding is importable (`STRAIT_LLAMA_PYTHON`,
 /// default `python3`); then the ratios, ours over llama.cpp's.
 fn decode(args: &BenchArgs) -> Result<()> {
@@ -55,10 +56,19 @@ fn decode(args: &BenchArgs) -> Result<()> {
         }));
         ours.push((act, prefill, decode));
     }
-    match gpu_decode(&model, &prompt, args.tokens) {
-        Ok(line) => crate::stdout::line(line),
-        Err(e) => eprintln!("strait: GPU decode skipped: {e}"),
-    }
+    model.set_activations(Activations::F32);
+    let model = std::sync::Arc::new(model);
+    let wgsl = match gpu_decode(&model, &prompt, args.tokens) {
+        Ok(line) => {
+            crate::stdout::line(&line);
+            Some(line)
+        }
+        Err(e) => {
+            eprintln!("strait: GPU decode skipped: {e}");
+            None
+        }
+    };
+    burn_decode(&model, &prompt, args.tokens, &ours, wgsl.as_ref())?;
     match llama_cpp(&args.model, &prompt, args.tokens, threads) {
         Ok(line) => {
             let theirs: serde_json::Value = serde_json::from_str(&line)
@@ -135,6 +145,71 @@ fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json
         "decode_tokens": tokens,
         "decode_tok_s": tokens as f64 / decode_s,
     }))
+}
+
+/// The same measurement on the burn engine (`lm::burn`): on burn's CPU backend, and on
+/// its wgpu backend when compiled in (`--features burn-wgpu`) with an adapter; then the
+/// ratios, burn over our engine on the same hardware (our CPU pass in f32, our WGSL pass).
+fn burn_decode(
+    model: &std::sync::Arc<Model>,
+    prompt: &[u32],
+    tokens: usize,
+    ours: &[(Activations, f64, f64)],
+    wgsl: Option<&serde_json::Value>,
+) -> Result<()> {
+    #[allow(unused_mut)]
+    let mut devices = vec![(lm::burn::flex(), "burn-flex")];
+    #[cfg(feature = "burn-wgpu")]
+    match lm::burn::wgpu() {
+        Some(d) => devices.push((d, "burn-wgpu")),
+        None => eprintln!("strait: burn-wgpu decode skipped: no wgpu adapter"),
+    }
+    #[cfg(not(feature = "burn-wgpu"))]
+    eprintln!("strait: burn-wgpu decode skipped: built without `--features burn-wgpu`");
+    for (device, name) in devices {
+        let t_load = Instant::now();
+        let mut m = lm::burn::BurnModel::new(model.clone(), device, name);
+        let load_s = t_load.elapsed().as_secs_f64();
+        let (mut prefill, mut decode) = (0f64, 0f64);
+        // Best of three, as the CPU figures (the first run also compiles the kernels).
+        for _ in 0..3 {
+            m.truncate(0);
+            let t0 = Instant::now();
+            let logits = sampler_core::block_on(m.forward(prompt, prompt.len() - 1))?;
+            prefill = prefill.max(prompt.len() as f64 / t0.elapsed().as_secs_f64());
+            let mut next = argmax(&logits);
+            let t1 = Instant::now();
+            for _ in 0..tokens {
+                next = argmax(&sampler_core::block_on(m.forward(&[next], 0))?);
+            }
+            decode = decode.max(tokens as f64 / t1.elapsed().as_secs_f64());
+        }
+        crate::stdout::line(serde_json::json!({
+            "engine": name,
+            "upload_s": load_s,
+            "prompt_tokens": prompt.len(),
+            "prefill_tok_s": prefill,
+            "decode_tokens": tokens,
+            "decode_tok_s": decode,
+        }));
+        let (versus, p, d) = if name == "burn-flex" {
+            let f32_run = ours.iter().find(|o| o.0 == Activations::F32);
+            (
+                "strait-cpu (f32)",
+                f32_run.map(|o| o.1),
+                f32_run.map(|o| o.2),
+            )
+        } else {
+            let f = |k: &str| wgsl.and_then(|w| w[k].as_f64());
+            ("strait-wgpu", f("prefill_tok_s"), f("decode_tok_s"))
+        };
+        crate::stdout::line(serde_json::json!({
+            "ratio": format!("{name} / {versus}"),
+            "prefill": p.map(|p| prefill / p),
+            "decode": d.map(|d| decode / d),
+        }));
+    }
+    Ok(())
 }
 
 fn argmax(row: &[f32]) -> u32 {

@@ -19,8 +19,12 @@ mod weights;
 pub use kernels::{Activations, Kernels};
 pub use kv_cache::{KvCache, PAGE};
 pub(crate) use ops::log_softmax;
+#[cfg(feature = "burn")]
+pub(crate) use ops::rope_angles;
 pub use parallel::{map as parallel_map, run as run_on_pool, set_threads, threads};
 pub use pause::{NoPause, Pause};
+#[cfg(feature = "burn")]
+pub(crate) use weights::Matrix;
 pub(crate) use weights::Weights;
 
 use crate::config::LlamaConfig;
@@ -114,7 +118,13 @@ pub(crate) async fn forward_batch(
 
 /// The context and vocabulary checks of a run of `tokens` after `cache`.
 fn check(c: &LlamaConfig, cache: &KvCache, tokens: &[TokenId]) -> Result<(), LmError> {
-    let total = cache.len + tokens.len();
+    check_run(c, cache.len, tokens)
+}
+
+/// The context and vocabulary checks of a run of `tokens` after `past` positions (every
+/// engine's).
+pub(crate) fn check_run(c: &LlamaConfig, past: usize, tokens: &[TokenId]) -> Result<(), LmError> {
+    let total = past + tokens.len();
     if total > c.context_length {
         return Err(LmError(format!(
             "context of {total} tokens exceeds the model's context of {}",

@@ -46,6 +46,35 @@ impl Matrix {
         })
     }
 
+    /// Columns (the input width of the product).
+    #[cfg_attr(not(feature = "burn"), allow(dead_code))]
+    pub(crate) fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The whole matrix decoded to f32, row-major (for engines that multiply floats).
+    #[cfg_attr(not(feature = "burn"), allow(dead_code))]
+    pub(crate) fn to_f32(&self, bytes: &[u8]) -> Vec<f32> {
+        let (ty, raw) = match self.data(bytes) {
+            WeightData::F32(v) => return v.to_vec(),
+            WeightData::Q4_1(b) => (GgmlType::Q4_1, b),
+            WeightData::Q8_0(b) => (GgmlType::Q8_0, b),
+            WeightData::Decoded(ty, b) => (ty, b),
+        };
+        let mut out = vec![0f32; raw.len() / ty.block_bytes() * ty.block_len()];
+        ty.dequantize(raw, &mut out);
+        out
+    }
+
+    /// The matrix's Q4_1 blocks, when it runs as Q4_1 (stored so, or Q4_0 rewritten).
+    #[cfg(feature = "burn-wgpu")]
+    pub(crate) fn q4_1_blocks<'a>(&'a self, bytes: &'a [u8]) -> Option<&'a [u8]> {
+        match self.data(bytes) {
+            WeightData::Q4_1(b) => Some(b),
+            _ => None,
+        }
+    }
+
     pub(crate) fn data<'a>(&'a self, bytes: &'a [u8]) -> WeightData<'a> {
         if let Some(b) = &self.as_q4_1 {
             return WeightData::Q4_1(b);

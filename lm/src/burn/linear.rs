@@ -1,0 +1,65 @@
+//! A weight matrix as the burn program multiplies by it: f32 on the device, or (wgpu)
+//! the file's Q4_1 blocks for our custom kernel.
+
+use crate::forward::Matrix;
+use burn_tensor::{DType, Device, Tensor, TensorData};
+
+/// `y = x · Wᵀ` for a `rows × cols` matrix `W` of the file.
+#[derive(Debug)]
+pub(super) enum Linear {
+    /// `Wᵀ` as a contiguous `cols × rows` f32 tensor (so the product is `x.matmul(w)`).
+    Dense(Tensor<2>),
+    /// The file's Q4_1 blocks in a wgpu buffer, multiplied by our WGSL kernel.
+    #[cfg(feature = "burn-wgpu")]
+    Q4_1(super::custom::Q4_1Matrix),
+}
+
+impl Linear {
+    /// Uploads matrix `m` (`rows × cols`) of the model to `device`; Q4_1 stays quantized
+    /// when `quantized` (the wgpu backend) and the file stores it so.
+    pub(super) fn upload(m: &Matrix, bytes: &[u8], device: &Device, quantized: bool) -> Self {
+        #[cfg(feature = "burn-wgpu")]
+        if quantized && let Some(blocks) = m.q4_1_blocks(bytes) {
+            return Linear::Q4_1(super::custom::Q4_1Matrix::upload(device, blocks, m.cols()));
+        }
+        let _ = quantized;
+        let cols = m.cols();
+        let w = m.to_f32(bytes);
+        let rows = w.len() / cols;
+        Linear::Dense(floats(transpose(&w, rows, cols), [cols, rows], device))
+    }
+
+    /// `x · Wᵀ` for `x` of shape `[n, cols]`: shape `[n, rows]`.
+    pub(super) fn apply(&self, x: Tensor<2>) -> Tensor<2> {
+        match self {
+            Linear::Dense(w) => x.matmul(w.clone()),
+            #[cfg(feature = "burn-wgpu")]
+            Linear::Q4_1(m) => m.apply(x),
+        }
+    }
+}
+
+/// Row-major `rows × cols` to row-major `cols × rows`.
+fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0f32; w.len()];
+    for (r, row) in w.chunks_exact(cols).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            t[c * rows + r] = v;
+        }
+    }
+    t
+}
+
+/// An f32 tensor of `shape` holding `values` (row-major).
+pub(super) fn floats<const D: usize>(
+    values: Vec<f32>,
+    shape: [usize; D],
+    device: &Device,
+) -> Tensor<D> {
+    Tensor::from_data(TensorData::new(values, shape), (device, DType::F32))
+}
+
+/// A vector of the model as a 1-D f32 tensor.
+pub(super) fn vector(v: &[f32], device: &Device) -> Tensor<1> {
+    floats(v.to_vec(), [v.len()], device)
+}

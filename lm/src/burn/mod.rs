@@ -1,0 +1,46 @@
+//! The llama forward pass as a burn tensor program: a third engine beside the CPU forward
+//! pass ([`crate::forward`], the reference) and our WGSL one ([`crate::gpu`]), on any burn
+//! [`Device`] — burn's `flex` CPU backend (feature `burn`), or its wgpu backend (feature
+//! `burn-wgpu`: WGSL through naga, natively Vulkan/Metal/DX12, lavapipe without a GPU).
+//!
+//! burn's own ops do the block (RMSNorm, RoPE, grouped-query attention, SwiGLU, the
+//! products over f32 weights). Q4_1 matrices on wgpu stay quantized: burn's quantized
+//! tensors have no per-block minimum, so they run through our Q4_1 WGSL product launched
+//! as a burn custom kernel ([`custom`], feature `burn-wgpu`); elsewhere they are decoded
+//! to f32 once at load.
+//!
+//! # Key types
+//! - [`BurnModel`]: the weights on a burn device and one KV cache; `forward` runs tokens
+//!   after the cache and returns their logits.
+//! - [`BurnPromptedModel`]: a [`BurnModel`] holding a prompt, the samplers'
+//!   [`sampler_core::LanguageModel`], its cache reused by longest common prefix as the
+//!   other engines' are.
+//! - [`flex`] and [`wgpu`]: the two devices.
+
+#[cfg(feature = "burn-wgpu")]
+pub mod custom;
+mod linear;
+mod model;
+mod prompted;
+
+pub use burn_tensor::Device;
+pub use model::BurnModel;
+pub use prompted::BurnPromptedModel;
+
+/// burn's `flex` CPU backend (native and wasm).
+pub fn flex() -> Device {
+    Device::flex()
+}
+
+/// burn's wgpu backend on its default adapter, or `None` when this machine has none (no
+/// GPU and no software Vulkan driver).
+#[cfg(feature = "burn-wgpu")]
+pub fn wgpu() -> Option<Device> {
+    use burn_tensor::{DeviceKind, DeviceType};
+    // Listing the adapters first: creating a device without one panics inside burn.
+    Device::enumerate(DeviceType::Wgpu).into_vec().first()?;
+    Some(Device::wgpu(DeviceKind::DefaultDevice))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+//! The burn program against the CPU forward pass on tiny random models of every tensor
+//! type (the real SmolLM2 and the qwen2/qwen3/Llama 3 files: `tests/llama_cpp_reference.rs`).
+
+use super::{BurnModel, BurnPromptedModel, Device};
+use crate::gguf::GgmlType as T;
+use crate::test_gguf::{tiny_llama, tiny_llama_typed};
+use crate::{Model, PromptedModel};
+use sampler_core::{LanguageModel, block_on};
+use std::sync::Arc;
+
+/// The devices to test on: burn's CPU backend, and its wgpu one where it is compiled in
+/// and this machine has an adapter.
+pub(crate) fn devices() -> Vec<(Device, &'static str)> {
+    #[allow(unused_mut)]
+    let mut d = vec![(super::flex(), "burn-flex")];
+    #[cfg(feature = "burn-wgpu")]
+    if let Some(w) = super::wgpu() {
+        d.push((w, "burn-wgpu"));
+    }
+    d
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// The GPU tests' bound on logits (`tests/gpu_forward.rs`): f32 sums in another order.
+const LOGIT_TOLERANCE: f32 = 0.01;
+
+#[test]
+fn every_tensor_type_matches_the_cpu_forward_and_a_wrong_position_is_caught() {
+    let mixes: [&[T]; 3] = [
+        &[
+            T::Q8_0,
+            T::Q4_0,
+            T::Q5_0,
+            T::Q5_1,
+            T::Bf16,
+            T::F16,
+            T::F32,
+            T::Q4_1,
+        ],
+        &[
+            T::Q6K,
+            T::Q2K,
+            T::Q3K,
+            T::Q4K,
+            T::Q5K,
+            T::Q6K,
+            T::Q4_1,
+            T::Q8_0,
+        ],
+        &[T::Q4_1],
+    ];
+    let tokens = [2, 3, 6, 5, 7, 4];
+    let mut mutant = 0f32;
+    for types in mixes {
+        let model = Arc::new(Model::from_bytes(tiny_llama_typed(256, types)).unwrap());
+        let want = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
+        for (device, name) in devices() {
+            let mut b = BurnModel::new(model.clone(), device, name);
+            // All at once, then a prefix and the rest one by one through the cache.
+            let all = block_on(b.forward(&tokens, 0)).unwrap();
+            let d = max_diff(&all, &want);
+            assert!(d <= LOGIT_TOLERANCE, "{name} {types:?}: {d}");
+            b.truncate(0);
+            let mut steps = block_on(b.forward(&tokens[..2], 0)).unwrap();
+            for &t in &tokens[2..] {
+                steps.extend(block_on(b.forward(&[t], 0)).unwrap());
+            }
+            let d = max_diff(&steps, &want);
+            assert!(d <= LOGIT_TOLERANCE, "{name} {types:?} step by step: {d}");
+            assert_eq!(b.cached(), tokens.len());
+            // The mutant: a position off by one (the cache one short).
+            b.truncate(tokens.len() - 2);
+            let off = block_on(b.forward(&tokens[tokens.len() - 1..], 0)).unwrap();
+            let v = model.config().vocab_size;
+            mutant = mutant.max(max_diff(&off, &want[want.len() - v..]));
+        }
+    }
+    // It moves the logits far past the bound (in the mixed files; the Q4_1-only one's
+    // random weights barely attend).
+    assert!(mutant > 10.0 * LOGIT_TOLERANCE, "mutant {mutant}");
+}
+
+#[test]
+fn the_prompted_model_matches_the_cpu_one_and_reuses_its_cache() {
+    let model = Arc::new(Model::from_bytes(tiny_llama()).unwrap());
+    let prompt = vec![1, 2, 3];
+    for (device, name) in devices() {
+        let mut b =
+            BurnPromptedModel::new(BurnModel::new(model.clone(), device, name), prompt.clone())
+                .unwrap();
+        let mut c = PromptedModel::new(model.clone(), prompt.clone()).unwrap();
+        for p in [&[][..], &[4], &[4, 5], &[4, 6], &[4, 6], &[7]] {
+            let got = block_on(b.logprobs(p)).unwrap();
+            let want = block_on(c.logprobs(p)).unwrap();
+            let d = got
+                .iter()
+                .zip(&want)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            // Log-softmax shifts every logit by one log-sum-exp: twice the logit bound.
+            assert!(d <= 2.0 * LOGIT_TOLERANCE as f64, "{name} {p:?}: {d}");
+            assert_eq!(b.forward_tokens(), c.forward_tokens(), "{name} {p:?}");
+            assert_eq!(b.cached_len(), prompt.len() + p.len());
+        }
+        assert_eq!(b.eos(), model.tokenizer().eos());
+        assert_eq!(b.vocab_size(), model.config().vocab_size);
+        let e = block_on(b.logprobs(&[99])).unwrap_err();
+        assert!(e.0.contains("outside the vocabulary"), "{e}");
+        let long = vec![1; model.config().context_length];
+        let e = block_on(b.logprobs(&long)).unwrap_err();
+        assert!(e.0.contains("exceeds the model's context"), "{e}");
+        // After refused calls the model still answers, and correctly.
+        let got = block_on(b.logprobs(&[4])).unwrap();
+        let want = block_on(c.logprobs(&[4])).unwrap();
+        assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() <= 0.02));
+        let m = b.into_model();
+        let e = BurnPromptedModel::new(m, Vec::new()).unwrap_err();
+        assert!(e.0.contains("empty"), "{e}");
+    }
+}
