@@ -1,6 +1,7 @@
-//! Our Q4_1 matrix-vector WGSL kernel (`shaders`' [`MatVec`]) as a burn custom kernel on
-//! burn's wgpu backend: burn's quantized tensors have no per-block minimum, so Q4_1 cannot
-//! be a burn quantized tensor, and decoding it to f32 would take 6.4× its memory.
+//! Our quantized matrix-vector WGSL kernels (`shaders`' [`MatVec`], one per GGUF block
+//! format) as burn custom kernels on burn's wgpu backend: burn's quantized tensors are
+//! symmetric with no per-block minimum (so Q4_1, Q5_1 and the K-quants' offsets do not
+//! fit them), and decoding a matrix to f32 would take 3.8× (Q8_0) to 6.4× (Q4_1) its memory.
 //!
 //! The kernel is launched through burn's cubecl runtime as a precompiled WGSL kernel: the
 //! input is a burn tensor's buffer, the output a new buffer wrapped as a burn tensor, so
@@ -10,13 +11,14 @@
 //! dispatch: every binding of the kernel (its two uniforms too) is declared
 //! `read_write` here, as cubecl's own kernels declare theirs.
 
+use crate::gguf::GgmlType;
 use burn_cubecl::cubecl::ir::{UIntKind, metadata::Info, settings::Dim3};
 use burn_cubecl::cubecl::prelude::*;
 use burn_cubecl::cubecl::server::{Handle, KernelArguments};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeDevice};
-use burn_tensor::{DType, Device, Shape, Tensor};
+use burn_tensor::{DType, Device, DeviceKind, Shape, Tensor};
 use shaders::{MatVec, MatVecOutput, MatVecStrategy, WeightFormat};
 
 /// Whether `device` is one of burn's cubecl devices (its wgpu backend here).
@@ -36,24 +38,24 @@ fn client_of(device: &Device) -> (Client, CubeDevice) {
 
 /// Which of the two kernel forms runs: one invocation per row on a CPU adapter
 /// (lavapipe, SwiftShader), a workgroup per row on a GPU, as our own engine chooses.
-fn strategy(client: &Client) -> MatVecStrategy {
-    let name = format!("{:?}", client.properties().hardware);
-    if name.contains("Cpu") || std::env::var_os("STRAIT_BURN_ROWS").is_some() {
+fn strategy(device: &Device) -> MatVecStrategy {
+    if *device == Device::wgpu(DeviceKind::Cpu) {
         MatVecStrategy::InvocationPerRow
     } else {
         MatVecStrategy::WorkgroupPerRow
     }
 }
 
-/// The Q4_1 product's WGSL, as a cubecl kernel that brings its own source.
+/// A format's product in WGSL, as a cubecl kernel that brings its own source.
 #[derive(Debug, Clone)]
-struct Q4_1Kernel {
+struct MatVecKernel {
+    format: WeightFormat,
     strategy: MatVecStrategy,
 }
 
-impl KernelMetadata for Q4_1Kernel {
+impl KernelMetadata for MatVecKernel {
     fn id(&self) -> KernelId {
-        KernelId::new::<Self>().info(self.strategy == MatVecStrategy::InvocationPerRow)
+        KernelId::new::<Self>().info((self.format, self.strategy))
     }
 
     fn address_type(&self) -> ElemType {
@@ -61,7 +63,7 @@ impl KernelMetadata for Q4_1Kernel {
     }
 }
 
-impl CubeKernel for Q4_1Kernel {
+impl CubeKernel for MatVecKernel {
     fn define(&self) -> KernelDefinition {
         // Never compiled: `source` stands in for it.
         let settings =
@@ -74,7 +76,7 @@ impl CubeKernel for Q4_1Kernel {
     }
 
     fn source(&self) -> Option<PrecompiledSource> {
-        let src = MatVec::wgsl(WeightFormat::Q4_1, self.strategy, MatVecOutput::One)
+        let src = MatVec::wgsl(self.format, self.strategy, MatVecOutput::One)
             .replace("var<uniform>", "var<storage, read_write>")
             .replace("var<storage, read>", "var<storage, read_write>");
         Some(PrecompiledSource {
@@ -85,8 +87,8 @@ impl CubeKernel for Q4_1Kernel {
     }
 }
 
-/// A `rows × cols` Q4_1 matrix in a buffer of burn's wgpu runtime.
-pub(crate) struct Q4_1Matrix {
+/// A `rows × cols` matrix of quantized blocks in a buffer of burn's wgpu runtime.
+pub(crate) struct QuantMatrix {
     client: Client,
     device: CubeDevice,
     blocks: Handle,
@@ -94,21 +96,29 @@ pub(crate) struct Q4_1Matrix {
     dims: Handle,
     rows: usize,
     cols: usize,
-    kernel: Q4_1Kernel,
+    kernel: MatVecKernel,
 }
 
-impl Q4_1Matrix {
-    /// Uploads the file's blocks of a matrix of `cols` columns.
-    pub(crate) fn upload(device: &Device, blocks: &[u8], cols: usize) -> Self {
+impl QuantMatrix {
+    /// Uploads the blocks (`ty`, read by `format`'s decoder) of a matrix of `cols` columns.
+    pub(crate) fn upload(
+        device: &Device,
+        format: WeightFormat,
+        ty: GgmlType,
+        blocks: &[u8],
+        cols: usize,
+    ) -> Self {
+        let strategy = strategy(device);
         let (client, device) = client_of(device);
-        let rows = blocks.len() / (cols / 32 * 20);
+        let rows = blocks.len() / (cols / ty.block_len() * ty.block_bytes());
         let dims = words(&[rows as u32, cols as u32, 0, 0]);
-        Q4_1Matrix {
-            blocks: client.create_from_slice(blocks),
+        // Storage is read as u32 words: a whole number of them.
+        let mut padded = blocks.to_vec();
+        padded.resize(blocks.len().div_ceil(4) * 4, 0);
+        QuantMatrix {
+            blocks: client.create_from_slice(&padded),
             dims: client.create_from_slice(&dims),
-            kernel: Q4_1Kernel {
-                strategy: strategy(&client),
-            },
+            kernel: MatVecKernel { format, strategy },
             client,
             device,
             rows,
@@ -119,10 +129,10 @@ impl Q4_1Matrix {
     /// `x · Wᵀ` for `x` of shape `[n, cols]` on the same device: `[n, rows]`.
     pub(crate) fn apply(&self, x: Tensor<2>) -> Tensor<2> {
         let [n, cols] = x.dims();
-        assert_eq!(cols, self.cols, "Q4_1 product: input width");
+        assert_eq!(cols, self.cols, "quantized product: input width");
         let x = into_contiguous(
             x.try_into_primitive::<CubeBackend>()
-                .expect("a Q4_1 matrix multiplies tensors of its own wgpu device"),
+                .expect("a quantized matrix multiplies tensors of its own wgpu device"),
         );
         let out = self.client.empty(n * self.rows * 4);
         // The kernel's `Step`: n tokens, none cached, all wanted.
@@ -148,9 +158,10 @@ impl Q4_1Matrix {
     }
 }
 
-impl std::fmt::Debug for Q4_1Matrix {
+impl std::fmt::Debug for QuantMatrix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Q4_1Matrix")
+        f.debug_struct("QuantMatrix")
+            .field("format", &self.kernel.format)
             .field("rows", &self.rows)
             .field("cols", &self.cols)
             .finish_non_exhaustive()

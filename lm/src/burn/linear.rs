@@ -1,5 +1,5 @@
 //! A weight matrix as the burn program multiplies by it: f32 on the device, or (wgpu)
-//! the file's Q4_1 blocks for our custom kernel.
+//! the file's quantized blocks for our custom kernel.
 
 use crate::forward::Matrix;
 use burn_tensor::{DType, Device, Tensor, TensorData};
@@ -9,18 +9,27 @@ use burn_tensor::{DType, Device, Tensor, TensorData};
 pub(super) enum Linear {
     /// `Wᵀ` as a contiguous `cols × rows` f32 tensor (so the product is `x.matmul(w)`).
     Dense(Tensor<2>),
-    /// The file's Q4_1 blocks in a wgpu buffer, multiplied by our WGSL kernel.
+    /// The file's quantized blocks in a wgpu buffer, multiplied by our WGSL kernel.
     #[cfg(feature = "burn-wgpu")]
-    Q4_1(super::custom::Q4_1Matrix),
+    Quantized(super::custom::QuantMatrix),
 }
 
 impl Linear {
-    /// Uploads matrix `m` (`rows × cols`) of the model to `device`; Q4_1 stays quantized
-    /// when `quantized` (the wgpu backend) and the file stores it so.
+    /// Uploads matrix `m` (`rows × cols`) of the model to `device`: as the file's blocks
+    /// when `quantized` (the wgpu backend) and the matrix is not F32, else decoded to f32.
     pub(super) fn upload(m: &Matrix, bytes: &[u8], device: &Device, quantized: bool) -> Self {
         #[cfg(feature = "burn-wgpu")]
-        if quantized && let Some(blocks) = m.q4_1_blocks(bytes) {
-            return Linear::Q4_1(super::custom::Q4_1Matrix::upload(device, blocks, m.cols()));
+        if quantized
+            && let Some((ty, blocks)) = m.blocks(bytes)
+            && let Some(format) = crate::gpu::tensors::file_format(ty)
+        {
+            return Linear::Quantized(super::custom::QuantMatrix::upload(
+                device,
+                format,
+                ty,
+                blocks,
+                m.cols(),
+            ));
         }
         let _ = quantized;
         let cols = m.cols();
@@ -34,7 +43,7 @@ impl Linear {
         match self {
             Linear::Dense(w) => x.matmul(w.clone()),
             #[cfg(feature = "burn-wgpu")]
-            Linear::Q4_1(m) => m.apply(x),
+            Linear::Quantized(m) => m.apply(x),
         }
     }
 }

@@ -3,11 +3,12 @@
 //! [`Device`] — burn's `flex` CPU backend (feature `burn`), or its wgpu backend (feature
 //! `burn-wgpu`: WGSL through naga, natively Vulkan/Metal/DX12, lavapipe without a GPU).
 //!
-//! burn's own ops do the block (RMSNorm, RoPE, grouped-query attention, SwiGLU, the
-//! products over f32 weights). Q4_1 matrices on wgpu stay quantized: burn's quantized
-//! tensors have no per-block minimum, so they run through our Q4_1 WGSL product launched
-//! as a burn custom kernel ([`custom`], feature `burn-wgpu`); elsewhere they are decoded
-//! to f32 once at load.
+//! burn's own ops do the block (RMSNorm, RoPE, grouped-query attention, SwiGLU, and the
+//! products over f32 weights). On wgpu the quantized matrices stay as the file's blocks:
+//! burn's quantized tensors are symmetric with no per-block minimum, so Q4_1 (and Q5_1,
+//! the K-quants) cannot be burn tensors; they run through our WGSL products (`shaders`'
+//! `MatVec`, one decoder per format) launched as burn custom kernels ([`custom`], feature
+//! `burn-wgpu`). On the CPU backend every matrix is decoded to f32 once, at load.
 //!
 //! # Key types
 //! - [`BurnModel`]: the weights on a burn device and one KV cache; `forward` runs tokens
@@ -32,14 +33,17 @@ pub fn flex() -> Device {
     Device::flex()
 }
 
-/// burn's wgpu backend on its default adapter, or `None` when this machine has none (no
-/// GPU and no software Vulkan driver).
+/// burn's wgpu backend on the first adapter burn lists (GPUs before CPU adapters such as
+/// lavapipe), or `None` when this machine has none (no GPU and no software Vulkan driver).
+/// The device names its adapter's kind, which picks the kernels' form (`custom`).
 #[cfg(feature = "burn-wgpu")]
 pub fn wgpu() -> Option<Device> {
-    use burn_tensor::{DeviceKind, DeviceType};
+    use burn_tensor::DeviceType;
     // Listing the adapters first: creating a device without one panics inside burn.
-    Device::enumerate(DeviceType::Wgpu).into_vec().first()?;
-    Some(Device::wgpu(DeviceKind::DefaultDevice))
+    Device::enumerate(DeviceType::Wgpu)
+        .into_vec()
+        .into_iter()
+        .next()
 }
 
 #[cfg(test)]

@@ -47,9 +47,9 @@ pub struct BurnModel {
 }
 
 impl BurnModel {
-    /// Uploads `model`'s weights to `device` (named `label` in messages): Q4_1 matrices
-    /// stay quantized where `device` is wgpu (feature `burn-wgpu`), every other matrix is
-    /// decoded to f32 once.
+    /// Uploads `model`'s weights to `device` (named `label` in messages): quantized
+    /// matrices stay as the file's blocks where `device` is wgpu (feature `burn-wgpu`);
+    /// otherwise every matrix is decoded to f32 once.
     pub fn new(model: Arc<Model>, device: Device, label: &str) -> Self {
         let quantized = is_wgpu(&device);
         let bytes = model.bytes();
@@ -217,7 +217,7 @@ impl BurnModel {
     }
 }
 
-/// Whether `device` is burn's wgpu backend (where Q4_1 runs through our kernel).
+/// Whether `device` is burn's wgpu backend (where quantized matrices run through our kernels).
 fn is_wgpu(device: &Device) -> bool {
     #[cfg(feature = "burn-wgpu")]
     {

@@ -66,12 +66,15 @@ impl Matrix {
         out
     }
 
-    /// The matrix's Q4_1 blocks, when it runs as Q4_1 (stored so, or Q4_0 rewritten).
+    /// The matrix's quantized blocks and their type, as the products read them (Q4_0
+    /// rewritten as Q4_1); `None` for F32.
     #[cfg(feature = "burn-wgpu")]
-    pub(crate) fn q4_1_blocks<'a>(&'a self, bytes: &'a [u8]) -> Option<&'a [u8]> {
+    pub(crate) fn blocks<'a>(&'a self, bytes: &'a [u8]) -> Option<(GgmlType, &'a [u8])> {
         match self.data(bytes) {
-            WeightData::Q4_1(b) => Some(b),
-            _ => None,
+            WeightData::F32(_) => None,
+            WeightData::Q4_1(b) => Some((GgmlType::Q4_1, b)),
+            WeightData::Q8_0(b) => Some((GgmlType::Q8_0, b)),
+            WeightData::Decoded(ty, b) => Some((ty, b)),
         }
     }
 

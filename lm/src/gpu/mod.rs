@@ -19,7 +19,7 @@ mod kernels;
 mod masked_decode;
 mod model;
 mod prompted;
-mod tensors;
+pub(crate) mod tensors;
 
 pub use masked_decode::{
     DecodeMask, DecodedToken, Decoding, MaskedDecoder, masked_decode_reference,

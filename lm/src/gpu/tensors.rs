@@ -104,7 +104,7 @@ pub(crate) fn matrix(
 }
 
 /// The GPU format that reads a tensor of type `ty` as the file stores it, if any.
-fn file_format(ty: GgmlType) -> Option<WeightFormat> {
+pub(crate) fn file_format(ty: GgmlType) -> Option<WeightFormat> {
     Some(match ty {
         GgmlType::Q4_1 => WeightFormat::Q4_1,
         GgmlType::Q8_0 => WeightFormat::Q8_0,
