@@ -125,3 +125,71 @@ fn the_prompted_model_matches_the_cpu_one_and_reuses_its_cache() {
         assert!(e.0.contains("empty"), "{e}");
     }
 }
+
+/// Each format's WGSL product as a burn custom kernel, one matrix at a time, against the
+/// f64 product with the CPU's dequantized rows (`quant`'s decoders), for 1 and 5 vectors.
+#[cfg(feature = "burn-wgpu")]
+#[test]
+fn custom_kernels_match_the_dequantized_product() {
+    use super::linear::{Linear, floats};
+    let Some(device) = super::wgpu() else {
+        eprintln!("no wgpu adapter: skipped");
+        return;
+    };
+    let mixes: [&[T]; 2] = [
+        &[T::Q8_0, T::Q4_0, T::Q5_0, T::Q5_1, T::Bf16, T::F16, T::Q4_1],
+        &[T::Q6K, T::Q2K, T::Q3K, T::Q4K, T::Q5K],
+    ];
+    let mut seen = std::collections::HashSet::new();
+    for types in mixes {
+        let model = Model::from_bytes(tiny_llama_typed(256, types)).unwrap();
+        let bytes = model.bytes();
+        let w = model.weights();
+        let matrices = w
+            .layers
+            .iter()
+            .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down])
+            .chain([&w.output]);
+        for m in matrices {
+            let Some((ty, _)) = m.blocks(bytes) else {
+                continue;
+            };
+            seen.insert(ty);
+            let lin = Linear::upload(m, bytes, &device, true);
+            assert!(
+                matches!(lin, Linear::Quantized(_)),
+                "{ty:?} stays quantized"
+            );
+            let w = m.to_f32(bytes);
+            let cols = m.cols();
+            let rows = w.len() / cols;
+            for n in [1, 5] {
+                let x: Vec<f32> = (0..n * cols)
+                    .map(|i| ((i * 7919) % 257) as f32 / 128.0 - 1.0)
+                    .collect();
+                let got = block_on(
+                    lin.apply(floats(x.clone(), [n, cols], &device))
+                        .into_data_async(),
+                )
+                .unwrap()
+                .convert::<f32>()
+                .try_to_vec::<f32>()
+                .unwrap();
+                for t in 0..n {
+                    for r in 0..rows {
+                        let (mut want, mut mag) = (0f64, 0f64);
+                        for c in 0..cols {
+                            let p = w[r * cols + c] as f64 * x[t * cols + c] as f64;
+                            want += p;
+                            mag += p.abs();
+                        }
+                        let d = (got[t * rows + r] as f64 - want).abs();
+                        assert!(d <= 1e-5 * mag + 1e-6, "{ty:?} n={n} t={t} row {r}: {d}");
+                    }
+                }
+            }
+        }
+    }
+    // Every quantized type (Q4_0 runs as Q4_1 blocks).
+    assert_eq!(seen.len(), 11, "{seen:?}");
+}
