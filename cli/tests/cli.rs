@@ -395,6 +395,77 @@ fn gpu_and_cpu_scores_agree() {
     assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
 }
 
+/// `--engine`: the burn program (burn's CPU backend always; its wgpu backend when built
+/// with `--features burn-wgpu`) scores and samples as our engine does; without the
+/// feature, `--engine burn` says how to get it. (CARS draws a few dozen tokens here; a
+/// sampler that draws thousands, as ARS on this prompt, may land one draw within the
+/// engines' 1e-4 of a boundary and part ways, as `--cpu` and `--gpu` do.)
+#[test]
+fn the_burn_engines_score_and_sample_as_ours() {
+    let score = |engine: &str| {
+        lines(&strait(&[
+            "score",
+            "--model",
+            MODEL,
+            "--engine",
+            engine,
+            "--prompt",
+            "The capital of France is",
+            "--text",
+            " Paris.",
+        ]))
+        .remove(0)
+    };
+    let sample = |engine: &str| {
+        let out = lines(&strait(&[
+            "sample",
+            "--model",
+            MODEL,
+            "--engine",
+            engine,
+            "--prompt",
+            "Name a colour.",
+            "--chat",
+            "--regex",
+            "(red|green|blue|yellow)",
+            "--method",
+            "cars",
+            "--n",
+            "3",
+            "--seed",
+            "7",
+        ]));
+        out.iter().map(|l| l["text"].clone()).collect::<Vec<_>>()
+    };
+    let ours = score("strait");
+    let mut engines = vec!["burn-flex"];
+    if cfg!(feature = "burn-wgpu") {
+        engines.push("burn");
+    } else {
+        let e = error(&strait(&[
+            "score", "--model", MODEL, "--engine", "burn", "--prompt", "a", "--text", "b",
+        ]));
+        assert!(
+            e.contains("--features burn-wgpu") && e.contains("burn-flex"),
+            "{e}"
+        );
+    }
+    for engine in engines {
+        let theirs = score(engine);
+        assert_eq!(ours["tokens"], theirs["tokens"], "{engine}");
+        let (a, b) = (
+            ours["logp"].as_f64().unwrap(),
+            theirs["logp"].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() < 1e-3, "{engine}: ours {a}, theirs {b}");
+        assert_eq!(
+            sample("strait"),
+            sample(engine),
+            "{engine}: same seed, same samples"
+        );
+    }
+}
+
 /// `p-gcd-smc` distils its HMM (progress notes in the event stream), then prints each
 /// run's particles with normalized weights and a run index; a context-free grammar and
 /// a zero-state HMM are refused with one line.

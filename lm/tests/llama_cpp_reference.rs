@@ -744,7 +744,7 @@ fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
         }
         println!(
             "# figure: {name} on SmolLM2: prompt of {} tokens max |Δlogit| {d:.2e}, 8 decode \
-             steps {worst:.2e}; upload {upload:.2} s, decode {:.1} tokens/s (debug-profile test)",
+             steps {worst:.2e}; upload {upload:.2} s, decode {:.1} tokens/s (in this test's build profile)",
             prompt.len(),
             8.0 / t.elapsed().as_secs_f64()
         );
