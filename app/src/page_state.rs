@@ -51,8 +51,12 @@ pub fn model_url() -> String {
         .unwrap_or_else(|| DEFAULT_MODEL_URL.to_string())
 }
 
-/// The backend asked for by `?backend=auto|webgpu|cpu` (default `auto`).
+/// The backend asked for by `?backend=auto|webgpu|cpu` (default `auto`), or the burn
+/// engine by `?engine=burn`.
 pub fn backend_choice() -> Choice {
+    if query_param("engine").is_some_and(|e| e == "burn") {
+        return Choice::Burn;
+    }
     query_param("backend")
         .and_then(|b| Choice::parse(&b))
         .unwrap_or(Choice::Auto)

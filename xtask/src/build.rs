@@ -19,13 +19,23 @@ pub struct Page {
 
 /// Builds the page into `dist/` and links the model under `dist/models/`.
 pub fn build_page(tools: &Tools) -> Result<Page> {
+    build_variant(tools, false)
+}
+
+/// Builds the page, or with `burn` the page with the burn engine (`?engine=burn`, the
+/// app's `burn-engine` feature) into `dist-burn/`.
+pub fn build_variant(tools: &Tools, burn: bool) -> Result<Page> {
     let root = root();
-    let dist = root.join("dist");
+    let dist = root.join(if burn { "dist-burn" } else { "dist" });
     let t0 = Instant::now();
+    let mut trunk = Command::new(&tools.trunk);
+    trunk.args(["build", "--release", "--offline"]);
+    if burn {
+        trunk.args(["--features", "burn-engine", "--dist", "dist-burn"]);
+    }
     // trunk must find our wasm-bindgen in PATH: its own download goes to GitHub.
     util::run(
-        Command::new(&tools.trunk)
-            .args(["build", "--release", "--offline"])
+        trunk
             .current_dir(&root)
             .env("PATH", util::path_with_tools()),
     )?;

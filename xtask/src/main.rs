@@ -4,7 +4,8 @@
 //!   target, trunk and wasm-bindgen-cli at the versions the lockfile needs, and the
 //!   end-to-end test's npm packages. Idempotent: whatever is present at the right version
 //!   is kept.
-//! - `build`: setup, then the release page into `dist/` (trunk).
+//! - `build [--burn]`: setup, then the release page into `dist/` (trunk); with `--burn`,
+//!   the page with the burn engine (`?engine=burn`) into `dist-burn/`.
 //! - `serve [--port N] [--no-build]`: build, then serve `dist/` and the model on
 //!   <http://127.0.0.1:8080>.
 //! - `test`: every test suite (native cargo tests, the wasm build, kernel tests in the
@@ -33,8 +34,9 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup                      fetch the model, install trunk, wasm-bindgen-cli, npm packages
-  build                      build the release page into dist/
-  serve [--port N] [--no-build]
+  build [--burn]             build the release page into dist/ (--burn: with the
+                             burn engine, ?engine=burn, into dist-burn/)
+  serve [--port N] [--no-build] [--burn]
                              build and serve the page on http://127.0.0.1:8080
   test                       run every test; ends with `N passed, N failed`
   e2e [--no-build]           run only the end-to-end browser test
@@ -69,7 +71,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "setup" => setup::setup().map(|_| ExitCode::SUCCESS),
         "build" => setup::setup()
-            .and_then(|tools| build::build_page(&tools))
+            .and_then(|tools| build::build_variant(&tools, flags.iter().any(|f| f == "--burn")))
             .map(|_| ExitCode::SUCCESS),
         "serve" => serve::command(flags),
         "test" => test::command(flags),

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::thread;
 
-/// `cargo xtask serve [--port N] [--no-build]`.
+/// `cargo xtask serve [--port N] [--no-build] [--burn]`.
 pub fn command(flags: &[String]) -> Result<ExitCode> {
     let mut port = 8080u16;
     let mut it = flags.iter();
@@ -24,12 +24,14 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                 .ok_or("--port needs a number")?;
         }
     }
+    // `--burn`: the page built with the burn engine (`?engine=burn`), in `dist-burn/`.
+    let burn = flags.iter().any(|f| f == "--burn");
     let dist = if flags.iter().any(|f| f == "--no-build") {
         setup::ensure_model()?;
-        root().join("dist")
+        root().join(if burn { "dist-burn" } else { "dist" })
     } else {
         let tools = setup::setup()?;
-        build::build_page(&tools)?.dist
+        build::build_variant(&tools, burn)?.dist
     };
     if !dist.join("index.html").is_file() {
         return Err(format!(

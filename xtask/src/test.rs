@@ -63,7 +63,16 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
 
     let t = Instant::now();
     let native = cargo_tests(
-        Command::new("cargo").args(["test", "--workspace", "--exclude", "app"]),
+        // burn's wgpu backend on: the burn engine's custom kernels and P-GCD's HMM on
+        // burn-wgpu run on lavapipe beside the rest.
+        Command::new("cargo").args([
+            "test",
+            "--workspace",
+            "--exclude",
+            "app",
+            "--features",
+            "cli/burn-wgpu",
+        ]),
         "native cargo test",
     );
     suites.push((

@@ -5,6 +5,8 @@
 use super::browser_turn::{FramePause, yield_now};
 use super::request::{STOPPED, StopCheck};
 use crate::format::fmt_mb;
+#[cfg(feature = "burn-engine")]
+use lm::burn::{BurnModel, BurnPromptedModel};
 use lm::gpu::{GpuModel, GpuPromptedModel};
 use lm::{Model, PromptedModel};
 use sampler_core::{DynLm, LanguageModel, LmError, TokenId};
@@ -21,15 +23,20 @@ pub enum Choice {
     WebGpu,
     /// The CPU forward pass in wasm.
     Cpu,
+    /// The burn program (`lm::burn`) on burn's WebGPU backend (`?engine=burn`; only in a
+    /// page built with the `burn-engine` feature).
+    Burn,
 }
 
 impl Choice {
-    /// Parses `auto`, `webgpu`, `cpu` (the page's `?backend=` parameter).
+    /// Parses `auto`, `webgpu`, `cpu` (the page's `?backend=` parameter) and `burn`
+    /// (`?engine=burn`).
     pub fn parse(s: &str) -> Option<Choice> {
         match s {
             "auto" => Some(Choice::Auto),
             "webgpu" | "gpu" => Some(Choice::WebGpu),
             "cpu" => Some(Choice::Cpu),
+            "burn" => Some(Choice::Burn),
             _ => None,
         }
     }
@@ -49,6 +56,16 @@ pub enum Backend {
     Cpu(Arc<Model>),
     /// `lm::gpu`'s forward pass on WebGPU (quantized weights in GPU buffers).
     Gpu(GpuBackend),
+    /// `lm::burn`'s program on burn's WebGPU backend (feature `burn-engine`).
+    #[cfg(feature = "burn-engine")]
+    Burn(BurnBackend),
+}
+
+/// The model on burn's WebGPU backend; the [`BurnModel`] is taken out for a run.
+#[cfg(feature = "burn-engine")]
+pub struct BurnBackend {
+    model: Arc<Model>,
+    slot: Rc<RefCell<Option<BurnModel>>>,
 }
 
 impl Backend {
@@ -72,6 +89,9 @@ impl Backend {
         let model = Arc::new(model);
         if choice == Choice::Cpu {
             return Ok(Backend::Cpu(model));
+        }
+        if choice == Choice::Burn {
+            return Backend::load_burn(model, status).await;
         }
         status("opening the WebGPU device");
         yield_now().await;
@@ -124,17 +144,50 @@ impl Backend {
         }))
     }
 
+    /// Uploads the model to burn's WebGPU backend (`?engine=burn`).
+    #[cfg(feature = "burn-engine")]
+    async fn load_burn(model: Arc<Model>, status: &dyn Fn(&str)) -> Result<Backend, String> {
+        status("opening burn's WebGPU device");
+        yield_now().await;
+        let device = lm::burn::webgpu().await?;
+        status("uploading weights to burn's WebGPU device…");
+        yield_now().await;
+        let m = BurnModel::new(model.clone(), device, "burn-webgpu");
+        Ok(Backend::Burn(BurnBackend {
+            model,
+            slot: Rc::new(RefCell::new(Some(m))),
+        }))
+    }
+
+    /// Without the `burn-engine` feature: says how to get it.
+    #[cfg(not(feature = "burn-engine"))]
+    async fn load_burn(_: Arc<Model>, _: &dyn Fn(&str)) -> Result<Backend, String> {
+        Err(
+            "?engine=burn needs a page built with the `burn-engine` feature \
+             (`cargo xtask build --burn`); this one runs our own engine only"
+                .into(),
+        )
+    }
+
     /// The model (header, configuration, tokenizer).
     pub fn model(&self) -> &Model {
         match self {
             Backend::Cpu(m) => m,
             Backend::Gpu(g) => &g.model,
+            #[cfg(feature = "burn-engine")]
+            Backend::Burn(b) => &b.model,
         }
     }
 
     /// Whether it runs on WebGPU.
     pub fn is_gpu(&self) -> bool {
-        matches!(self, Backend::Gpu(_))
+        match self {
+            Backend::Cpu(_) => false,
+            Backend::Gpu(_) => true,
+            // burn's WebGPU device lives on the page's thread too.
+            #[cfg(feature = "burn-engine")]
+            Backend::Burn(_) => true,
+        }
     }
 
     /// Why the WebGPU device can no longer run the model, if so (see `Engine::gpu_failure`).
@@ -167,6 +220,8 @@ impl Backend {
     pub fn name(&self) -> String {
         match self {
             Backend::Cpu(_) => "CPU (wasm)".into(),
+            #[cfg(feature = "burn-engine")]
+            Backend::Burn(_) => "burn on WebGPU (lm::burn)".into(),
             Backend::Gpu(g) => format!(
                 "WebGPU ({}, {} of GPU buffers)",
                 g.adapter,
@@ -187,9 +242,23 @@ impl Backend {
                 if let Err(e) = model.gpu().check() {
                     return Err(LmError(format!("WebGPU failed: {e}")));
                 }
-                Box::new(LentGpu {
+                Box::new(Lent {
                     lm: Some(Box::new(GpuPromptedModel::new(model, prompt)?)),
                     slot: g.slot.clone(),
+                    what: "WebGPU",
+                })
+            }
+            #[cfg(feature = "burn-engine")]
+            Backend::Burn(b) => {
+                let model = b
+                    .slot
+                    .borrow_mut()
+                    .take()
+                    .ok_or_else(|| LmError("the burn model is in use by another run".into()))?;
+                Box::new(Lent {
+                    lm: Some(Box::new(BurnPromptedModel::new(model, prompt)?)),
+                    slot: b.slot.clone(),
+                    what: "burn (WebGPU)",
                 })
             }
         };
@@ -312,23 +381,48 @@ impl LanguageModel for FramePaced {
     }
 }
 
-/// The GPU model lent out of the backend for one run, conditioned on the prompt; the
-/// [`GpuModel`] goes back to the backend's slot when this drops.
-struct LentGpu {
-    /// Always `Some` until dropped.
-    lm: Option<Box<GpuPromptedModel>>,
-    slot: Rc<RefCell<Option<GpuModel>>>,
+/// A prompted model that gives its model back ([`GpuPromptedModel`], [`BurnPromptedModel`]).
+trait Lendable: LanguageModel {
+    /// The model underneath.
+    type Model;
+    /// Gives the model back.
+    fn into_model(self) -> Self::Model;
 }
 
-impl LentGpu {
-    fn lm(&self) -> &GpuPromptedModel {
+impl Lendable for GpuPromptedModel {
+    type Model = GpuModel;
+    fn into_model(self) -> GpuModel {
+        GpuPromptedModel::into_model(self)
+    }
+}
+
+#[cfg(feature = "burn-engine")]
+impl Lendable for BurnPromptedModel {
+    type Model = BurnModel;
+    fn into_model(self) -> BurnModel {
+        BurnPromptedModel::into_model(self)
+    }
+}
+
+/// A GPU model lent out of the backend for one run, conditioned on the prompt; the model
+/// goes back to the backend's slot when this drops.
+struct Lent<P: Lendable> {
+    /// Always `Some` until dropped.
+    lm: Option<Box<P>>,
+    slot: Rc<RefCell<Option<P::Model>>>,
+    /// The engine, in error messages.
+    what: &'static str,
+}
+
+impl<P: Lendable> Lent<P> {
+    fn lm(&self) -> &P {
         self.lm
             .as_ref()
             .expect("the GPU model is present until drop")
     }
 }
 
-impl Drop for LentGpu {
+impl<P: Lendable> Drop for Lent<P> {
     fn drop(&mut self) {
         if let Some(lm) = self.lm.take() {
             *self.slot.borrow_mut() = Some(lm.into_model());
@@ -336,7 +430,7 @@ impl Drop for LentGpu {
     }
 }
 
-impl LanguageModel for LentGpu {
+impl<P: Lendable> LanguageModel for Lent<P> {
     fn vocab_size(&self) -> usize {
         self.lm().vocab_size()
     }
@@ -346,13 +440,14 @@ impl LanguageModel for LentGpu {
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+        let what = self.what;
         let m = self
             .lm
             .as_mut()
             .expect("the GPU model is present until drop");
         m.logprobs(prefix)
             .await
-            .map_err(|e| LmError(format!("WebGPU failed: {}", e.0)))
+            .map_err(|e| LmError(format!("{what} failed: {}", e.0)))
     }
 
     fn forward_tokens(&self) -> u64 {

@@ -46,5 +46,15 @@ pub fn wgpu() -> Option<Device> {
         .next()
 }
 
+/// burn's wgpu backend initialized asynchronously, as a browser requires (the page's
+/// WebGPU; natively the default adapter).
+#[cfg(feature = "burn-wgpu")]
+pub async fn webgpu() -> Result<Device, String> {
+    Device::wgpu_options()
+        .init_async()
+        .await
+        .map_err(|e| format!("burn's WebGPU device: {e}"))
+}
+
 #[cfg(test)]
 mod tests;
