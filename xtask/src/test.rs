@@ -139,6 +139,23 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
                 c,
                 t.elapsed().as_secs_f64(),
             ));
+            // The page with the burn engine (`?engine=burn`): its own build and test.
+            let t = Instant::now();
+            let c = match build::build_variant(tools, true) {
+                Ok(page) => burn_page_e2e(&page.dist),
+                Err(e) => {
+                    eprintln!("xtask: wasm build of the burn page failed: {e}");
+                    Count {
+                        passed: 0,
+                        failed: 1,
+                    }
+                }
+            };
+            suites.push((
+                "burn page (build, e2e)".into(),
+                c,
+                t.elapsed().as_secs_f64(),
+            ));
         } else {
             suites.push((
                 "end to end (no page)".into(),
@@ -375,6 +392,31 @@ fn browser_tests(_tools: &Tools, krate: &str) -> Count {
 }
 
 /// Serves `dist` on a free local port and runs `node --test` on `e2e/*.test.mjs`.
+/// The end-to-end test of the page built with the burn engine (`e2e/burn.test.mjs`,
+/// which `e2e` leaves out), `dist` served as `STRAIT_BURN_URL`.
+fn burn_page_e2e(dist: &Path) -> Count {
+    let addr = match serve::spawn(dist.to_path_buf()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("xtask: cannot serve {}: {e}", dist.display());
+            return Count {
+                passed: 0,
+                failed: 1,
+            };
+        }
+    };
+    let mut cmd = Command::new("node");
+    cmd.args(["--test", "--test-reporter=tap", BURN_E2E])
+        .current_dir(root().join("e2e"))
+        .env("STRAIT_BURN_URL", format!("http://{addr}/"))
+        .env("XDG_RUNTIME_DIR", util::xdg_runtime_dir());
+    let (count, ok) = run_counting(&mut cmd, parse_tap_line);
+    finish("burn page end-to-end test", count, ok)
+}
+
+/// The test of the burn page, run by [`burn_page_e2e`] only.
+const BURN_E2E: &str = "burn.test.mjs";
+
 fn e2e(dist: &Path) -> Count {
     let e2e = root().join("e2e");
     let addr = match serve::spawn(dist.to_path_buf()) {
@@ -391,7 +433,7 @@ fn e2e(dist: &Path) -> Count {
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".test.mjs"))
+                .filter(|n| n.ends_with(".test.mjs") && n != BURN_E2E)
                 .collect()
         })
         .unwrap_or_default();

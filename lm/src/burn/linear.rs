@@ -8,10 +8,10 @@ use burn_tensor::{DType, Device, Tensor, TensorData};
 #[derive(Debug)]
 pub(super) enum Linear {
     /// `Wᵀ` as a contiguous `cols × rows` f32 tensor (so the product is `x.matmul(w)`).
-    Dense(Tensor<2>),
+    Dense(Box<Tensor<2>>),
     /// The file's quantized blocks in a wgpu buffer, multiplied by our WGSL kernel.
     #[cfg(feature = "burn-wgpu")]
-    Quantized(super::custom::QuantMatrix),
+    Quantized(Box<super::custom::QuantMatrix>),
 }
 
 impl Linear {
@@ -23,25 +23,29 @@ impl Linear {
             && let Some((ty, blocks)) = m.blocks(bytes)
             && let Some(format) = crate::gpu::tensors::file_format(ty)
         {
-            return Linear::Quantized(super::custom::QuantMatrix::upload(
+            return Linear::Quantized(Box::new(super::custom::QuantMatrix::upload(
                 device,
                 format,
                 ty,
                 blocks,
                 m.cols(),
-            ));
+            )));
         }
         let _ = quantized;
         let cols = m.cols();
         let w = m.to_f32(bytes);
         let rows = w.len() / cols;
-        Linear::Dense(floats(transpose(&w, rows, cols), [cols, rows], device))
+        Linear::Dense(Box::new(floats(
+            transpose(&w, rows, cols),
+            [cols, rows],
+            device,
+        )))
     }
 
     /// `x · Wᵀ` for `x` of shape `[n, cols]`: shape `[n, rows]`.
     pub(super) fn apply(&self, x: Tensor<2>) -> Tensor<2> {
         match self {
-            Linear::Dense(w) => x.matmul(w.clone()),
+            Linear::Dense(w) => x.matmul((**w).clone()),
             #[cfg(feature = "burn-wgpu")]
             Linear::Quantized(m) => m.apply(x),
         }
