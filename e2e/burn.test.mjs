@@ -2,7 +2,8 @@
 // `?engine=burn` loads SmolLM2 onto burn's WebGPU backend (Chromium's SwiftShader here),
 // samples with `lcd` under (yes|no|maybe) and checks the output with JavaScript's RegExp;
 // then the same run on our own engine in the same page (`?backend=cpu`: same seed, same
-// words; `?backend=webgpu`: the same adapter), the three rates side by side. `STRAIT_BURN_URL` is where that page is served.
+// words; `?backend=webgpu`: the same adapter), the three rates side by side. And P-GCD in
+// the playground, whose HMM work the worker runs on burn's WebGPU backend in this page. `STRAIT_BURN_URL` is where that page is served.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -71,6 +72,48 @@ async function lcdOn(page, query) {
     stats: document.querySelector('#stats').textContent,
   }), info);
 }
+
+describe('P-GCD\'s HMM on burn\'s WebGPU backend in the burn page', () => {
+  it('the sampling worker distils the HMM and builds the guide on WebGPU', async () => {
+    await step(async () => {
+      const { page } = b;
+      // The model on our CPU pass in the worker; its HMM work on burn's WebGPU backend.
+      await page.goto('about:blank');
+      await page.goto(new URL('?backend=cpu', BURN_URL).href);
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      await page.waitForFunction(() => document.querySelector('#pg-worker')?.dataset.state === 'ready',
+        null, { timeout: LOAD_MS });
+      await page.selectOption('#pg-model', 'real');
+      await page.fill('#pg-grammar', YNM);
+      await page.selectOption('#pg-kind', 'regex');
+      await page.fill('#pg-prompt', YNM_PROMPT);
+      await page.selectOption('#pg-method', 'p-gcd-smc');
+      await page.fill('#pg-n', '1');
+      await page.fill('#pg-particles', '2');
+      await page.fill('#pg-max-tokens', '4');
+      await page.fill('#pg-seed', '1');
+      await page.setChecked('#pg-compare-mode', false);
+      await page.fill('#pg-speed', '10');
+      const before = Number(await page.getAttribute('#pg-status', 'data-run'));
+      await page.click('#pg-run');
+      await unlessCrash(page, page.waitForFunction((n) => {
+        const s = document.querySelector('#pg-status');
+        return Number(s.dataset.run) > n && ['done', 'stopped', 'error'].includes(s.dataset.state);
+      }, before, { timeout: RUN_MS, polling: 250 }));
+      const state = await page.getAttribute('#pg-status', 'data-state');
+      const text = await page.textContent('#pg-status');
+      console.log(`p-gcd-smc: ${text}`);
+      assert.equal(state, 'done', text);
+      assert.equal(await page.getAttribute('#view-hmm', 'data-engine'), 'burn-webgpu-f32');
+      assert.equal(await page.getAttribute('#view-hmm-progress', 'value'),
+        await page.getAttribute('#view-hmm-progress', 'max'));
+      const texts = await page.$$eval('#view-results .output-row',
+        (rows) => rows.filter((r) => Number(r.dataset.count) > 0).map((r) => r.dataset.text));
+      assert.ok(texts.length > 0, 'drew something');
+      for (const t of texts) assert.match(t, /^(yes|no|maybe)$/);
+    });
+  });
+});
 
 describe('the burn engine in the page', () => {
   it('?engine=burn samples (yes|no|maybe) on burn WebGPU as our engine does', async () => {

@@ -147,6 +147,7 @@ async fn load(bytes: Vec<u8>) {
     let t0 = crate::clock::now_ms();
     match Engine::load(bytes, Choice::Cpu, "", &|_| {}, &|_| {}).await {
         Ok(engine) => {
+            open_hmm_engine().await;
             let builder = ConstraintBuilder::new(engine.vocab().clone());
             HOST.with(|h| {
                 let mut h = h.borrow_mut();
@@ -195,13 +196,34 @@ async fn drive(id: u64, spec: RunSpec, state: PlaygroundState) {
     post(&FromWorker::Done { id, outcome });
 }
 
-/// Where P-GCD's HMM work (EM steps, guide table) runs in this worker: burn's CPU backend
-/// in f64, which gives the CPU reference's numbers (`hmm-burn`'s tests; issue 17).
+thread_local! {
+    /// Where P-GCD's HMM work (EM steps, guide table) runs in this worker: burn's CPU
+    /// backend in f64, which gives the CPU reference's numbers (`hmm-burn`'s tests); in the
+    /// page built with the burn engine, burn's WebGPU backend in f32 when the worker can
+    /// open it ([`open_hmm_engine`]).
+    static HMM_ENGINE: RefCell<Rc<dyn HmmEngine>> =
+        RefCell::new(Rc::new(BurnHmm::flex(Precision::F64)));
+}
+
 fn hmm_engine() -> Rc<dyn HmmEngine> {
-    thread_local! {
-        static ENGINE: Rc<dyn HmmEngine> = Rc::new(BurnHmm::flex(Precision::F64));
+    HMM_ENGINE.with(|e| e.borrow().clone())
+}
+
+/// In the page built with the burn engine: moves P-GCD's HMM work onto burn's WebGPU
+/// backend (this worker's own device); where WebGPU cannot be opened, it stays on burn's
+/// CPU backend and the console says why.
+async fn open_hmm_engine() {
+    #[cfg(feature = "burn-engine")]
+    match lm::burn::webgpu().await {
+        Ok(device) => {
+            let e: Rc<dyn HmmEngine> =
+                Rc::new(BurnHmm::new(device, Precision::F32, "burn-webgpu-f32"));
+            HMM_ENGINE.with(|h| *h.borrow_mut() = e);
+        }
+        Err(e) => web_sys::console::warn_1(
+            &format!("worker: P-GCD's HMM stays on burn's CPU backend: {e}").into(),
+        ),
     }
-    ENGINE.with(Rc::clone)
 }
 
 /// A stop flag registered under `id` (what Stop sets) and the check that reads it.
