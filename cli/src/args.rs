@@ -60,7 +60,7 @@ pub struct ModelArgs {
     pub gpu: bool,
     /// The forward pass's engine: `strait` (ours: the CPU pass, or our WGSL on the GPU as
     /// `--cpu` / `--gpu` say), `burn` (the same pass as a burn program on burn's wgpu
-    /// backend, Q4_1 through our WGSL kernel; needs a build with `--features burn-wgpu`) or
+    /// backend, quantized matrices through our WGSL; needs a build with `--features burn-wgpu`) or
     /// `burn-flex` (the burn program on burn's CPU backend, weights decoded to f32).
     #[arg(long, default_value = "strait", value_parser = ["strait", "burn", "burn-flex"])]
     pub engine: String,

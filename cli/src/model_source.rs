@@ -48,6 +48,13 @@ impl Source {
         model.set_activations(args.activations);
         let model = Arc::new(model);
         if args.engine != "strait" {
+            if args.cpu || args.gpu || args.activations != lm::forward::Activations::F32 {
+                return fail(format!(
+                    "--engine {}: --cpu, --gpu and --activations choose how our own engine \
+                     runs; the burn engine runs on its own device in f32",
+                    args.engine
+                ));
+            }
             let burn = open_burn(&model, &args.engine)?;
             return Ok(Source::Real {
                 model,

@@ -676,23 +676,11 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
     (d, on_gpu.weight_bytes())
 }
 
-/// The burn engine's devices: burn's CPU backend, and its wgpu one where compiled in
-/// (feature `burn-wgpu`) and this machine has an adapter.
-fn burn_devices() -> Vec<(lm::burn::Device, &'static str)> {
-    #[allow(unused_mut)]
-    let mut d = vec![(lm::burn::flex(), "burn-flex")];
-    #[cfg(feature = "burn-wgpu")]
-    if let Some(w) = lm::burn::wgpu() {
-        d.push((w, "burn-wgpu"));
-    }
-    d
-}
-
 /// `model` on each burn device: the largest |Δ| between its logits of `tokens` and the
 /// CPU's (`cpu`).
 fn burn_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> Vec<(&'static str, f32)> {
     let model = std::sync::Arc::new(lm::Model::from_bytes(model.bytes().to_vec()).unwrap());
-    burn_devices()
+    lm::burn::devices()
         .into_iter()
         .map(|(device, name)| {
             let mut m = lm::burn::BurnModel::new(model.clone(), device, name);
@@ -712,8 +700,8 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 
 /// The burn engine on SmolLM2 against the CPU forward pass (the GPU tests' 0.01 logit
 /// bound): a chat prompt's logits at every position, then 8 greedy steps through the KV
-/// cache with the same tokens; Q4_1 runs through our WGSL kernel on wgpu, decoded to f32
-/// on burn's CPU backend.
+/// cache with the same tokens, then a prompt of several chunks; the quantized matrices run
+/// through our WGSL kernels on wgpu, decoded to f32 on burn's CPU backend.
 #[test]
 fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
     let model = std::sync::Arc::new(lm::Model::from_bytes(model_bytes()).unwrap());
@@ -723,7 +711,7 @@ fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
         .unwrap();
     let want = model.forward(&mut model.new_cache(), &prompt, 0).unwrap();
     let argmax = |v: &[f32]| (0..v.len()).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap() as u32;
-    for (device, name) in burn_devices() {
+    for (device, name) in lm::burn::devices() {
         let t = std::time::Instant::now();
         let mut b = lm::burn::BurnModel::new(model.clone(), device, name);
         let upload = t.elapsed().as_secs_f64();
@@ -749,6 +737,26 @@ fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
             8.0 / t.elapsed().as_secs_f64()
         );
         assert!(d <= 0.01 && worst <= 0.01, "{name}: {d} / {worst}");
+    }
+    // A prompt longer than the burn program's 64-token chunks, logits of its last 8
+    // positions only.
+    let long = model
+        .tokenizer()
+        .encode(&"The river runs to the sea and the sea runs to the sky. ".repeat(12))
+        .unwrap();
+    assert!(long.len() > 128, "{}", long.len());
+    let from = long.len() - 8;
+    let want = model.forward(&mut model.new_cache(), &long, from).unwrap();
+    for (device, name) in lm::burn::devices() {
+        let mut b = lm::burn::BurnModel::new(model.clone(), device, name);
+        let got = sampler_core::block_on(b.forward(&long, from)).unwrap();
+        let d = max_abs_diff(&got, &want);
+        println!(
+            "# figure: {name}: {} tokens in chunks: max |Δlogit| {d:.2e}",
+            long.len()
+        );
+        assert!(d <= 0.01, "{name}: {d}");
+        assert_eq!(b.cached(), long.len());
     }
 }
 

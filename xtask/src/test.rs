@@ -391,7 +391,6 @@ fn browser_tests(_tools: &Tools, krate: &str) -> Count {
     finish(&format!("{krate} browser tests"), count, ok)
 }
 
-/// Serves `dist` on a free local port and runs `node --test` on `e2e/*.test.mjs`.
 /// The end-to-end test of the page built with the burn engine (`e2e/burn.test.mjs`,
 /// which `e2e` leaves out), `dist` served as `STRAIT_BURN_URL`.
 fn burn_page_e2e(dist: &Path) -> Count {
@@ -417,6 +416,7 @@ fn burn_page_e2e(dist: &Path) -> Count {
 /// The test of the burn page, run by [`burn_page_e2e`] only.
 const BURN_E2E: &str = "burn.test.mjs";
 
+/// Serves `dist` on a free local port and runs `node --test` on `e2e/*.test.mjs`.
 fn e2e(dist: &Path) -> Count {
     let e2e = root().join("e2e");
     let addr = match serve::spawn(dist.to_path_buf()) {

@@ -157,58 +157,76 @@ fn burn_decode(
     ours: &[(Activations, f64, f64)],
     wgsl: Option<&serde_json::Value>,
 ) -> Result<()> {
-    #[allow(unused_mut)]
-    let mut devices = vec![(lm::burn::flex(), "burn-flex")];
-    #[cfg(feature = "burn-wgpu")]
-    match lm::burn::wgpu() {
-        Some(d) => devices.push((d, "burn-wgpu")),
-        None => eprintln!("strait: burn-wgpu decode skipped: no wgpu adapter"),
-    }
-    #[cfg(not(feature = "burn-wgpu"))]
-    eprintln!("strait: burn-wgpu decode skipped: built without `--features burn-wgpu`");
-    for (device, name) in devices {
-        let t_load = Instant::now();
-        let mut m = lm::burn::BurnModel::new(model.clone(), device, name);
-        let load_s = t_load.elapsed().as_secs_f64();
-        let (mut prefill, mut decode) = (0f64, 0f64);
-        // Best of three, as the CPU figures (the first run also compiles the kernels).
-        for _ in 0..3 {
-            m.truncate(0);
-            let t0 = Instant::now();
-            let logits = sampler_core::block_on(m.forward(prompt, prompt.len() - 1))?;
-            prefill = prefill.max(prompt.len() as f64 / t0.elapsed().as_secs_f64());
-            let mut next = argmax(&logits);
-            let t1 = Instant::now();
-            for _ in 0..tokens {
-                next = argmax(&sampler_core::block_on(m.forward(&[next], 0))?);
+    let devices = lm::burn::devices();
+    if devices.len() == 1 {
+        eprintln!(
+            "strait: burn-wgpu decode skipped: {}",
+            if cfg!(feature = "burn-wgpu") {
+                "no wgpu adapter"
+            } else {
+                "built without `--features burn-wgpu`"
             }
-            decode = decode.max(tokens as f64 / t1.elapsed().as_secs_f64());
-        }
-        crate::stdout::line(serde_json::json!({
-            "engine": name,
-            "upload_s": load_s,
-            "prompt_tokens": prompt.len(),
-            "prefill_tok_s": prefill,
-            "decode_tokens": tokens,
-            "decode_tok_s": decode,
-        }));
-        let (versus, p, d) = if name == "burn-flex" {
-            let f32_run = ours.iter().find(|o| o.0 == Activations::F32);
-            (
-                "strait-cpu (f32)",
-                f32_run.map(|o| o.1),
-                f32_run.map(|o| o.2),
-            )
-        } else {
-            let f = |k: &str| wgsl.and_then(|w| w[k].as_f64());
-            ("strait-wgpu", f("prefill_tok_s"), f("decode_tok_s"))
-        };
-        crate::stdout::line(serde_json::json!({
-            "ratio": format!("{name} / {versus}"),
-            "prefill": p.map(|p| prefill / p),
-            "decode": d.map(|d| decode / d),
-        }));
+        );
     }
+    for (device, name) in devices {
+        if let Err(e) = burn_speed(model, prompt, tokens, ours, wgsl, device, name) {
+            eprintln!("strait: {name} decode skipped: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// One burn device's line and ratio for [`burn_decode`].
+fn burn_speed(
+    model: &std::sync::Arc<Model>,
+    prompt: &[u32],
+    tokens: usize,
+    ours: &[(Activations, f64, f64)],
+    wgsl: Option<&serde_json::Value>,
+    device: lm::burn::Device,
+    name: &str,
+) -> Result<()> {
+    let t_load = Instant::now();
+    let mut m = lm::burn::BurnModel::new(model.clone(), device, name);
+    let load_s = t_load.elapsed().as_secs_f64();
+    let (mut prefill, mut decode) = (0f64, 0f64);
+    // Best of three, as the CPU figures (the first run also compiles the kernels).
+    for _ in 0..3 {
+        m.truncate(0);
+        let t0 = Instant::now();
+        let logits = sampler_core::block_on(m.forward(prompt, prompt.len() - 1))?;
+        prefill = prefill.max(prompt.len() as f64 / t0.elapsed().as_secs_f64());
+        let mut next = argmax(&logits);
+        let t1 = Instant::now();
+        for _ in 0..tokens {
+            next = argmax(&sampler_core::block_on(m.forward(&[next], 0))?);
+        }
+        decode = decode.max(tokens as f64 / t1.elapsed().as_secs_f64());
+    }
+    crate::stdout::line(serde_json::json!({
+        "engine": name,
+        "upload_s": load_s,
+        "prompt_tokens": prompt.len(),
+        "prefill_tok_s": prefill,
+        "decode_tokens": tokens,
+        "decode_tok_s": decode,
+    }));
+    let (versus, p, d) = if name == "burn-flex" {
+        let f32_run = ours.iter().find(|o| o.0 == Activations::F32);
+        (
+            "strait-cpu (f32)",
+            f32_run.map(|o| o.1),
+            f32_run.map(|o| o.2),
+        )
+    } else {
+        let f = |k: &str| wgsl.and_then(|w| w[k].as_f64());
+        ("strait-wgpu", f("prefill_tok_s"), f("decode_tok_s"))
+    };
+    crate::stdout::line(serde_json::json!({
+        "ratio": format!("{name} / {versus}"),
+        "prefill": p.map(|p| prefill / p),
+        "decode": d.map(|d| decode / d),
+    }));
     Ok(())
 }
 

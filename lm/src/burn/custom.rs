@@ -1,7 +1,7 @@
 //! Our quantized matrix-vector WGSL kernels (`shaders`' [`MatVec`], one per GGUF block
 //! format) as burn custom kernels on burn's wgpu backend: burn's quantized tensors are
 //! symmetric with no per-block minimum (so Q4_1, Q5_1 and the K-quants' offsets do not
-//! fit them), and decoding a matrix to f32 would take 3.8× (Q8_0) to 6.4× (Q4_1) its memory.
+//! fit them), and decoding a matrix to f32 would take 2× (F16) to 12× (Q2_K) its memory.
 //!
 //! The kernel is launched through burn's cubecl runtime as a precompiled WGSL kernel: the
 //! input is a burn tensor's buffer, the output a new buffer wrapped as a burn tensor, so
@@ -12,6 +12,7 @@
 //! `read_write` here, as cubecl's own kernels declare theirs.
 
 use crate::gguf::GgmlType;
+use burn_cubecl::cubecl::ir::attributes::BufferIOAttr;
 use burn_cubecl::cubecl::ir::{UIntKind, metadata::Info, settings::Dim3};
 use burn_cubecl::cubecl::prelude::*;
 use burn_cubecl::cubecl::server::{Handle, KernelArguments};
@@ -36,8 +37,10 @@ fn client_of(device: &Device) -> (Client, CubeDevice) {
     (t.client, t.device)
 }
 
-/// Which of the two kernel forms runs: one invocation per row on a CPU adapter
-/// (lavapipe, SwiftShader), a workgroup per row on a GPU, as our own engine chooses.
+/// Which of the two kernel forms runs: one invocation per row on a CPU adapter burn lists
+/// as one (lavapipe natively), a workgroup per row otherwise, as our own engine chooses.
+/// (In a browser burn's device does not say its adapter's kind: SwiftShader gets the GPU
+/// form there, slower on it but the same products.)
 fn strategy(device: &Device) -> MatVecStrategy {
     if *device == Device::wgpu(DeviceKind::Cpu) {
         MatVecStrategy::InvocationPerRow
@@ -108,7 +111,18 @@ impl QuantMatrix {
         blocks: &[u8],
         cols: usize,
     ) -> Self {
-        let strategy = strategy(device);
+        Self::upload_with(device, format, ty, blocks, cols, strategy(device))
+    }
+
+    /// [`QuantMatrix::upload`] with a given kernel form (the tests run both).
+    pub(crate) fn upload_with(
+        device: &Device,
+        format: WeightFormat,
+        ty: GgmlType,
+        blocks: &[u8],
+        cols: usize,
+        strategy: MatVecStrategy,
+    ) -> Self {
         let (client, device) = client_of(device);
         let rows = blocks.len() / (cols / ty.block_len() * ty.block_bytes());
         let dims = words(&[rows as u32, cols as u32, 0, 0]);
@@ -138,15 +152,18 @@ impl QuantMatrix {
         // The kernel's `Step`: n tokens, none cached, all wanted.
         let step = self.client.create_from_slice(&words(&[n as u32, 0, 0, 0]));
         let [gx, gy, gz] = MatVec::workgroups(self.kernel.strategy, self.rows, n);
+        // What each binding is, so that a failed launch marks only its output bad (not
+        // the weights, which every later product reads).
+        let (read, write) = (BufferIOAttr::ReadOnly, BufferIOAttr::WriteOnly);
         self.client.launch(
             Box::new(self.kernel.clone()),
             CubeCount::Static(gx, gy, gz),
             KernelArguments::new()
-                .with_buffer(self.blocks.clone().binding())
-                .with_buffer(x.handle.clone().binding())
-                .with_buffer(out.clone().binding())
-                .with_buffer(self.dims.clone().binding())
-                .with_buffer(step.binding()),
+                .with_buffer_io(self.blocks.clone().binding(), read)
+                .with_buffer_io(x.handle.clone().binding(), read)
+                .with_buffer_io(out.clone().binding(), write)
+                .with_buffer_io(self.dims.clone().binding(), read)
+                .with_buffer_io(step.binding(), read),
         );
         Tensor::from_primitive::<CubeBackend>(CubeTensor::new_contiguous(
             self.client.clone(),

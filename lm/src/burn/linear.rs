@@ -16,10 +16,14 @@ pub(super) enum Linear {
 
 impl Linear {
     /// Uploads matrix `m` (`rows × cols`) of the model to `device`: as the file's blocks
-    /// when `quantized` (the wgpu backend) and the matrix is not F32, else decoded to f32.
+    /// when `quantized` (the wgpu backend), the matrix is not F32 and its rows are whole
+    /// units of 32; else decoded to f32.
     pub(super) fn upload(m: &Matrix, bytes: &[u8], device: &Device, quantized: bool) -> Self {
         #[cfg(feature = "burn-wgpu")]
+        // The WGSL products read rows in units of 32 weights (F16 or BF16 rows of another
+        // width are multiplied as f32).
         if quantized
+            && m.cols().is_multiple_of(32)
             && let Some((ty, blocks)) = m.blocks(bytes)
             && let Some(format) = crate::gpu::tensors::file_format(ty)
         {

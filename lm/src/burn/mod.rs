@@ -16,7 +16,7 @@
 //! - [`BurnPromptedModel`]: a [`BurnModel`] holding a prompt, the samplers'
 //!   [`sampler_core::LanguageModel`], its cache reused by longest common prefix as the
 //!   other engines' are.
-//! - [`flex`] and [`wgpu`]: the two devices.
+//! - [`flex`], [`wgpu`] (and [`webgpu`] in a browser): the devices; [`devices`] lists them.
 
 #[cfg(feature = "burn-wgpu")]
 pub mod custom;
@@ -47,13 +47,34 @@ pub fn wgpu() -> Option<Device> {
 }
 
 /// burn's wgpu backend initialized asynchronously, as a browser requires (the page's
-/// WebGPU; natively the default adapter).
+/// WebGPU; natively the default adapter). burn registers a runtime once per thread, so
+/// the first device opened is kept and handed out again.
 #[cfg(feature = "burn-wgpu")]
 pub async fn webgpu() -> Result<Device, String> {
-    Device::wgpu_options()
+    thread_local! {
+        static OPENED: std::cell::RefCell<Option<Device>> = const { std::cell::RefCell::new(None) };
+    }
+    if let Some(d) = OPENED.with(|o| o.borrow().clone()) {
+        return Ok(d);
+    }
+    let d = Device::wgpu_options()
         .init_async()
         .await
-        .map_err(|e| format!("burn's WebGPU device: {e}"))
+        .map_err(|e| format!("burn's WebGPU device: {e}"))?;
+    OPENED.with(|o| *o.borrow_mut() = Some(d.clone()));
+    Ok(d)
+}
+
+/// Every burn device this build and machine offer, named as the CLI names them: burn's
+/// CPU backend, and its wgpu backend where compiled in and an adapter exists.
+pub fn devices() -> Vec<(Device, &'static str)> {
+    #[allow(unused_mut)]
+    let mut d = vec![(flex(), "burn-flex")];
+    #[cfg(feature = "burn-wgpu")]
+    if let Some(w) = wgpu() {
+        d.push((w, "burn-wgpu"));
+    }
+    d
 }
 
 #[cfg(test)]

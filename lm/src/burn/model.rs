@@ -12,6 +12,9 @@ use std::sync::Arc;
 /// Stand-in for −∞ in the causal mask: finite, so a masked score never meets ∞ − ∞.
 const MASKED: f32 = -1e30;
 
+/// Tokens run through the blocks together (as the CPU pass's chunks).
+const CHUNK: usize = 64;
+
 /// One transformer block's tensors.
 #[derive(Debug)]
 struct Block {
@@ -126,7 +129,8 @@ impl BurnModel {
 
     /// Runs `tokens` after the cached positions (appending theirs) and returns the logits
     /// (`vocab` floats each) of the positions from `logits_from` (an index into `tokens`)
-    /// to the end.
+    /// to the end. Long runs go through the blocks 64 tokens at a time (`CHUNK`), so the
+    /// attention scores stay 64 × context per head.
     pub async fn forward(
         &mut self,
         tokens: &[TokenId],
@@ -134,13 +138,38 @@ impl BurnModel {
     ) -> Result<Vec<f32>, LmError> {
         let c = self.model.config().clone();
         check_run(&c, self.len, tokens)?;
-        let n = tokens.len();
-        if n == 0 {
+        let past = self.len;
+        let mut rows = Vec::new();
+        for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
+            let from = logits_from.saturating_sub(i * CHUNK).min(chunk.len());
+            rows.extend(self.run_chunk(&c, chunk, from));
+        }
+        if rows.is_empty() {
             return Ok(Vec::new());
         }
+        let read = Tensor::cat(rows, 0)
+            .into_data_async()
+            .await
+            .map_err(|e| format!("reading the logits back failed: {e:?}"))
+            .and_then(|d| {
+                d.convert::<f32>()
+                    .try_into_vec::<f32>()
+                    .map_err(|e| format!("unreadable logits: {e:?}"))
+            });
+        read.map_err(|e| {
+            // The cache may hold positions whose run failed.
+            self.truncate(past);
+            LmError(format!("{}: {e}", self.label))
+        })
+    }
+
+    /// One pass of the blocks over `tokens` (appending their keys and values); the logits
+    /// of rows `from..` as a `[n - from, vocab]` tensor, if any.
+    fn run_chunk(&mut self, c: &LlamaConfig, tokens: &[TokenId], from: usize) -> Option<Tensor<2>> {
+        let n = tokens.len();
         let past = self.len;
         let mut x = self.embed(tokens);
-        let (cos, sin) = self.rope_tables(&c, past, n);
+        let (cos, sin) = self.rope_tables(c, past, n);
         let mask = (n > 1).then(|| causal_mask(past, n, &self.device));
         for (l, b) in self.blocks.iter().enumerate() {
             let h = rms_norm(x.clone(), &b.attn_norm, c.rms_eps);
@@ -153,13 +182,13 @@ impl BurnModel {
             if let Some(w) = &b.k_norm {
                 k = head_norm(k, w, c.head_dim, c.rms_eps);
             }
-            let q = rope(q, &cos, &sin, &c);
-            let k = rope(k, &cos, &sin, &c);
+            let q = rope(q, &cos, &sin, c);
+            let k = rope(k, &cos, &sin, c);
             let (ck, cv) = match self.cache[l].take() {
                 None => (k, v),
                 Some((pk, pv)) => (Tensor::cat(vec![pk, k], 0), Tensor::cat(vec![pv, v], 0)),
             };
-            let a = attention(&c, q, ck.clone(), cv.clone(), mask.clone());
+            let a = attention(c, q, ck.clone(), cv.clone(), mask.clone());
             self.cache[l] = Some((ck, cv));
             x = x + add_bias(b.wo.apply(a), &b.bo);
 
@@ -168,23 +197,11 @@ impl BurnModel {
             x = x + b.down.apply(g);
         }
         self.len += n;
-        let from = logits_from.min(n);
-        if from == n {
-            return Ok(Vec::new());
-        }
-        let hx = x.narrow(0, from, n - from);
-        let logits = self
-            .output
-            .apply(rms_norm(hx, &self.output_norm, c.rms_eps));
-        let data = logits.into_data_async().await.map_err(|e| {
-            LmError(format!(
-                "{}: reading the logits back failed: {e:?}",
-                self.label
-            ))
-        })?;
-        data.convert::<f32>()
-            .try_into_vec::<f32>()
-            .map_err(|e| LmError(format!("{}: unreadable logits: {e:?}", self.label)))
+        (from < n).then(|| {
+            let hx = x.narrow(0, from, n - from);
+            self.output
+                .apply(rms_norm(hx, &self.output_norm, c.rms_eps))
+        })
     }
 
     /// The embeddings of `tokens`, decoded on the host (one row each): `[n, d]`.
@@ -257,9 +274,12 @@ fn add_bias(x: Tensor<2>, b: &Option<Tensor<1>>) -> Tensor<2> {
 
 /// RoPE on every head of `x` (`[n, heads · head_dim]`), pairing dimensions as the
 /// architecture says; the dimensions past `n_rot` pass unturned.
-fn rope(x: Tensor<2>, cos: &Tensor<2>, sin: &Tensor<2>, c: &LlamaConfig) -> Tensor<2> {
+pub(super) fn rope(x: Tensor<2>, cos: &Tensor<2>, sin: &Tensor<2>, c: &LlamaConfig) -> Tensor<2> {
     let [n, width] = x.dims();
     let (hd, rot) = (c.head_dim, c.n_rot);
+    if rot == 0 {
+        return x;
+    }
     let half = rot / 2;
     let heads = width / hd;
     let x = x.reshape([n, heads, hd]);

@@ -1,24 +1,12 @@
 //! The burn program against the CPU forward pass on tiny random models of every tensor
 //! type (the real SmolLM2 and the qwen2/qwen3/Llama 3 files: `tests/llama_cpp_reference.rs`).
 
-use super::{BurnModel, BurnPromptedModel, Device};
+use super::{BurnModel, BurnPromptedModel, devices};
 use crate::gguf::GgmlType as T;
 use crate::test_gguf::{tiny_llama, tiny_llama_typed};
 use crate::{Model, PromptedModel};
 use sampler_core::{LanguageModel, block_on};
 use std::sync::Arc;
-
-/// The devices to test on: burn's CPU backend, and its wgpu one where it is compiled in
-/// and this machine has an adapter.
-pub(crate) fn devices() -> Vec<(Device, &'static str)> {
-    #[allow(unused_mut)]
-    let mut d = vec![(super::flex(), "burn-flex")];
-    #[cfg(feature = "burn-wgpu")]
-    if let Some(w) = super::wgpu() {
-        d.push((w, "burn-wgpu"));
-    }
-    d
-}
 
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
@@ -127,11 +115,13 @@ fn the_prompted_model_matches_the_cpu_one_and_reuses_its_cache() {
 }
 
 /// Each format's WGSL product as a burn custom kernel, one matrix at a time, against the
-/// f64 product with the CPU's dequantized rows (`quant`'s decoders), for 1 and 5 vectors.
+/// f64 product with the CPU's dequantized rows (`quant`'s decoders), for 1 and 5 vectors,
+/// in both kernel forms.
 #[cfg(feature = "burn-wgpu")]
 #[test]
 fn custom_kernels_match_the_dequantized_product() {
     use super::linear::{Linear, floats};
+    use shaders::MatVecStrategy;
     let Some(device) = super::wgpu() else {
         eprintln!("no wgpu adapter: skipped");
         return;
@@ -155,15 +145,24 @@ fn custom_kernels_match_the_dequantized_product() {
                 continue;
             };
             seen.insert(ty);
-            let lin = Linear::upload(m, bytes, &device, true);
-            assert!(
-                matches!(lin, Linear::Quantized(_)),
-                "{ty:?} stays quantized"
-            );
+            assert!(matches!(
+                Linear::upload(m, bytes, &device, true),
+                Linear::Quantized(_)
+            ));
+            let (_, blocks) = m.blocks(bytes).unwrap();
+            let format = crate::gpu::tensors::file_format(ty).unwrap();
             let w = m.to_f32(bytes);
             let cols = m.cols();
             let rows = w.len() / cols;
-            for n in [1, 5] {
+            for (strategy, n) in [
+                (MatVecStrategy::InvocationPerRow, 1),
+                (MatVecStrategy::InvocationPerRow, 5),
+                (MatVecStrategy::WorkgroupPerRow, 1),
+                (MatVecStrategy::WorkgroupPerRow, 5),
+            ] {
+                let lin = Linear::Quantized(Box::new(super::custom::QuantMatrix::upload_with(
+                    &device, format, ty, blocks, cols, strategy,
+                )));
                 let x: Vec<f32> = (0..n * cols)
                     .map(|i| ((i * 7919) % 257) as f32 / 128.0 - 1.0)
                     .collect();
@@ -184,7 +183,10 @@ fn custom_kernels_match_the_dequantized_product() {
                             mag += p.abs();
                         }
                         let d = (got[t * rows + r] as f64 - want).abs();
-                        assert!(d <= 1e-5 * mag + 1e-6, "{ty:?} n={n} t={t} row {r}: {d}");
+                        assert!(
+                            d <= 1e-5 * mag + 1e-6,
+                            "{ty:?} {strategy:?} n={n} t={t} row {r}: {d}"
+                        );
                     }
                 }
             }
@@ -192,4 +194,61 @@ fn custom_kernels_match_the_dequantized_product() {
     }
     // Every quantized type (Q4_0 runs as Q4_1 blocks).
     assert_eq!(seen.len(), 11, "{seen:?}");
+}
+
+/// RoPE as burn ops against the CPU pass's, in both pairings, turning all of each head or
+/// only its first half (`n_rot < head_dim`: the rest passes unturned), at three positions.
+#[test]
+fn rope_matches_the_cpu_one_in_both_pairings_and_partial_rotation() {
+    use crate::config::RopeStyle;
+    use crate::forward::{rope, rope_angles};
+    let model = Model::from_bytes(tiny_llama()).unwrap();
+    let base = model.config().clone();
+    let (heads, hd) = (3, 8);
+    let n = 3;
+    let x: Vec<f32> = (0..n * heads * hd)
+        .map(|i| (i as f32 * 0.37).sin())
+        .collect();
+    for style in [RopeStyle::Adjacent, RopeStyle::Halves] {
+        for n_rot in [hd, hd / 2] {
+            let mut c = base.clone();
+            c.head_dim = hd;
+            c.n_rot = n_rot;
+            c.rope_style = style;
+            c.rope_freqs = (0..n_rot / 2)
+                .map(|i| 10000f64.powf(-2.0 * i as f64 / n_rot as f64))
+                .collect();
+            for (device, name) in devices() {
+                let (mut cos, mut sin) = (Vec::new(), Vec::new());
+                for p in 5..5 + n {
+                    for (co, si) in rope_angles(p, &c.rope_freqs) {
+                        cos.push(co);
+                        sin.push(si);
+                    }
+                }
+                let f = |v: Vec<f32>| super::linear::floats(v, [n, n_rot / 2], &device);
+                let got = super::model::rope(
+                    super::linear::floats(x.clone(), [n, heads * hd], &device),
+                    &f(cos),
+                    &f(sin),
+                    &c,
+                );
+                let got = block_on(got.into_data_async())
+                    .unwrap()
+                    .convert::<f32>()
+                    .try_to_vec::<f32>()
+                    .unwrap();
+                let mut want = x.clone();
+                for (t, row) in want.chunks_exact_mut(heads * hd).enumerate() {
+                    rope(row, hd, &rope_angles(5 + t, &c.rope_freqs), style);
+                }
+                let d = max_diff(&got, &want);
+                assert!(d < 1e-5, "{name} {style:?} n_rot {n_rot}: {d}");
+                if n_rot < hd {
+                    // The unturned half is the input's.
+                    assert_eq!(got[hd - 1], x[hd - 1]);
+                }
+            }
+        }
+    }
 }

@@ -19,6 +19,8 @@ mod weights;
 pub use kernels::{Activations, Kernels};
 pub use kv_cache::{KvCache, PAGE};
 pub(crate) use ops::log_softmax;
+#[cfg(all(test, feature = "burn"))]
+pub(crate) use ops::rope;
 #[cfg(feature = "burn")]
 pub(crate) use ops::rope_angles;
 pub use parallel::{map as parallel_map, run as run_on_pool, set_threads, threads};
