@@ -3,16 +3,18 @@
 // samples with `lcd` under (yes|no|maybe) and checks the output with JavaScript's RegExp;
 // then the same run on our own engine in the same page (`?backend=cpu`: same seed, same
 // words; `?backend=webgpu`: the same adapter), the three rates side by side. And P-GCD in
-// the playground, whose HMM work the worker runs on burn's WebGPU backend in this page. `STRAIT_BURN_URL` is where that page is served.
+// the playground, whose HMM work the worker runs on burn's WebGPU backend in this page.
+// `STRAIT_BURN_URL` is where that page is served (default: `cargo xtask serve --burn`'s).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ARTIFACTS, launch, unlessCrash, waitForPhase } from './lib.mjs';
 
-const BURN_URL = process.env.STRAIT_BURN_URL ?? 'http://127.0.0.1:8081/';
-// SwiftShader runs WebGPU on the CPU: small token budgets.
-const LOAD_MS = 240_000;
-const RUN_MS = 240_000;
+const BURN_URL = process.env.STRAIT_BURN_URL ?? 'http://127.0.0.1:8080/';
+// SwiftShader runs WebGPU on the CPU: small token budgets, long waits (a cold 2-core run
+// took 187 s to the first burn token, kernel compilation included).
+const LOAD_MS = 480_000;
+const RUN_MS = 480_000;
 const YNM = '(yes|no|maybe)';
 const YNM_PROMPT = 'Is the sky blue on a clear day? Answer yes, no or maybe.';
 

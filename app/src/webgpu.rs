@@ -25,12 +25,14 @@ Safari 26+, Firefox 141+ on Windows) on a page served over https or from localho
 Linux needs --enable-unsafe-webgpu --enable-features=Vulkan. Or drop ?backend=webgpu: the model \
 then runs on the CPU (wasm).";
 
-/// Checks `navigator.gpu` and asks for an adapter.
+/// Checks `navigator.gpu` and asks for an adapter: on the page's thread or in a worker
+/// (both have a `navigator`).
 pub async fn detect() -> GpuStatus {
-    let Some(window) = web_sys::window() else {
-        return GpuStatus::Missing("no window: the page must run in a browser tab".into());
-    };
-    let navigator: JsValue = window.navigator().into();
+    let navigator =
+        Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or(JsValue::UNDEFINED);
+    if !navigator.is_object() {
+        return GpuStatus::Missing("no navigator: the page must run in a browser".into());
+    }
     let gpu = Reflect::get(&navigator, &"gpu".into()).unwrap_or(JsValue::UNDEFINED);
     if gpu.is_undefined() || gpu.is_null() {
         return GpuStatus::Missing(NO_NAVIGATOR_GPU.into());

@@ -1,6 +1,7 @@
 //! How a KV cache that holds some tokens serves a request for a token sequence: the one
-//! planning rule shared by the CPU model's cache slots ([`crate::PromptedModel`]) and the
-//! GPU model's cache ([`crate::gpu::GpuPromptedModel`]).
+//! planning rule shared by the CPU model's cache slots ([`crate::PromptedModel`]), the
+//! GPU model's cache ([`crate::gpu::GpuPromptedModel`]) and the burn engine's
+//! (`lm::burn::BurnPromptedModel`, feature `burn`).
 
 use sampler_core::TokenId;
 

@@ -678,9 +678,10 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
 
 /// `model` on each burn device: the largest |Δ| between its logits of `tokens` and the
 /// CPU's (`cpu`).
+#[cfg(feature = "burn")]
 fn burn_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> Vec<(&'static str, f32)> {
     let model = std::sync::Arc::new(lm::Model::from_bytes(model.bytes().to_vec()).unwrap());
-    lm::burn::devices()
+    lm::burn::devices_for_tests()
         .into_iter()
         .map(|(device, name)| {
             let mut m = lm::burn::BurnModel::new(model.clone(), device, name);
@@ -690,6 +691,7 @@ fn burn_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> Vec<(&'static 
         .collect()
 }
 
+#[cfg(feature = "burn")]
 fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter()
@@ -702,6 +704,7 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 /// bound): a chat prompt's logits at every position, then 8 greedy steps through the KV
 /// cache with the same tokens, then a prompt of several chunks; the quantized matrices run
 /// through our WGSL kernels on wgpu, decoded to f32 on burn's CPU backend.
+#[cfg(feature = "burn")]
 #[test]
 fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
     let model = std::sync::Arc::new(lm::Model::from_bytes(model_bytes()).unwrap());
@@ -711,7 +714,7 @@ fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
         .unwrap();
     let want = model.forward(&mut model.new_cache(), &prompt, 0).unwrap();
     let argmax = |v: &[f32]| (0..v.len()).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap() as u32;
-    for (device, name) in lm::burn::devices() {
+    for (device, name) in lm::burn::devices_for_tests() {
         let t = std::time::Instant::now();
         let mut b = lm::burn::BurnModel::new(model.clone(), device, name);
         let upload = t.elapsed().as_secs_f64();
@@ -747,7 +750,7 @@ fn the_burn_engine_matches_the_cpu_forward_on_smollm2() {
     assert!(long.len() > 128, "{}", long.len());
     let from = long.len() - 8;
     let want = model.forward(&mut model.new_cache(), &long, from).unwrap();
-    for (device, name) in lm::burn::devices() {
+    for (device, name) in lm::burn::devices_for_tests() {
         let mut b = lm::burn::BurnModel::new(model.clone(), device, name);
         let got = sampler_core::block_on(b.forward(&long, from)).unwrap();
         let d = max_abs_diff(&got, &want);
@@ -889,6 +892,7 @@ fn qwen2_qwen3_and_llama3_match_llama_cpp() {
 
         // The burn program (`lm::burn`: RoPE pairing, biases, head norms, wide heads as
         // burn ops), against the same CPU logits and bound.
+        #[cfg(feature = "burn")]
         for (engine, d) in burn_vs_cpu(&model, &tokens, &ours) {
             println!("# figure: {name}: {engine} vs CPU logits: max |Δ| {d:.2e}");
             assert!(d < 0.01, "{name}: {engine} logits {d} from the CPU's");

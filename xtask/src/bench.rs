@@ -48,6 +48,10 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
             "--release",
             "--package",
             "cli",
+            // burn's wgpu backend: the burn engine and P-GCD's HMM on burn-wgpu get their
+            // rows beside ours (`bench decode`, `bench hmm`, `bench samplers` §6).
+            "--features",
+            "burn-wgpu",
             "--bin",
             "strait",
             "--",

@@ -6,14 +6,16 @@
 //!   is kept.
 //! - `build [--burn]`: setup, then the release page into `dist/` (trunk); with `--burn`,
 //!   the page with the burn engine (`?engine=burn`) into `dist-burn/`.
-//! - `serve [--port N] [--no-build]`: build, then serve `dist/` and the model on
-//!   <http://127.0.0.1:8080>.
-//! - `test`: every test suite (native cargo tests, the wasm build, kernel tests in the
-//!   browser where the shaders crate offers them, the Playwright end-to-end test); the last
-//!   line is `N passed, N failed`.
+//! - `serve [--port N] [--no-build] [--burn]`: build, then serve `dist/` (with `--burn`,
+//!   `dist-burn/`) and the model on <http://127.0.0.1:8080>.
+//! - `test`: every test suite (native cargo tests, `lm` in wasm and on aarch64, the wasm
+//!   build, kernel tests in the browser where the shaders crate offers them, the
+//!   Playwright end-to-end tests, the burn page's build and test); the last line is
+//!   `N passed, N failed`.
 //! - `e2e [--no-build]`: only the end-to-end test.
 //! - `bench samplers|decode|masks|smc|hmm [FLAGS]`: the model (fetched if missing), then
-//!   `strait bench WHAT` from a release build; `samplers` writes `docs/bench/samplers.md`.
+//!   `strait bench WHAT` from a release build with burn's wgpu backend; `samplers` writes
+//!   `docs/bench/samplers.md`.
 //! - `bench page`: the page's decode beside wllama's in headless Chromium.
 //! - `fuzz [TARGET] [--minutes N]`: the input front ends under AFL++ (`fuzz/`).
 

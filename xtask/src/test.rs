@@ -1,8 +1,9 @@
 //! `cargo xtask test`: every suite, counted; the last line is `N passed, N failed`.
 //!
 //! Suites, in order:
-//! 1. native: `cargo test --workspace --exclude app` (GPU tests on lavapipe where there is no
-//!    GPU), counted from cargo's `test result:` lines;
+//! 1. native: `cargo test --workspace --exclude app --features cli/burn-wgpu` (GPU tests,
+//!    burn's wgpu backend among them, on lavapipe where there is no GPU), counted from
+//!    cargo's `test result:` lines;
 //! 2. `lm`'s unit tests in wasm32-wasip1 with simd128, run by node (the page's SIMD kernels
 //!    against their scalar references), and built for aarch64 and run by qemu (the NEON
 //!    kernels against theirs);
@@ -11,7 +12,9 @@
 //!    Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through chromedriver with
 //!    the WebGPU flags from `webdriver.json`, counted from the same `test result:` lines;
 //! 5. end to end: the built page served locally and driven in headless Chromium by
-//!    `e2e/*.test.mjs` (node's test runner + playwright-core), counted from its TAP summary.
+//!    `e2e/*.test.mjs` (node's test runner + playwright-core), counted from its TAP summary;
+//! 6. the burn page: the page built with the app's `burn-engine` feature into `dist-burn/`,
+//!    served on its own port and driven by `e2e/burn.test.mjs` (left out of stage 5).
 
 use crate::build;
 use crate::serve;

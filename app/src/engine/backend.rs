@@ -236,6 +236,11 @@ impl Backend {
         let inner: DynLm<'static> = match self {
             Backend::Cpu(m) => Box::new(FramePaced(PromptedModel::new(m.clone(), prompt)?)),
             Backend::Gpu(g) => {
+                // A prompt the model cannot take is refused before the model is lent out,
+                // so the slot keeps it for the next run.
+                if let Some(m) = g.slot.borrow().as_ref() {
+                    GpuPromptedModel::check_prompt(m, &prompt)?;
+                }
                 let model = g.slot.borrow_mut().take().ok_or_else(|| {
                     LmError("the GPU model was lost after an earlier error; reload the page".into())
                 })?;
@@ -250,6 +255,9 @@ impl Backend {
             }
             #[cfg(feature = "burn-engine")]
             Backend::Burn(b) => {
+                if let Some(m) = b.slot.borrow().as_ref() {
+                    BurnPromptedModel::check_prompt(m, &prompt)?;
+                }
                 let model = b
                     .slot
                     .borrow_mut()

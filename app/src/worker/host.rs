@@ -213,6 +213,15 @@ fn hmm_engine() -> Rc<dyn HmmEngine> {
 /// backend (this worker's own device); where WebGPU cannot be opened, it stays on burn's
 /// CPU backend and the console says why.
 async fn open_hmm_engine() {
+    // Asked first: without WebGPU (or without an adapter) burn's device request would not
+    // come back with an error to fall back on.
+    #[cfg(feature = "burn-engine")]
+    if let crate::webgpu::GpuStatus::Missing(why) = crate::webgpu::detect().await {
+        web_sys::console::warn_1(
+            &format!("worker: P-GCD's HMM stays on burn's CPU backend: {why}").into(),
+        );
+        return;
+    }
     #[cfg(feature = "burn-engine")]
     match lm::burn::webgpu().await {
         Ok(device) => {

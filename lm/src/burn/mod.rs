@@ -65,8 +65,9 @@ pub async fn webgpu() -> Result<Device, String> {
     Ok(d)
 }
 
-/// Every burn device this build and machine offer, named as the CLI names them: burn's
-/// CPU backend, and its wgpu backend where compiled in and an adapter exists.
+/// Every burn device this build and machine offer, with their labels (`burn-flex`,
+/// `burn-wgpu`, as benchmarks and messages print them): burn's CPU backend, and its wgpu
+/// backend where compiled in and an adapter exists.
 pub fn devices() -> Vec<(Device, &'static str)> {
     #[allow(unused_mut)]
     let mut d = vec![(flex(), "burn-flex")];
@@ -74,6 +75,20 @@ pub fn devices() -> Vec<(Device, &'static str)> {
     if let Some(w) = wgpu() {
         d.push((w, "burn-wgpu"));
     }
+    d
+}
+
+/// Every burn device of this build, for tests: as [`devices`], but a build with
+/// `burn-wgpu` on a machine without a wgpu adapter panics instead of quietly testing
+/// burn's CPU backend alone (as the GPU tests fail there; lavapipe is Debian's
+/// `mesa-vulkan-drivers`, which `cargo xtask test` installs).
+pub fn devices_for_tests() -> Vec<(Device, &'static str)> {
+    let d = devices();
+    #[cfg(feature = "burn-wgpu")]
+    assert!(
+        d.iter().any(|(_, name)| *name == "burn-wgpu"),
+        "built with burn-wgpu but no wgpu adapter: install mesa-vulkan-drivers (lavapipe)"
+    );
     d
 }
 

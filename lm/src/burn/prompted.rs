@@ -1,7 +1,7 @@
 //! [`BurnPromptedModel`]: a [`BurnModel`] conditioned on a prompt, as the samplers see it.
 
 use super::model::BurnModel;
-use crate::forward::log_softmax;
+use crate::forward::{check_run, log_softmax};
 use crate::prefix_reuse::reuse;
 use sampler_core::{LanguageModel, LmError, TokenId};
 
@@ -21,13 +21,22 @@ pub struct BurnPromptedModel {
 }
 
 impl BurnPromptedModel {
-    /// Conditions `model` on `prompt`, which must be non-empty.
-    pub fn new(mut model: BurnModel, prompt: Vec<TokenId>) -> Result<Self, LmError> {
+    /// Whether [`BurnPromptedModel::new`] would take `prompt` for `model`: non-empty, within
+    /// the model's context and vocabulary (so a caller lending out the model can check
+    /// first and keep it).
+    pub fn check_prompt(model: &BurnModel, prompt: &[TokenId]) -> Result<(), LmError> {
         if prompt.is_empty() {
             return Err(LmError(
                 "the prompt is empty: the model needs at least one token to condition on".into(),
             ));
         }
+        check_run(model.config(), 0, prompt)
+    }
+
+    /// Conditions `model` on `prompt` ([`BurnPromptedModel::check_prompt`]; on an error the
+    /// model is dropped).
+    pub fn new(mut model: BurnModel, prompt: Vec<TokenId>) -> Result<Self, LmError> {
+        Self::check_prompt(&model, &prompt)?;
         model.truncate(0);
         Ok(BurnPromptedModel {
             model,

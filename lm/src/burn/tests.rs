@@ -1,7 +1,7 @@
 //! The burn program against the CPU forward pass on tiny random models of every tensor
 //! type (the real SmolLM2 and the qwen2/qwen3/Llama 3 files: `tests/llama_cpp_reference.rs`).
 
-use super::{BurnModel, BurnPromptedModel, devices};
+use super::{BurnModel, BurnPromptedModel, devices_for_tests};
 use crate::gguf::GgmlType as T;
 use crate::test_gguf::{tiny_llama, tiny_llama_typed};
 use crate::{Model, PromptedModel};
@@ -45,11 +45,12 @@ fn every_tensor_type_matches_the_cpu_forward_and_a_wrong_position_is_caught() {
         &[T::Q4_1],
     ];
     let tokens = [2, 3, 6, 5, 7, 4];
-    let mut mutant = 0f32;
+    // Per device: each engine must move under the fault, not just one of them.
+    let mut mutant = std::collections::BTreeMap::<&str, f32>::new();
     for types in mixes {
         let model = Arc::new(Model::from_bytes(tiny_llama_typed(256, types)).unwrap());
         let want = model.forward(&mut model.new_cache(), &tokens, 0).unwrap();
-        for (device, name) in devices() {
+        for (device, name) in devices_for_tests() {
             let mut b = BurnModel::new(model.clone(), device, name);
             // All at once, then a prefix and the rest one by one through the cache.
             let all = block_on(b.forward(&tokens, 0)).unwrap();
@@ -67,19 +68,23 @@ fn every_tensor_type_matches_the_cpu_forward_and_a_wrong_position_is_caught() {
             b.truncate(tokens.len() - 2);
             let off = block_on(b.forward(&tokens[tokens.len() - 1..], 0)).unwrap();
             let v = model.config().vocab_size;
-            mutant = mutant.max(max_diff(&off, &want[want.len() - v..]));
+            let m = mutant.entry(name).or_default();
+            *m = m.max(max_diff(&off, &want[want.len() - v..]));
         }
     }
     // It moves the logits far past the bound (in the mixed files; the Q4_1-only one's
     // random weights barely attend).
-    assert!(mutant > 10.0 * LOGIT_TOLERANCE, "mutant {mutant}");
+    assert_eq!(mutant.len(), devices_for_tests().len());
+    for (name, m) in mutant {
+        assert!(m > 10.0 * LOGIT_TOLERANCE, "{name}: mutant {m}");
+    }
 }
 
 #[test]
 fn the_prompted_model_matches_the_cpu_one_and_reuses_its_cache() {
     let model = Arc::new(Model::from_bytes(tiny_llama()).unwrap());
     let prompt = vec![1, 2, 3];
-    for (device, name) in devices() {
+    for (device, name) in devices_for_tests() {
         let mut b =
             BurnPromptedModel::new(BurnModel::new(model.clone(), device, name), prompt.clone())
                 .unwrap();
@@ -109,6 +114,18 @@ fn the_prompted_model_matches_the_cpu_one_and_reuses_its_cache() {
         let want = block_on(c.logprobs(&[4])).unwrap();
         assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() <= 0.02));
         let m = b.into_model();
+        // A prompt the model cannot take is refused by the check the page makes before it
+        // lends the model out, with the message `new` gives.
+        let too_long = vec![1; model.config().context_length + 1];
+        for (bad, says) in [
+            (Vec::new(), "empty"),
+            (too_long, "exceeds the model's context"),
+            (vec![99], "outside the vocabulary"),
+        ] {
+            let e = BurnPromptedModel::check_prompt(&m, &bad).unwrap_err();
+            assert!(e.0.contains(says), "{e}");
+        }
+        assert!(BurnPromptedModel::check_prompt(&m, &prompt).is_ok());
         let e = BurnPromptedModel::new(m, Vec::new()).unwrap_err();
         assert!(e.0.contains("empty"), "{e}");
     }
@@ -218,7 +235,7 @@ fn rope_matches_the_cpu_one_in_both_pairings_and_partial_rotation() {
             c.rope_freqs = (0..n_rot / 2)
                 .map(|i| 10000f64.powf(-2.0 * i as f64 / n_rot as f64))
                 .collect();
-            for (device, name) in devices() {
+            for (device, name) in devices_for_tests() {
                 let (mut cos, mut sin) = (Vec::new(), Vec::new());
                 for p in 5..5 + n {
                     for (co, si) in rope_angles(p, &c.rope_freqs) {

@@ -22,8 +22,9 @@ pub struct GpuPromptedModel {
 }
 
 impl GpuPromptedModel {
-    /// Conditions `model` on `prompt`; the prompt must be non-empty and fit the GPU context.
-    pub fn new(mut model: GpuModel, prompt: Vec<TokenId>) -> Result<Self, LmError> {
+    /// Whether [`GpuPromptedModel::new`] would take `prompt` for `model`: non-empty and
+    /// within the GPU context (so a caller lending out the model can check first and keep it).
+    pub fn check_prompt(model: &GpuModel, prompt: &[TokenId]) -> Result<(), LmError> {
         let ctx = model.max_context();
         if prompt.len() > ctx {
             return Err(LmError(format!(
@@ -36,6 +37,13 @@ impl GpuPromptedModel {
                 "the prompt is empty: the model needs at least one token to condition on".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Conditions `model` on `prompt`; the prompt must be non-empty and fit the GPU context
+    /// ([`GpuPromptedModel::check_prompt`]; on an error the model is dropped).
+    pub fn new(mut model: GpuModel, prompt: Vec<TokenId>) -> Result<Self, LmError> {
+        Self::check_prompt(&model, &prompt)?;
         model.truncate(0);
         Ok(GpuPromptedModel {
             model,
