@@ -3,7 +3,24 @@
 //! GPU model's cache ([`crate::gpu::GpuPromptedModel`]) and the burn engine's
 //! (`lm::burn::BurnPromptedModel`, feature `burn`).
 
-use sampler_core::TokenId;
+use sampler_core::{LmError, TokenId};
+
+/// The prompt rule of every prompted model: at least one token, and no more than
+/// `context` (named `what` in the message: "the context", "the GPU context", ...).
+pub(crate) fn check_prompt(prompt: &[TokenId], context: usize, what: &str) -> Result<(), LmError> {
+    if prompt.len() > context {
+        return Err(LmError(format!(
+            "prompt of {} tokens exceeds {what} of {context}",
+            prompt.len()
+        )));
+    }
+    if prompt.is_empty() {
+        return Err(LmError(
+            "the prompt is empty: the model needs at least one token to condition on".into(),
+        ));
+    }
+    Ok(())
+}
 
 /// What a cache can reuse for a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

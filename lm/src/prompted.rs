@@ -102,17 +102,7 @@ impl PromptedModel {
     /// Conditions `model` on `prompt`; the prompt must be non-empty and fit the context.
     pub fn new(model: Arc<Model>, prompt: Vec<TokenId>) -> Result<Self, LmError> {
         let ctx = model.config().context_length;
-        if prompt.len() > ctx {
-            return Err(LmError(format!(
-                "prompt of {} tokens exceeds the context of {ctx}",
-                prompt.len()
-            )));
-        }
-        if prompt.is_empty() {
-            return Err(LmError(
-                "the prompt is empty: the model needs at least one token to condition on".into(),
-            ));
-        }
+        crate::prefix_reuse::check_prompt(&prompt, ctx, "the context")?;
         // The slots a previous model left (each holds its own sequence, which `plan`
         // matches against this prompt's sequences like any other), ordered by their clock.
         let mut slots = model.stash.take();

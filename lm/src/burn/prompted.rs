@@ -25,12 +25,9 @@ impl BurnPromptedModel {
     /// the model's context and vocabulary (so a caller lending out the model can check
     /// first and keep it).
     pub fn check_prompt(model: &BurnModel, prompt: &[TokenId]) -> Result<(), LmError> {
-        if prompt.is_empty() {
-            return Err(LmError(
-                "the prompt is empty: the model needs at least one token to condition on".into(),
-            ));
-        }
-        check_run(model.config(), 0, prompt)
+        let c = model.config();
+        crate::prefix_reuse::check_prompt(prompt, c.context_length, "the model's context")?;
+        check_run(c, 0, prompt)
     }
 
     /// Conditions `model` on `prompt` ([`BurnPromptedModel::check_prompt`]; on an error the

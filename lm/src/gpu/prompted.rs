@@ -25,19 +25,7 @@ impl GpuPromptedModel {
     /// Whether [`GpuPromptedModel::new`] would take `prompt` for `model`: non-empty and
     /// within the GPU context (so a caller lending out the model can check first and keep it).
     pub fn check_prompt(model: &GpuModel, prompt: &[TokenId]) -> Result<(), LmError> {
-        let ctx = model.max_context();
-        if prompt.len() > ctx {
-            return Err(LmError(format!(
-                "prompt of {} tokens exceeds the GPU context of {ctx}",
-                prompt.len()
-            )));
-        }
-        if prompt.is_empty() {
-            return Err(LmError(
-                "the prompt is empty: the model needs at least one token to condition on".into(),
-            ));
-        }
-        Ok(())
+        crate::prefix_reuse::check_prompt(prompt, model.max_context(), "the GPU context")
     }
 
     /// Conditions `model` on `prompt`; the prompt must be non-empty and fit the GPU context
