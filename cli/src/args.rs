@@ -189,4 +189,7 @@ pub struct BenchArgs {
     /// Activations of the CPU forward pass (`decode` measures both unless given).
     #[arg(long, value_parser = activations)]
     pub activations: Option<Activations>,
+    /// `decode`: only these engines, comma-separated (default: all of them).
+    #[arg(long, value_delimiter = ',', value_parser = ["strait-cpu", "strait-wgpu", "burn-flex", "burn-wgpu", "llama.cpp"])]
+    pub engines: Vec<String>,
 }

@@ -17,14 +17,24 @@ pub struct Page {
     pub dist: PathBuf,
 }
 
+/// How the page's wasm is optimized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// As served: the `wasm-release` profile (fat LTO, one codegen unit), the smallest wasm.
+    Served,
+    /// For a test build whose size nobody measures (CI's burn page): the same profile
+    /// without LTO and with 16 codegen units, which skips the single-threaded link step.
+    Quick,
+}
+
 /// Builds the page into `dist/` and links the model under `dist/models/`.
 pub fn build_page(tools: &Tools) -> Result<Page> {
-    build_variant(tools, false)
+    build_variant(tools, false, Link::Served)
 }
 
 /// Builds the page, or with `burn` the page with the burn engine (`?engine=burn`, the
-/// app's `burn-engine` feature) into `dist-burn/`.
-pub fn build_variant(tools: &Tools, burn: bool) -> Result<Page> {
+/// app's `burn-engine` feature) into `dist-burn/`, optimized as `link` says.
+pub fn build_variant(tools: &Tools, burn: bool, link: Link) -> Result<Page> {
     let root = root();
     let dist = root.join(if burn { "dist-burn" } else { "dist" });
     let t0 = Instant::now();
@@ -32,6 +42,11 @@ pub fn build_variant(tools: &Tools, burn: bool) -> Result<Page> {
     trunk.args(["build", "--release", "--offline"]);
     if burn {
         trunk.args(["--features", "burn-engine", "--dist", "dist-burn"]);
+    }
+    if link == Link::Quick {
+        trunk
+            .env("CARGO_PROFILE_WASM_RELEASE_LTO", "off")
+            .env("CARGO_PROFILE_WASM_RELEASE_CODEGEN_UNITS", "16");
     }
     // trunk must find our wasm-bindgen in PATH: its own download goes to GitHub.
     util::run(

@@ -4,8 +4,9 @@
 //!   target, trunk and wasm-bindgen-cli at the versions the lockfile needs, and the
 //!   end-to-end test's npm packages. Idempotent: whatever is present at the right version
 //!   is kept.
-//! - `build [--burn]`: setup, then the release page into `dist/` (trunk); with `--burn`,
-//!   the page with the burn engine (`?engine=burn`) into `dist-burn/`.
+//! - `build [--burn] [--quick]`: setup, then the release page into `dist/` (trunk); with
+//!   `--burn`, the page with the burn engine (`?engine=burn`) into `dist-burn/`; with
+//!   `--quick`, linked without LTO (faster to build, larger: what CI tests of the burn page).
 //! - `serve [--port N] [--no-build] [--burn]`: build, then serve `dist/` (with `--burn`,
 //!   `dist-burn/`) and the model on <http://127.0.0.1:8080>.
 //! - `test`: every test suite (native cargo tests, `lm` in wasm and on aarch64, the wasm
@@ -36,8 +37,9 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup                      fetch the model, install trunk, wasm-bindgen-cli, npm packages
-  build [--burn]             build the release page into dist/ (--burn: with the
-                             burn engine, ?engine=burn, into dist-burn/)
+  build [--burn] [--quick]   build the release page into dist/ (--burn: with the
+                             burn engine, ?engine=burn, into dist-burn/; --quick:
+                             without LTO, faster to build, larger)
   serve [--port N] [--no-build] [--burn]
                              build and serve the page on http://127.0.0.1:8080
   test                       run every test; ends with `N passed, N failed`
@@ -73,7 +75,14 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "setup" => setup::setup().map(|_| ExitCode::SUCCESS),
         "build" => setup::setup()
-            .and_then(|tools| build::build_variant(&tools, flags.iter().any(|f| f == "--burn")))
+            .and_then(|tools| {
+                let link = if flags.iter().any(|f| f == "--quick") {
+                    build::Link::Quick
+                } else {
+                    build::Link::Served
+                };
+                build::build_variant(&tools, flags.iter().any(|f| f == "--burn"), link)
+            })
             .map(|_| ExitCode::SUCCESS),
         "serve" => serve::command(flags),
         "test" => test::command(flags),

@@ -31,7 +31,7 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         root().join(if burn { "dist-burn" } else { "dist" })
     } else {
         let tools = setup::setup()?;
-        build::build_variant(&tools, burn)?.dist
+        build::build_variant(&tools, burn, build::Link::Served)?.dist
     };
     if !dist.join("index.html").is_file() {
         return Err(format!(

@@ -25,10 +25,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
 /// Prefill and decode tokens/s of our CPU forward pass (f32 and 8-bit activations, on
 /// the thread pool), of the wgpu forward pass when there is an adapter, of the burn engine
-/// (`burn_decode`), and of llama.cpp
+/// (`burn_speed`), and of llama.cpp, or only the engines `--engines` names
 /// at the same thread count when its Python binding is importable (`STRAIT_LLAMA_PYTHON`,
 /// default `python3`); then the ratios, ours over llama.cpp's.
 fn decode(args: &BenchArgs) -> Result<()> {
+    let on = |engine: &str| args.engines.is_empty() || args.engines.iter().any(|e| e == engine);
     let mut model = Model::load(&args.model)?;
     let prompt = model.tokenizer().encode(
         "The history of constrained decoding begins with grammars that restrict what a \
@@ -36,9 +37,10 @@ fn decode(args: &BenchArgs) -> Result<()> {
     )?;
     let threads = lm::forward::threads();
     let kernels = lm::forward::Kernels::best().name;
-    let precisions = match args.activations {
-        Some(a) => vec![a],
-        None => vec![Activations::F32, Activations::Q8],
+    let precisions = match (on("strait-cpu"), args.activations) {
+        (false, _) => vec![],
+        (true, Some(a)) => vec![a],
+        (true, None) => vec![Activations::F32, Activations::Q8],
     };
     let mut ours = Vec::new();
     for act in precisions {
@@ -58,17 +60,48 @@ fn decode(args: &BenchArgs) -> Result<()> {
     }
     model.set_activations(Activations::F32);
     let model = std::sync::Arc::new(model);
-    let wgsl = match gpu_decode(&model, &prompt, args.tokens) {
-        Ok(line) => {
+    let wgsl = match on("strait-wgpu").then(|| gpu_decode(&model, &prompt, args.tokens)) {
+        None => None,
+        Some(Ok(line)) => {
             crate::stdout::line(&line);
             Some(line)
         }
-        Err(e) => {
+        Some(Err(e)) => {
             eprintln!("strait: GPU decode skipped: {e}");
             None
         }
     };
-    burn_decode(&model, &prompt, args.tokens, &ours, wgsl.as_ref())?;
+    let burn = if on("burn-flex") || on("burn-wgpu") {
+        lm::burn::devices()
+    } else {
+        Vec::new()
+    };
+    if on("burn-wgpu") && !burn.iter().any(|(_, name)| *name == "burn-wgpu") {
+        eprintln!(
+            "strait: burn-wgpu decode skipped: {}",
+            if cfg!(feature = "burn-wgpu") {
+                "no wgpu adapter"
+            } else {
+                "built without `--features burn-wgpu`"
+            }
+        );
+    }
+    for (device, name) in burn.into_iter().filter(|(_, name)| on(name)) {
+        if let Err(e) = burn_speed(
+            &model,
+            &prompt,
+            args.tokens,
+            &ours,
+            wgsl.as_ref(),
+            device,
+            name,
+        ) {
+            eprintln!("strait: {name} decode skipped: {e}");
+        }
+    }
+    if !on("llama.cpp") {
+        return Ok(());
+    }
     match llama_cpp(&args.model, &prompt, args.tokens, threads) {
         Ok(line) => {
             let theirs: serde_json::Value = serde_json::from_str(&line)
@@ -147,36 +180,9 @@ fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json
     }))
 }
 
-/// The same measurement on the burn engine (`lm::burn`): on burn's CPU backend, and on
-/// its wgpu backend when compiled in (`--features burn-wgpu`) with an adapter; then the
-/// ratios, burn over our engine on the same hardware (our CPU pass in f32, our WGSL pass).
-fn burn_decode(
-    model: &std::sync::Arc<Model>,
-    prompt: &[u32],
-    tokens: usize,
-    ours: &[(Activations, f64, f64)],
-    wgsl: Option<&serde_json::Value>,
-) -> Result<()> {
-    let devices = lm::burn::devices();
-    if devices.len() == 1 {
-        eprintln!(
-            "strait: burn-wgpu decode skipped: {}",
-            if cfg!(feature = "burn-wgpu") {
-                "no wgpu adapter"
-            } else {
-                "built without `--features burn-wgpu`"
-            }
-        );
-    }
-    for (device, name) in devices {
-        if let Err(e) = burn_speed(model, prompt, tokens, ours, wgsl, device, name) {
-            eprintln!("strait: {name} decode skipped: {e}");
-        }
-    }
-    Ok(())
-}
-
-/// One burn device's line and ratio for [`burn_decode`].
+/// One burn device's line (burn's CPU backend, or its wgpu backend when compiled in with
+/// an adapter), and its ratio: burn over our engine on the same hardware (our CPU pass in
+/// f32, our WGSL pass).
 fn burn_speed(
     model: &std::sync::Arc<Model>,
     prompt: &[u32],

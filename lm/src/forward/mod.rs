@@ -14,6 +14,8 @@ mod matmul;
 mod ops;
 mod parallel;
 mod pause;
+#[cfg(not(target_arch = "wasm32"))]
+mod pool;
 mod weights;
 
 pub use kernels::{Activations, Kernels};

@@ -1,36 +1,25 @@
-//! The thread pool of the CPU forward pass: a rayon pool natively (every core by default,
-//! [`set_threads`] to choose), the calling thread alone on wasm32.
-//!
-//! A product split from outside the pool hands its chunks over to the workers and sleeps
-//! until they finish: two thread switches for each of the ~200 products of a token. A
-//! caller that runs its whole work through [`run`] (the CLI does) is itself a worker,
-//! so the chunks are split in place and the calling thread computes its share.
+//! The thread pool of the CPU forward pass: natively, the caller and the workers of
+//! [`super::pool`] (every core by default, [`set_threads`] to choose); the calling thread
+//! alone on wasm32.
 
 #[cfg(not(target_arch = "wasm32"))]
-static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-
-/// Stack of each worker: the whole of a command may run on one ([`run`]).
-#[cfg(not(target_arch = "wasm32"))]
-const WORKER_STACK: usize = 16 << 20;
+use super::pool::Pool;
 
 #[cfg(not(target_arch = "wasm32"))]
-fn build(n: usize) -> Result<rayon::ThreadPool, String> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .stack_size(WORKER_STACK)
-        .thread_name(|i| format!("strait-forward-{i}"))
-        .build()
-        .map_err(|e| format!("cannot start {n} threads for the forward pass: {e}"))
-}
+static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+
+/// Stack of the thread [`run`] runs a whole command on.
+#[cfg(not(target_arch = "wasm32"))]
+const RUN_STACK: usize = 16 << 20;
 
 #[cfg(not(target_arch = "wasm32"))]
-fn pool() -> &'static rayon::ThreadPool {
+fn pool() -> &'static Pool {
     POOL.get_or_init(|| {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // Without threads the forward pass can still run: one worker.
-        build(n)
-            .or_else(|_| build(1))
-            .expect("a pool of one thread")
+        // Without threads the forward pass can still run: on the caller alone.
+        Pool::new(n)
+            .or_else(|_| Pool::new(1))
+            .expect("a pool of the caller alone starts no thread")
     })
 }
 
@@ -40,7 +29,7 @@ fn pool() -> &'static rayon::ThreadPool {
 pub fn set_threads(n: usize) -> Result<(), String> {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        let p = build(n.max(1))?;
+        let p = Pool::new(n.max(1))?;
         POOL.set(p)
             .map_err(|_| "the thread count is set once, before the first forward pass".into())
     }
@@ -57,7 +46,7 @@ pub fn set_threads(n: usize) -> Result<(), String> {
 pub fn threads() -> usize {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        pool().current_num_threads()
+        pool().threads()
     }
     #[cfg(target_arch = "wasm32")]
     {
@@ -65,16 +54,46 @@ pub fn threads() -> usize {
     }
 }
 
-/// Runs `f` on a worker of the pool and returns what it returns: forward passes inside
-/// it split their products without handing them across threads.
+/// Runs `f` on a thread with a large stack (16 MB) and returns what it returns; a panic
+/// in `f` is raised again here. The CLI runs each command through it.
 pub fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        pool().install(f)
+        let mut f = Some(f);
+        let done = std::thread::scope(|s| {
+            let body = || f.take().map(|f| f());
+            match std::thread::Builder::new()
+                .name("strait-main".into())
+                .stack_size(RUN_STACK)
+                .spawn_scoped(s, body)
+            {
+                Ok(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                Err(_) => None,
+            }
+        });
+        // No thread to be had: on the caller's own stack.
+        done.unwrap_or_else(|| f.take().expect("not taken by a thread that did not start")())
     }
     #[cfg(target_arch = "wasm32")]
     {
         f()
+    }
+}
+
+/// A pointer that tasks on other threads may use: each task reaches its own element(s)
+/// alone, as the pool runs each index once.
+#[cfg(not(target_arch = "wasm32"))]
+struct Shared<T>(*mut T);
+// SAFETY: see the type's doc; the callers below hand each index a disjoint range.
+#[cfg(not(target_arch = "wasm32"))]
+unsafe impl<T: Send> Send for Shared<T> {}
+#[cfg(not(target_arch = "wasm32"))]
+unsafe impl<T: Send> Sync for Shared<T> {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T> Shared<T> {
+    /// The pointer (a method, so that closures capture the `Sync` wrapper, not its field).
+    fn get(&self) -> *mut T {
+        self.0
     }
 }
 
@@ -86,17 +105,15 @@ where
     let chunk = chunk.max(1);
     #[cfg(not(target_arch = "wasm32"))]
     if data.len() > chunk && threads() > 1 {
-        use rayon::prelude::*;
-        let split = |data: &mut [f32]| {
-            data.par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(i, c)| f(i, c))
-        };
-        if rayon::current_thread_index().is_some() {
-            split(data); // already on a worker (of this pool: the only one we start)
-        } else {
-            pool().install(|| split(data));
-        }
+        let (len, base) = (data.len(), Shared(data.as_mut_ptr()));
+        pool().run(len.div_ceil(chunk), &|i| {
+            let from = i * chunk;
+            let n = chunk.min(len - from);
+            // SAFETY: piece `i` is `from..from + n` of `data`, borrowed mutably for this
+            // call; the pieces are disjoint and each index runs once.
+            let piece = unsafe { std::slice::from_raw_parts_mut(base.get().add(from), n) };
+            f(i, piece);
+        });
         return;
     }
     for (i, c) in data.chunks_mut(chunk).enumerate() {
@@ -113,19 +130,12 @@ where
 {
     #[cfg(not(target_arch = "wasm32"))]
     if items.len() > 1 && threads() > 1 {
-        use rayon::prelude::*;
-        let split = |items: &mut [T]| {
-            items
-                .par_iter_mut()
-                .with_max_len(1)
-                .enumerate()
-                .for_each(|(i, t)| f(i, t))
-        };
-        if rayon::current_thread_index().is_some() {
-            split(items);
-        } else {
-            pool().install(|| split(items));
-        }
+        let base = Shared(items.as_mut_ptr());
+        pool().run(items.len(), &|i| {
+            // SAFETY: item `i` of `items`, borrowed mutably for this call; each index
+            // runs once.
+            f(i, unsafe { &mut *base.get().add(i) });
+        });
         return;
     }
     for (i, t) in items.iter_mut().enumerate() {
@@ -141,15 +151,9 @@ where
     R: Send,
     F: Fn(&T) -> R + Sync + Send,
 {
-    #[cfg(not(target_arch = "wasm32"))]
-    if items.len() > 1 && threads() > 1 {
-        use rayon::prelude::*;
-        let go = || items.par_iter().with_max_len(1).map(&f).collect();
-        return if rayon::current_thread_index().is_some() {
-            go()
-        } else {
-            pool().install(go)
-        };
-    }
-    items.iter().map(f).collect()
+    let mut out: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    for_each_mut(&mut out, |i, o| *o = Some(f(&items[i])));
+    out.into_iter()
+        .map(|o| o.expect("for_each_mut fills every item"))
+        .collect()
 }
