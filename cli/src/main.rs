@@ -33,8 +33,8 @@ fn main() -> ExitCode {
         eprintln!("strait: {e}");
         return ExitCode::FAILURE;
     }
-    // The command runs on a worker of the forward pass's thread pool, so the model's
-    // matrix products split across threads without a hand-over per product.
+    // The command runs on a thread with a 16 MB stack; it is the caller of the forward
+    // pass's thread pool and computes a share of every product itself.
     let result = lm::forward::run_on_pool(move || match cli.command {
         Command::Sample(a) => commands::sample::run(&a),
         Command::Score(a) => commands::score::run(&a),

@@ -123,6 +123,38 @@ async fn check_matvec(
     }
 }
 
+/// `attention_matches_cpu` for one shape, at several (cached, new) token counts.
+async fn attention_case(gpu: &Gpu, k: &Attention, s: &AttentionShape, rng: &mut Rng) {
+    let s = *s;
+    for (n_past, n) in [(0usize, 1usize), (0, 5), (130, 1), (70, 3)] {
+        let kv_dim = s.n_kv_heads * s.head_dim;
+        let q: Vec<f32> = (0..n * s.n_heads * s.head_dim).map(|_| rng.f32()).collect();
+        let kc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| rng.f32() * 2.0).collect();
+        let vc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| rng.f32()).collect();
+        let qb = gpu.storage("q", &f32_bytes(&q)).unwrap();
+        let kb = gpu.storage("k", &f32_bytes(&kc)).unwrap();
+        let vb = gpu.storage("v", &f32_bytes(&vc)).unwrap();
+        let sc = gpu.zeroed("scores", s.scratch_len(n)).unwrap();
+        let ob = gpu.zeroed("out", q.len()).unwrap();
+        let dims = Attention::dims(gpu, &s).unwrap();
+        let step = Step {
+            n: n as u32,
+            n_past: n_past as u32,
+            first: 0,
+        }
+        .buffer(gpu);
+        let bind = k.bind(gpu, &qb, &kb, &vb, &sc, &ob, &dims, &step);
+        gpu.run(|p| k.dispatch(p, &bind, s.n_heads, n)).unwrap();
+        let got = gpu.read_f32(&ob, 0, q.len()).await.unwrap();
+        let want = attention_reference(&s, &q, &kc, &vc, n_past, n);
+        // Outputs are convex combinations of values in [-1, 1]; f32 sums of ≤ 200 terms.
+        assert!(
+            got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 2e-5),
+            "{s:?}: n_past {n_past}, n {n}"
+        );
+    }
+}
+
 gpu_tests! {
     async fn q4_1_matvec_matches_cpu_at_model_shapes() {
         let gpu = gpu().await;
@@ -491,39 +523,17 @@ gpu_tests! {
     async fn attention_matches_cpu() {
         let gpu = gpu().await;
         let mut rng = Rng(21);
-        let s = AttentionShape {
-            n_heads: 9,
-            n_kv_heads: 3,
-            head_dim: 64,
-            max_ctx: 200,
-        };
         let k = Attention::new(&gpu).await.unwrap();
-        for (n_past, n) in [(0usize, 1usize), (0, 5), (130, 1), (70, 3)] {
-            let kv_dim = s.n_kv_heads * s.head_dim;
-            let q: Vec<f32> = (0..n * s.n_heads * s.head_dim).map(|_| rng.f32()).collect();
-            let kc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| rng.f32() * 2.0).collect();
-            let vc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| rng.f32()).collect();
-            let qb = gpu.storage("q", &f32_bytes(&q)).unwrap();
-            let kb = gpu.storage("k", &f32_bytes(&kc)).unwrap();
-            let vb = gpu.storage("v", &f32_bytes(&vc)).unwrap();
-            let sc = gpu.zeroed("scores", s.scratch_len(n)).unwrap();
-            let ob = gpu.zeroed("out", q.len()).unwrap();
-            let dims = Attention::dims(&gpu, &s).unwrap();
-            let step = Step {
-                n: n as u32,
-                n_past: n_past as u32,
-                first: 0,
-            }
-            .buffer(&gpu);
-            let bind = k.bind(&gpu, &qb, &kb, &vb, &sc, &ob, &dims, &step);
-            gpu.run(|p| k.dispatch(p, &bind, s.n_heads, n)).unwrap();
-            let got = gpu.read_f32(&ob, 0, q.len()).await.unwrap();
-            let want = attention_reference(&s, &q, &kc, &vc, n_past, n);
-            // Outputs are convex combinations of values in [-1, 1]; f32 sums of ≤ 200 terms.
-            assert!(
-                got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 2e-5),
-                "n_past {n_past}, n {n}"
-            );
+        // SmolLM2's heads (64 wide), wider ones (two passes of 64 dimensions), and widths
+        // that are not multiples of 16 or of 4 (the kernel's lanes and unrolled sums).
+        for (n_heads, n_kv_heads, head_dim) in [(9, 3, 64), (4, 2, 128), (6, 3, 20), (2, 1, 6)] {
+            let s = AttentionShape {
+                n_heads,
+                n_kv_heads,
+                head_dim,
+                max_ctx: 200,
+            };
+            attention_case(&gpu, &k, &s, &mut rng).await;
         }
         let bad = AttentionShape {
             n_heads: 9,

@@ -29,9 +29,12 @@ fn pool() -> &'static Pool {
 pub fn set_threads(n: usize) -> Result<(), String> {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        let p = Pool::new(n.max(1))?;
-        POOL.set(p)
-            .map_err(|_| "the thread count is set once, before the first forward pass".into())
+        let once = || "the thread count is set once, before the first forward pass".to_string();
+        if POOL.get().is_some() {
+            return Err(once());
+        }
+        // A pool that loses the race to be set is dropped, which stops its workers.
+        POOL.set(Pool::new(n.max(1))?).map_err(|_| once())
     }
     #[cfg(target_arch = "wasm32")]
     {

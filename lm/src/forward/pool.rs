@@ -13,7 +13,8 @@
 //! One caller at a time: a job asked for while another runs (from another thread, or
 //! from inside a task) runs on its caller alone.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -59,8 +60,10 @@ struct Shared {
     job: AtomicPtr<Job>,
     /// Tasks of the current job finished.
     done: AtomicUsize,
-    /// Whether a task of the current job panicked.
-    panicked: AtomicBool,
+    /// The first panic of the current job's tasks, raised again by its caller.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Set when the pool is dropped: the workers return.
+    quit: AtomicBool,
     /// Workers asleep (or about to be) on `wake`.
     sleepers: AtomicUsize,
     lock: Mutex<()>,
@@ -87,26 +90,29 @@ impl Pool {
             claim: AtomicU64::new(0),
             job: AtomicPtr::new(std::ptr::null_mut()),
             done: AtomicUsize::new(0),
-            panicked: AtomicBool::new(false),
+            panic: Mutex::new(None),
+            quit: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
         });
-        let spin = spin();
+        // Built first, so that workers started before a failed start are stopped (Drop).
+        let pool = Pool {
+            shared,
+            threads,
+            caller: Mutex::new(()),
+            spin: spin(),
+        };
         for i in 1..threads {
-            let s = shared.clone();
+            let s = pool.shared.clone();
+            let spin = pool.spin;
             std::thread::Builder::new()
                 .name(format!("strait-forward-{i}"))
                 .stack_size(STACK)
                 .spawn(move || worker(&s, spin))
                 .map_err(|e| format!("cannot start {threads} threads for the forward pass: {e}"))?;
         }
-        Ok(Pool {
-            shared,
-            threads,
-            caller: Mutex::new(()),
-            spin,
-        })
+        Ok(pool)
     }
 
     /// Threads a job runs on, the caller's included.
@@ -167,9 +173,23 @@ impl Pool {
                 std::thread::yield_now();
             }
         }
-        if s.panicked.swap(false, Ordering::Relaxed) {
-            panic!("a task of the forward pass panicked on a worker thread");
+        // Every task has finished: the panic of one can be raised here.
+        let panic = s.panic.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(p) = panic {
+            resume_unwind(p);
         }
+    }
+}
+
+impl Drop for Pool {
+    /// Stops the workers (those spinning see a new epoch; those asleep are woken).
+    fn drop(&mut self) {
+        let s = &*self.shared;
+        s.quit.store(true, Ordering::SeqCst);
+        let e = (epoch(s.claim.load(Ordering::Relaxed)) + 1) & 0xffff_ffff;
+        s.claim.store(e << 32, Ordering::SeqCst);
+        let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+        s.wake.notify_all();
     }
 }
 
@@ -190,16 +210,26 @@ fn work(s: &Shared, e: u64) {
         // unfinished and the job's caller waits in `Pool::job` for it: the job lives.
         let job = unsafe { &*s.job.load(Ordering::Acquire) };
         let f = unsafe { &*job.f };
-        if catch_unwind(AssertUnwindSafe(|| f(next(word)))).is_err() {
-            s.panicked.store(true, Ordering::Relaxed);
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(next(word)))) {
+            // Kept, not dropped here: dropping a payload may itself panic, and nothing
+            // may unwind out of this loop before `done` counts the task.
+            let mut first = s.panic.lock().unwrap_or_else(|p| p.into_inner());
+            if first.is_none() {
+                *first = Some(p);
+            } else {
+                std::mem::forget(p);
+            }
         }
         s.done.fetch_add(1, Ordering::Release);
     }
 }
 
-/// A worker: waits for each new epoch (spinning for `spin`, then asleep) and works on it.
+/// A worker: waits for each new epoch (spinning for `spin`, then asleep) and works on it,
+/// until the pool is dropped.
 fn worker(s: &Shared, spin: Duration) {
-    let mut seen = epoch(s.claim.load(Ordering::Acquire));
+    // Not an epoch (those have 32 bits): a worker that starts late still looks at the
+    // current job, and at `quit`, once.
+    let mut seen = u64::MAX;
     loop {
         let start = Instant::now();
         let mut spins = 0u32;
@@ -220,7 +250,9 @@ fn worker(s: &Shared, spin: Duration) {
             }
             let g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
             s.sleepers.fetch_add(1, Ordering::SeqCst);
-            let g = if epoch(s.claim.load(Ordering::SeqCst)) == seen {
+            let idle =
+                epoch(s.claim.load(Ordering::SeqCst)) == seen && !s.quit.load(Ordering::SeqCst);
+            let g = if idle {
                 s.wake.wait(g).unwrap_or_else(|p| p.into_inner())
             } else {
                 g
@@ -232,6 +264,9 @@ fn worker(s: &Shared, spin: Duration) {
                 break e;
             }
         };
+        if s.quit.load(Ordering::SeqCst) {
+            return;
+        }
         seen = e;
         work(s, e);
     }
@@ -318,6 +353,23 @@ mod tests {
     }
 
     #[test]
+    fn dropping_the_pool_stops_its_workers() {
+        let pool = Pool::new(4).unwrap();
+        let weak = Arc::downgrade(&pool.shared);
+        pool.run(8, &|_| ());
+        drop(pool);
+        // Each worker holds the shared state until it returns.
+        let start = Instant::now();
+        while weak.strong_count() > 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "workers still running"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
     fn a_panicking_task_is_reported_to_the_caller_and_the_pool_goes_on() {
         let pool = Pool::new(3).unwrap();
         let r = catch_unwind(AssertUnwindSafe(|| {
@@ -327,7 +379,8 @@ mod tests {
                 }
             })
         }));
-        assert!(r.is_err());
+        let payload = r.expect_err("the panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"task 17"));
         let hits = AtomicU32::new(0);
         pool.run(32, &|_| {
             hits.fetch_add(1, Ordering::Relaxed);
