@@ -215,24 +215,26 @@ async fn forward_chunk(
             let n_past = s.cache.len;
             s.cache.write(l, n_past, &k[rows.clone()], &v[rows]);
         }
-        // Each segment attends to its own cache: one task per segment on the pool.
-        let mut jobs = Vec::with_capacity(segs.len());
-        let mut rest = attn.as_mut_slice();
+        // Each segment attends to its own cache: one task per (segment, head) on the pool,
+        // so that a single sequence's heads run in parallel too; each task writes its
+        // head's rows into its own buffer, copied into `attn` after.
+        let mut jobs = Vec::with_capacity(segs.len() * c.n_heads);
         for (s, r) in segs.iter().zip(&ranges) {
-            let (mine, tail) = rest.split_at_mut(r.len() * q_dim);
-            rest = tail;
             let (ck, cv) = s.cache.rows(l);
-            jobs.push((
-                &q[r.start * q_dim..r.end * q_dim],
-                ck,
-                cv,
-                s.cache.len,
-                mine,
-            ));
+            for head in 0..c.n_heads {
+                let q = &q[r.start * q_dim..r.end * q_dim];
+                let out = vec![0f32; r.len() * hd];
+                jobs.push((r.start, head, q, ck, cv, s.cache.len, out));
+            }
         }
-        parallel::for_each_mut(&mut jobs, |_, (q, ck, cv, n_past, out)| {
-            attention(c, q, *ck, *cv, *n_past, q.len() / q_dim, out)
+        parallel::for_each_mut(&mut jobs, |_, (_, head, q, ck, cv, n_past, out)| {
+            attention_head(c, *head, q, *ck, *cv, *n_past, out)
         });
+        for (start, head, _, _, _, _, out) in &jobs {
+            for (t, row) in out.chunks_exact(hd).enumerate() {
+                attn[(start + t) * q_dim + head * hd..][..hd].copy_from_slice(row);
+            }
+        }
         matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o, act);
         if let Some(b) = &layer.bo {
             ops::add_bias(&mut o, b);
@@ -288,35 +290,36 @@ fn add(x: &mut [f32], y: &[f32]) {
     }
 }
 
-/// Causal grouped-query attention of the `n` new positions over `n_past + n` cached ones.
-fn attention(
+/// Causal grouped-query attention of one query head for the new positions (`q` holds
+/// all heads of each, `n_heads · head_dim` floats a position) over `n_past + t + 1`
+/// cached ones for position `t`; `out` gets that head's `head_dim` floats per position.
+#[allow(clippy::too_many_arguments)]
+fn attention_head(
     c: &LlamaConfig,
+    head: usize,
     q: &[f32],
     k: kv_cache::Rows<'_>,
     v: kv_cache::Rows<'_>,
     n_past: usize,
-    n: usize,
     out: &mut [f32],
 ) {
     let hd = c.head_dim;
     let q_dim = c.n_heads * hd;
-    let group = c.n_heads / c.n_kv_heads;
+    let g = head / (c.n_heads / c.n_kv_heads);
     let scale = 1.0 / (hd as f32).sqrt();
+    let n = q.len() / q_dim;
     let mut scores = Vec::with_capacity(n_past + n);
     for t in 0..n {
         let visible = n_past + t + 1;
-        for head in 0..c.n_heads {
-            let g = head / group;
-            let qh = &q[t * q_dim + head * hd..][..hd];
-            scores.clear();
-            scores.extend((0..visible).map(|j| matmul::dot(qh, &k.row(j)[g * hd..][..hd]) * scale));
-            ops::softmax(&mut scores);
-            let oh = &mut out[t * q_dim + head * hd..][..hd];
-            oh.fill(0.0);
-            for (j, &p) in scores.iter().enumerate() {
-                for (o, &vv) in oh.iter_mut().zip(&v.row(j)[g * hd..][..hd]) {
-                    *o += p * vv;
-                }
+        let qh = &q[t * q_dim + head * hd..][..hd];
+        scores.clear();
+        scores.extend((0..visible).map(|j| matmul::dot(qh, &k.row(j)[g * hd..][..hd]) * scale));
+        ops::softmax(&mut scores);
+        let oh = &mut out[t * hd..][..hd];
+        oh.fill(0.0);
+        for (j, &p) in scores.iter().enumerate() {
+            for (o, &vv) in oh.iter_mut().zip(&v.row(j)[g * hd..][..hd]) {
+                *o += p * vv;
             }
         }
     }
