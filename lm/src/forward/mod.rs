@@ -184,6 +184,8 @@ async fn forward_chunk(
     let mut k = vec![0f32; n * kv_dim];
     let mut v = vec![0f32; n * kv_dim];
     let mut attn = vec![0f32; n * q_dim];
+    // Attention's output head by head (each task's rows together), copied into `attn`.
+    let mut by_head = vec![0f32; n * q_dim];
     let mut o = vec![0f32; n * d];
     let mut gate = vec![0f32; n * c.d_ff];
     let mut up = vec![0f32; n * c.d_ff];
@@ -217,13 +219,15 @@ async fn forward_chunk(
         }
         // Each segment attends to its own cache: one task per (segment, head) on the pool,
         // so that a single sequence's heads run in parallel too; each task writes its
-        // head's rows into its own buffer, copied into `attn` after.
+        // head's rows into its own piece of `by_head`, copied into `attn` after.
         let mut jobs = Vec::with_capacity(segs.len() * c.n_heads);
+        let mut rest = by_head.as_mut_slice();
         for (s, r) in segs.iter().zip(&ranges) {
             let (ck, cv) = s.cache.rows(l);
+            let q = &q[r.start * q_dim..r.end * q_dim];
             for head in 0..c.n_heads {
-                let q = &q[r.start * q_dim..r.end * q_dim];
-                let out = vec![0f32; r.len() * hd];
+                let (out, tail) = rest.split_at_mut(r.len() * hd);
+                rest = tail;
                 jobs.push((r.start, head, q, ck, cv, s.cache.len, out));
             }
         }
