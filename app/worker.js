@@ -1,7 +1,7 @@
-// The sampling worker's entry (a module worker, copied into the built page by trunk).
+// The sampling worker's entry (a module worker, copied into the built page by `cargo xtask build`).
 // The page's first message carries its own compiled WebAssembly.Module; this instantiates
-// it with the page's wasm-bindgen glue (`app.js`: trunk.toml turns file hashes off so the
-// name is fixed) and hands the worker over to Rust (`worker_main`, app/src/worker/host.rs),
+// it with the page's wasm-bindgen glue (`app.js`: the build gives it that fixed
+// name) and hands the worker over to Rust (`worker_main`, app/src/worker/host.rs),
 // which installs its own message handler and answers `{type: "ready"}`.
 import init, { worker_main } from './app.js';
 

@@ -1,9 +1,11 @@
 // Shared helpers of the end-to-end tests: launch Debian's Chromium headless through
-// playwright-core with the WebGPU-on-SwiftShader flags of DESIGN.md §5, each launch with a
-// fresh profile; screenshots on failure into e2e/artifacts/.
+// playwright-core with the WebGPU-on-SwiftShader flags (Chromium runs WebGPU on its
+// software Vulkan when told to), each launch with a fresh profile; screenshots on failure
+// into e2e/artifacts/; a plain static server for the published site.
 import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -169,4 +171,40 @@ export function sharedBrowser(name, label) {
     }
   });
   return shared;
+}
+
+/** The built site (`cargo xtask dist` or `build`): `STRAIT_DIST`, else `../dist`. */
+export const DIST = process.env.STRAIT_DIST ?? join(dirname(ARTIFACTS), '..', 'dist');
+
+/**
+ * Serves `dir` the way a plain static host would: Python's `http.server`, with none of the
+ * headers our own server sends, under the sub-path `/<sub>/` (as a GitHub Pages project
+ * site is). Resolves to `{ url, close() }`.
+ */
+export async function servePlain(dir, sub = 'strait') {
+  const root = mkdtempSync(join(tmpdir(), 'strait-site-'));
+  symlinkSync(dir, join(root, sub));
+  const server = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', root],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`http.server did not start: ${out}`)), 15_000);
+    server.on('exit', (code) => reject(new Error(`http.server exited (${code}): ${out}`)));
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = /port (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    server.stderr.on('data', () => {}); // one access-log line per request
+  });
+  return {
+    url: `http://127.0.0.1:${port}/${sub}/`,
+    close() {
+      server.kill();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }

@@ -10,7 +10,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase, withPage } from './lib.mjs';
+import { ARTIFACTS, BASE_URL, DIST, launch, servePlain, unlessCrash, waitForPhase, withPage } from './lib.mjs';
 
 const RUN_MS = 60_000;
 const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
@@ -568,10 +568,17 @@ describe('playground (toy models)', () => {
   });
 });
 
-describe('playground without WebGPU', () => {
-  it('toy mode, the real model on the CPU and its exact P^L, in a Chromium without WebGPU', async () => {
+describe('the published site without WebGPU', () => {
+  let site;
+  before(async () => {
+    site = await servePlain(DIST);
+  });
+  after(() => site?.close());
+
+  it('toy mode, the real model on the CPU and its exact P^L, served by a plain static server under a sub-path, in a Chromium without WebGPU', async () => {
     await withPage('playground-no-webgpu', { webgpu: false, extraArgs: ['--disable-features=WebGPU,Vulkan'] }, async (page) => {
-      await page.goto(BASE_URL);
+      // No COOP/COEP headers, a path below the root: as a GitHub Pages project site.
+      await page.goto(site.url);
       // Toy mode needs neither WebGPU nor the model: it runs before the model is in.
       await page.fill('#pg-speed', FASTEST);
       const s = await run(page);

@@ -1,4 +1,4 @@
-//! Strait's playground page: a leptos client-side-rendered app (built with trunk).
+//! Strait's playground page: a leptos client-side-rendered app (built by `cargo xtask build`: cargo, then wasm-bindgen).
 //!
 //! The page checks for WebGPU, downloads the model with a progress bar (cached in Cache
 //! Storage), loads it (on WebGPU, or on `lm`'s CPU forward pass compiled to wasm, see

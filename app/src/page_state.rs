@@ -5,8 +5,13 @@ use crate::engine::{Choice, Engine};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// Where the default model is served (by `cargo xtask serve`); `?model=URL` overrides it.
-const DEFAULT_MODEL_URL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// Where the default model is: beside the page (`cargo xtask serve`, `cargo xtask dist`), or
+/// the URL `cargo xtask dist --model-url URL` built in (`STRAIT_MODEL_URL` at build time);
+/// `?model=URL` overrides it.
+const DEFAULT_MODEL_URL: &str = match option_env!("STRAIT_MODEL_URL") {
+    Some(url) => url,
+    None => "models/SmolLM2-135M-Instruct.Q4_1.gguf",
+};
 
 thread_local! {
     /// The loaded model (the page is single-threaded; GPU handles are not `Send`).

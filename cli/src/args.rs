@@ -1,4 +1,4 @@
-//! The command-line contract of DESIGN.md §6, parsed with clap.
+//! The command-line contract of docs/cli.md, parsed with clap.
 
 use clap::{Args, Parser, Subcommand};
 use lm::forward::Activations;
@@ -101,7 +101,7 @@ pub struct SampleArgs {
     /// The sampler (lm, rs, ars, rsft, cars, lcd, gcd-budget, asap, mcmc-*, *-smc, ...).
     #[arg(long)]
     pub method: String,
-    /// How many samples, chains or SMC runs (see DESIGN.md §6).
+    /// How many samples, chains or SMC runs (see docs/cli.md).
     #[arg(long, default_value_t = 1)]
     pub n: usize,
     /// MCMC steps per chain (K = 1 is the initial GCD sample).

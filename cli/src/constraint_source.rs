@@ -3,7 +3,7 @@
 //! Regexes (and `.regex` files) become sampler-core's tensorized regex constraint, so
 //! budget-aware methods work; Lark, GBNF and JSON Schema go through `grammars`
 //! (llguidance). The format comes from `--grammar-format`, else the file's extension,
-//! else detection (DESIGN.md §9). Either way the result is one [`DynConstraint`], so the
+//! else detection (docs/grammar-formats.md). Either way the result is one [`DynConstraint`], so the
 //! samplers are compiled once for every kind.
 
 use crate::args::ConstraintArgs;

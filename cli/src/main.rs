@@ -1,7 +1,7 @@
 //! `strait`: faithful constrained sampling from a language model, headless.
 //!
 //! Every result is a JSON line on stdout; human messages go to stderr; errors are one line
-//! and a non-zero exit code (DESIGN.md §6 is the contract).
+//! and a non-zero exit code (docs/cli.md is the contract).
 
 mod args;
 mod commands;

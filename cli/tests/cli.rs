@@ -1,4 +1,4 @@
-//! The `strait` binary against the command-line contract (DESIGN.md §6).
+//! The `strait` binary against the command-line contract (docs/cli.md).
 //!
 //! Toy models (`toy:gsk`, `toy:random:SEED`) make these run in milliseconds; the tests on
 //! the real model need `assets/models/SmolLM2-135M-Instruct.Q4_1.gguf` (`cargo xtask setup`).

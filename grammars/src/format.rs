@@ -1,4 +1,4 @@
-//! Grammar formats: chosen by file extension or detected from the text (DESIGN §9).
+//! Grammar formats: chosen by file extension or detected from the text (docs/grammar-formats.md).
 
 use std::fmt;
 use std::str::FromStr;

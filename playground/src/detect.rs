@@ -1,4 +1,4 @@
-//! Which kind of grammar a text is (DESIGN.md §9): detected on input, always switchable.
+//! Which kind of grammar a text is (docs/grammar-formats.md): detected on input, always switchable.
 
 use grammars::Format;
 use serde::{Deserialize, Serialize};

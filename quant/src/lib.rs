@@ -11,8 +11,11 @@
 //! so any buffer alignment works and no `unsafe` is needed.
 #![deny(missing_docs)]
 
+mod ggml_type;
 pub mod k_quants;
 pub mod legacy;
+
+pub use ggml_type::GgmlType;
 
 pub use k_quants::{
     Q2_K_BYTES, Q3_K_BYTES, Q4_K_BYTES, Q5_K_BYTES, Q6_K_BYTES, QK_K, dequantize_q2_k,

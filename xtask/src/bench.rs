@@ -16,7 +16,7 @@ const SAMPLERS_REPORT: &str = "docs/bench/samplers.md";
 /// The benchmarks `strait bench` knows.
 const KNOWN: [&str; 6] = ["samplers", "decode", "masks", "smc", "hmm", "page"];
 
-/// The llama.cpp binding `decode` compares against (DESIGN.md: built from source here).
+/// The llama.cpp binding `decode` compares against (built from source: docs/environment.md).
 const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
 
 /// `cargo xtask bench WHAT [FLAGS]`.

@@ -15,8 +15,8 @@ use std::process::{Command, ExitCode};
 
 /// `cargo xtask bench page`.
 pub fn command() -> Result<ExitCode> {
-    let tools = setup::setup()?;
-    let page = build::build_page(&tools)?;
+    setup::setup()?;
+    let page = build::build_page()?;
     let dir = bench_dir(&page.dist)?;
     let addr = serve::spawn(dir)?;
     step(format!("serving the page and wllama at http://{addr}/"));

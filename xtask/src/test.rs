@@ -1,24 +1,26 @@
-//! `cargo xtask test`: every suite, counted; the last line is `N passed, N failed`.
+//! `cargo xtask test [STAGE...]`: the test suites by stage, counted; a table of each
+//! stage's build and run time, then the last line `N passed, N failed`.
 //!
-//! Suites, in order:
-//! 1. native: `cargo test --workspace --exclude app --features cli/burn-wgpu` (GPU tests,
-//!    burn's wgpu backend among them, on lavapipe where there is no GPU), counted from
-//!    cargo's `test result:` lines;
-//! 2. `lm`'s unit tests in wasm32-wasip1 with simd128, run by node (the page's SIMD kernels
-//!    against their scalar references), and built for aarch64 and run by qemu (the NEON
-//!    kernels against theirs);
-//! 3. the wasm build of the page (`trunk build --release --offline`, as served): one test;
-//! 4. browser tests of crates that declare `wasm-bindgen-test` (the WGSL kernels on
-//!    Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through chromedriver with
-//!    the WebGPU flags from `webdriver.json`, counted from the same `test result:` lines;
-//! 5. end to end: the built page served locally and driven in headless Chromium by
-//!    `e2e/*.test.mjs` (node's test runner + playwright-core), counted from its TAP summary;
-//! 6. the burn page: the page built with the app's `burn-engine` feature into `dist-burn/`,
-//!    served on its own port and driven by `e2e/burn.test.mjs` (left out of stage 5).
+//! The stages ([`STAGES`], `cargo xtask test --list`), in the order they run:
+//! - `native`: `cargo test --workspace --exclude app --features cli/burn-wgpu` (GPU tests,
+//!   burn's wgpu backend among them, on lavapipe where there is no GPU);
+//! - `wasm`: the CPU kernels (`cpu-kernels`) built for wasm32-wasip1 with simd128, as the
+//!   page's are, and run by node's WASI against their scalar references;
+//! - `aarch64`: the same crate built for aarch64 and run by qemu-user (the NEON kernels);
+//! - `page`: the release build of the page (`cargo xtask build`, as served): one test;
+//! - `browser`: the wasm32 tests of crates that declare `wasm-bindgen-test` (the WGSL
+//!   kernels on Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through
+//!   chromedriver with the WebGPU flags from `webdriver.json`;
+//! - `e2e`: the built page served locally and driven in headless Chromium by
+//!   `e2e/*.test.mjs` (node's test runner + playwright-core);
+//! - `burn`: the page built with the app's `burn-engine` feature into `dist-burn/`, served
+//!   on its own port and driven by `e2e/burn.test.mjs` (left out of `e2e`).
+//!
+//! Cargo stages build first (`--no-run`) and then run, so the table tells the two apart.
 
 use crate::build;
 use crate::serve;
-use crate::setup::{self, Tools};
+use crate::setup;
 use crate::util::{self, Result, root, step};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -32,6 +34,17 @@ struct Count {
     failed: u64,
 }
 
+impl Count {
+    const ONE_FAILED: Count = Count {
+        passed: 0,
+        failed: 1,
+    };
+    const ONE_PASSED: Count = Count {
+        passed: 1,
+        failed: 0,
+    };
+}
+
 impl std::ops::AddAssign for Count {
     fn add_assign(&mut self, o: Count) {
         self.passed += o.passed;
@@ -39,149 +52,225 @@ impl std::ops::AddAssign for Count {
     }
 }
 
+/// One stage of `cargo xtask test`: its name on the command line and what it covers.
+pub struct Stage {
+    /// The name `cargo xtask test NAME` takes.
+    pub name: &'static str,
+    /// One line on what it tests.
+    pub covers: &'static str,
+}
+
+/// Every stage, in the order they run.
+pub const STAGES: &[Stage] = &[
+    Stage {
+        name: "native",
+        covers: "cargo test of every crate but the page, burn's wgpu backend on (GPU tests on lavapipe without a GPU)",
+    },
+    Stage {
+        name: "wasm",
+        covers: "the CPU kernels (cpu-kernels) in wasm32 with simd128 under node's WASI, against their scalar references",
+    },
+    Stage {
+        name: "aarch64",
+        covers: "the CPU kernels' NEON versions, built for aarch64 and run by qemu-user, against their references",
+    },
+    Stage {
+        name: "page",
+        covers: "the release build of the page into dist/ (cargo, then wasm-bindgen), as served",
+    },
+    Stage {
+        name: "browser",
+        covers: "wasm-bindgen tests of shaders, lm, sampler-core, playground: WGSL kernels in headless Chromium (SwiftShader), the rest in node",
+    },
+    Stage {
+        name: "e2e",
+        covers: "the built page served locally, driven in headless Chromium by e2e/*.test.mjs (builds the page when `page` was not run)",
+    },
+    Stage {
+        name: "burn",
+        covers: "the page with the burn engine (dist-burn/, linked without LTO) and e2e/burn.test.mjs",
+    },
+];
+
 /// Crates whose tests also run in wasm32 when they declare `wasm-bindgen-test` (in the
 /// browser where they configure `run_in_browser`, else in node: `playground`).
 const BROWSER_TEST_CRATES: &[&str] = &["shaders", "lm", "sampler-core", "playground"];
 
-/// `cargo xtask test`.
-pub fn command(_flags: &[String]) -> Result<ExitCode> {
-    let t0 = Instant::now();
-    let mut suites: Vec<(String, Count, f64)> = Vec::new();
-    // Setup failing is itself a failure to report, but the native suite can still run.
-    let tools = match setup::setup() {
-        Ok(t) => Some(t),
-        Err(e) => {
-            eprintln!("xtask: setup failed: {e}");
-            suites.push((
-                "setup".into(),
-                Count {
-                    passed: 0,
-                    failed: 1,
-                },
-                0.0,
-            ));
-            None
-        }
-    };
+/// One row of the closing table.
+struct Row {
+    stage: String,
+    count: Count,
+    build_s: f64,
+    run_s: f64,
+}
 
+/// The stages named in `flags` (every stage when none is), or an error naming the unknown.
+fn selected(flags: &[String]) -> Result<Vec<&'static str>> {
+    let named: Vec<&String> = flags.iter().filter(|f| !f.starts_with("--")).collect();
+    if let Some(bad) = named
+        .iter()
+        .find(|n| !STAGES.iter().any(|s| s.name == n.as_str()))
+    {
+        return Err(format!(
+            "no stage `{bad}`; the stages are: {} (`cargo xtask test --list` says what each covers)",
+            STAGES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(STAGES
+        .iter()
+        .map(|s| s.name)
+        .filter(|n| named.is_empty() || named.iter().any(|m| m.as_str() == *n))
+        .collect())
+}
+
+/// `cargo xtask test --list`: each stage with what it covers.
+fn list() {
+    println!("cargo xtask test [STAGE...]: the stages, in the order they run (none named: all)");
+    for s in STAGES {
+        println!("  {:<8} {}", s.name, s.covers);
+    }
+}
+
+/// `cargo xtask test [--list] [STAGE...]`.
+pub fn command(flags: &[String]) -> Result<ExitCode> {
+    if flags.iter().any(|f| f == "--list") {
+        list();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stages = selected(flags)?;
+    let t0 = Instant::now();
+    let mut rows: Vec<Row> = Vec::new();
+    let wants = |name: &str| stages.contains(&name);
+
+    // Setup: only what the named stages need. A failure is itself a failure to report,
+    // but the stages that need nothing of it still run.
     let t = Instant::now();
-    let native = cargo_tests(
+    let web = ["page", "browser", "e2e", "burn"].iter().any(|s| wants(s));
+    let setup_ok = if web {
+        setup::setup().map(|_| ())
+    } else if wants("native") {
+        setup::ensure_model().and_then(|_| setup::ensure_gguf_package())
+    } else {
+        Ok(())
+    };
+    if let Err(e) = &setup_ok {
+        eprintln!("xtask: setup failed: {e}");
+    }
+    rows.push(Row {
+        stage: "setup".into(),
+        count: if setup_ok.is_ok() {
+            Count::default()
+        } else {
+            Count::ONE_FAILED
+        },
+        build_s: t.elapsed().as_secs_f64(),
+        run_s: 0.0,
+    });
+
+    if wants("native") {
         // burn's wgpu backend on: the burn engine's custom kernels and P-GCD's HMM on
         // burn-wgpu run on lavapipe beside the rest.
-        Command::new("cargo").args([
+        let args = [
             "test",
             "--workspace",
             "--exclude",
             "app",
             "--features",
             "cli/burn-wgpu",
-        ]),
-        "native cargo test",
-    );
-    suites.push((
-        "native (cargo test)".into(),
-        native,
-        t.elapsed().as_secs_f64(),
-    ));
+        ];
+        rows.push(cargo_stage("native", &args, &[], "native cargo test"));
+    }
+    if wants("wasm") {
+        rows.push(kernels_wasm());
+    }
+    if wants("aarch64") {
+        rows.push(kernels_aarch64());
+    }
 
-    let t = Instant::now();
-    let c = lm_wasm_kernels();
-    suites.push((
-        "lm in wasm (simd128, node)".into(),
-        c,
-        t.elapsed().as_secs_f64(),
-    ));
-
-    let t = Instant::now();
-    let c = lm_aarch64_kernels();
-    suites.push((
-        "lm on aarch64 (NEON, qemu)".into(),
-        c,
-        t.elapsed().as_secs_f64(),
-    ));
-
-    if let Some(tools) = &tools {
-        let t = Instant::now();
-        let built = build::build_page(tools);
-        let ok = match &built {
-            Ok(_) => Count {
-                passed: 1,
-                failed: 0,
-            },
-            Err(e) => {
-                eprintln!("xtask: wasm build of the page failed: {e}");
-                Count {
-                    passed: 0,
-                    failed: 1,
+    let mut page_built = false;
+    if setup_ok.is_ok() {
+        if wants("page") {
+            let t = Instant::now();
+            let count = build_counted(false, build::Link::Served, "the page");
+            page_built = count.failed == 0;
+            rows.push(Row {
+                stage: "page".into(),
+                count,
+                build_s: t.elapsed().as_secs_f64(),
+                run_s: 0.0,
+            });
+        }
+        if wants("browser") {
+            let mut row = Row {
+                stage: "browser".into(),
+                count: Count::default(),
+                build_s: 0.0,
+                run_s: 0.0,
+            };
+            for krate in BROWSER_TEST_CRATES {
+                if declares_wasm_bindgen_test(krate) {
+                    let r = browser_tests(krate);
+                    row.count += r.count;
+                    row.build_s += r.build_s;
+                    row.run_s += r.run_s;
                 }
             }
-        };
-        suites.push((
-            "wasm build of the page".into(),
-            ok,
-            t.elapsed().as_secs_f64(),
-        ));
-
-        for krate in BROWSER_TEST_CRATES {
-            if declares_wasm_bindgen_test(krate) {
-                let t = Instant::now();
-                let c = browser_tests(tools, krate);
-                suites.push((
-                    format!("{krate} in the browser"),
-                    c,
-                    t.elapsed().as_secs_f64(),
-                ));
-            }
+            rows.push(row);
         }
-
-        if built.is_ok() {
+        if wants("e2e") {
             let t = Instant::now();
-            let c = e2e(&root().join("dist"));
-            suites.push((
-                "end to end (Playwright)".into(),
-                c,
-                t.elapsed().as_secs_f64(),
-            ));
+            let mut count = Count::default();
+            if !page_built {
+                let c = build_counted(false, build::Link::Served, "the page");
+                page_built = c.failed == 0;
+                count += c;
+            }
+            let build_s = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            if page_built {
+                count += e2e(&root().join("dist"));
+            }
+            rows.push(Row {
+                stage: "e2e".into(),
+                count,
+                build_s,
+                run_s: t.elapsed().as_secs_f64(),
+            });
+        }
+        if wants("burn") {
             // The page with the burn engine (`?engine=burn`): its own build and test. Its
             // size is measured by `cargo xtask build --burn`, not here: linked quickly.
             let t = Instant::now();
-            let c = match build::build_variant(tools, true, build::Link::Quick) {
-                Ok(page) => burn_page_e2e(&page.dist),
-                Err(e) => {
-                    eprintln!("xtask: wasm build of the burn page failed: {e}");
-                    Count {
-                        passed: 0,
-                        failed: 1,
-                    }
-                }
+            let count = build_counted(true, build::Link::Quick, "the burn page");
+            let build_s = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let count = if count.failed == 0 {
+                burn_page_e2e(&root().join("dist-burn"))
+            } else {
+                count
             };
-            suites.push((
-                "burn page (build, e2e)".into(),
-                c,
-                t.elapsed().as_secs_f64(),
-            ));
-        } else {
-            suites.push((
-                "end to end (no page)".into(),
-                Count {
-                    passed: 0,
-                    failed: 1,
-                },
-                0.0,
-            ));
+            rows.push(Row {
+                stage: "burn".into(),
+                count,
+                build_s,
+                run_s: t.elapsed().as_secs_f64(),
+            });
+        }
+    } else {
+        for name in ["page", "browser", "e2e", "burn"] {
+            if wants(name) {
+                eprintln!("xtask: stage {name} not run: setup failed");
+                rows.push(Row {
+                    stage: name.into(),
+                    count: Count::ONE_FAILED,
+                    build_s: 0.0,
+                    run_s: 0.0,
+                });
+            }
         }
     }
 
-    let mut total = Count::default();
-    eprintln!();
-    for (name, c, secs) in &suites {
-        eprintln!(
-            "  {name:<28} {:>4} passed, {:>3} failed  ({secs:.0} s)",
-            c.passed, c.failed
-        );
-        total += *c;
-    }
-    eprintln!("  total time {:.0} s", t0.elapsed().as_secs_f64());
+    let total = print_table(&rows, t0.elapsed().as_secs_f64());
     println!("{} passed, {} failed", total.passed, total.failed);
     Ok(if total.failed == 0 {
         ExitCode::SUCCESS
@@ -190,14 +279,74 @@ pub fn command(_flags: &[String]) -> Result<ExitCode> {
     })
 }
 
+/// The closing table: each stage's build and run time and counts; returns the total count.
+fn print_table(rows: &[Row], total_s: f64) -> Count {
+    let mut total = Count::default();
+    eprintln!();
+    eprintln!(
+        "  {:<9} {:>8} {:>8}  {:>6} {:>6}",
+        "stage", "build", "run", "passed", "failed"
+    );
+    for r in rows {
+        eprintln!(
+            "  {:<9} {:>6.0} s {:>6.0} s  {:>6} {:>6}",
+            r.stage, r.build_s, r.run_s, r.count.passed, r.count.failed
+        );
+        total += r.count;
+    }
+    eprintln!("  total time {total_s:.0} s");
+    total
+}
+
+/// Builds the page (or the burn page) as one test: passed when it builds.
+fn build_counted(burn: bool, link: build::Link, what: &str) -> Count {
+    match build::build_variant(burn, link) {
+        Ok(_) => Count::ONE_PASSED,
+        Err(e) => {
+            eprintln!("xtask: wasm build of {what} failed: {e}");
+            Count::ONE_FAILED
+        }
+    }
+}
+
+/// A cargo test stage: `cargo <args> --no-run` (timed as its build), then `cargo <args>`
+/// (timed as its run), with `env` set on both.
+fn cargo_stage(stage: &str, args: &[&str], env: &[(&str, String)], what: &str) -> Row {
+    let command = || {
+        let mut cmd = Command::new("cargo");
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    };
+    let t = Instant::now();
+    let mut build = command();
+    build.arg("--no-run");
+    let built = cargo_tests(&mut build, &format!("{what} (build)"));
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let count = if built.failed == 0 {
+        cargo_tests(&mut command(), what)
+    } else {
+        built
+    };
+    Row {
+        stage: stage.into(),
+        count,
+        build_s,
+        run_s: t.elapsed().as_secs_f64(),
+    }
+}
+
 /// `cargo xtask e2e [--no-build]`: only the end-to-end test.
 pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
     let dist = if flags.iter().any(|f| f == "--no-build") {
         setup::ensure_model()?;
         root().join("dist")
     } else {
-        let tools = setup::setup()?;
-        build::build_page(&tools)?.dist
+        setup::setup()?;
+        build::build_page()?.dist
     };
     let c = e2e(&dist);
     println!("{} passed, {} failed", c.passed, c.failed);
@@ -208,75 +357,89 @@ pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
     })
 }
 
-/// `lm`'s unit tests (the CPU kernels against their scalar references among them) built
-/// for wasm32-wasip1 with `simd128`, as the page's kernels are, and run by node's WASI
-/// (`xtask/wasi_run.mjs` as cargo's runner).
-fn lm_wasm_kernels() -> Count {
+/// `rustup target add TARGET`; false (with a message) when it fails.
+fn add_target(target: &str) -> bool {
     let added = Command::new("rustup")
-        .args(["target", "add", "wasm32-wasip1"])
+        .args(["target", "add", target])
         .status()
         .is_ok_and(|s| s.success());
     if !added {
-        eprintln!("xtask: `rustup target add wasm32-wasip1` failed: counted as 1 failure");
-        return Count {
-            passed: 0,
-            failed: 1,
-        };
+        eprintln!("xtask: `rustup target add {target}` failed: counted as 1 failure");
+    }
+    added
+}
+
+/// A stage that could not start: one failure, no time.
+fn not_started(stage: &str) -> Row {
+    Row {
+        stage: stage.into(),
+        count: Count::ONE_FAILED,
+        build_s: 0.0,
+        run_s: 0.0,
+    }
+}
+
+/// The `cpu-kernels` tests built for wasm32-wasip1 with `simd128`, as the page's kernels
+/// are, and run by node's WASI (`xtask/wasi_run.mjs` as cargo's runner).
+fn kernels_wasm() -> Row {
+    if !add_target("wasm32-wasip1") {
+        return not_started("wasm");
     }
     let runner = format!(
         "node {}",
         root().join("xtask").join("wasi_run.mjs").display()
     );
-    cargo_tests(
-        Command::new("cargo")
-            .args(["test", "-p", "lm", "--lib", "--target", "wasm32-wasip1"])
-            .env("CARGO_TARGET_WASM32_WASIP1_RUNNER", runner)
-            .env(
+    cargo_stage(
+        "wasm",
+        &[
+            "test",
+            "-p",
+            "cpu-kernels",
+            "--lib",
+            "--target",
+            "wasm32-wasip1",
+        ],
+        &[
+            ("CARGO_TARGET_WASM32_WASIP1_RUNNER", runner),
+            (
                 "CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS",
-                "-C target-feature=+simd128",
+                "-C target-feature=+simd128".into(),
             ),
-        "lm in wasm (simd128)",
+        ],
+        "cpu-kernels in wasm (simd128)",
     )
 }
 
 /// Where Debian's `libc6-dev-arm64-cross` puts the aarch64 C library (qemu's `-L`).
 pub const AARCH64_SYSROOT: &str = "/usr/aarch64-linux-gnu";
 
-/// `lm`'s unit tests (the NEON kernels against their scalar references among them) built
-/// for aarch64-unknown-linux-gnu, linked by Debian's cross gcc and run by qemu-user.
-fn lm_aarch64_kernels() -> Count {
-    let added = Command::new("rustup")
-        .args(["target", "add", "aarch64-unknown-linux-gnu"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !added {
-        eprintln!(
-            "xtask: `rustup target add aarch64-unknown-linux-gnu` failed: counted as 1 failure"
-        );
-        return Count {
-            passed: 0,
-            failed: 1,
-        };
+/// The `cpu-kernels` tests (the NEON kernels against their scalar references) built for
+/// aarch64-unknown-linux-gnu, linked by Debian's cross gcc and run by qemu-user.
+fn kernels_aarch64() -> Row {
+    if !add_target("aarch64-unknown-linux-gnu") {
+        return not_started("aarch64");
     }
-    cargo_tests(
-        Command::new("cargo")
-            .args([
-                "test",
-                "-p",
-                "lm",
-                "--lib",
-                "--target",
-                "aarch64-unknown-linux-gnu",
-            ])
-            .env(
+    cargo_stage(
+        "aarch64",
+        &[
+            "test",
+            "-p",
+            "cpu-kernels",
+            "--lib",
+            "--target",
+            "aarch64-unknown-linux-gnu",
+        ],
+        &[
+            (
                 "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER",
-                "aarch64-linux-gnu-gcc",
-            )
-            .env(
+                "aarch64-linux-gnu-gcc".into(),
+            ),
+            (
                 "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER",
                 format!("qemu-aarch64 -L {AARCH64_SYSROOT}"),
             ),
-        "lm on aarch64 (NEON, qemu)",
+        ],
+        "cpu-kernels on aarch64 (NEON, qemu)",
     )
 }
 
@@ -364,35 +527,56 @@ fn declares_wasm_bindgen_test(krate: &str) -> bool {
 
 /// `cargo test -p <krate> --target wasm32-unknown-unknown` with wasm-bindgen-test-runner
 /// driving headless Chromium (WebGPU on SwiftShader) through chromedriver.
-fn browser_tests(_tools: &Tools, krate: &str) -> Count {
+fn browser_tests(krate: &str) -> Row {
     let runner = util::cargo_bin_dir().join("wasm-bindgen-test-runner");
     let Some(chromedriver) = util::which("chromedriver") else {
         eprintln!(
             "xtask: chromedriver is missing (Debian package `chromium-driver`): {krate}'s browser tests counted as 1 failure"
         );
-        return Count {
-            passed: 0,
-            failed: 1,
-        };
+        return not_started(krate);
     };
-    let mut cmd = Command::new("cargo");
-    // `--no-fail-fast`: every test binary runs and is counted even after one fails;
-    // `--nocapture`: the tests' console lines (the kernels' timings on SwiftShader) are shown.
-    cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
-        .args(["--no-fail-fast", "--", "--nocapture"])
-        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &runner)
-        .env("CHROMEDRIVER", chromedriver)
-        // webdriver.json in the working directory carries Chromium's WebGPU flags.
-        .env("WASM_BINDGEN_TEST_TIMEOUT", "600");
     let dir = root().join(krate);
-    cmd.current_dir(if dir.join("webdriver.json").is_file() {
+    // webdriver.json in the working directory carries Chromium's WebGPU flags.
+    let cwd = if dir.join("webdriver.json").is_file() {
         dir
     } else {
         root()
-    });
-    cmd.env("PATH", util::path_with_tools());
-    let (count, ok) = run_counting(&mut cmd, parse_cargo_line);
-    finish(&format!("{krate} browser tests"), count, ok)
+    };
+    let command = |build: bool| {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
+            .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &runner)
+            .env("CHROMEDRIVER", &chromedriver)
+            .env("WASM_BINDGEN_TEST_TIMEOUT", "600")
+            .current_dir(&cwd);
+        if build {
+            cmd.arg("--no-run");
+        } else {
+            // `--no-fail-fast`: every test binary runs and is counted even after one
+            // fails; `--nocapture`: the tests' console lines (the kernels' timings on
+            // SwiftShader) are shown.
+            cmd.args(["--no-fail-fast", "--", "--nocapture"]);
+        }
+        cmd.env("PATH", util::path_with_tools());
+        cmd
+    };
+    let t = Instant::now();
+    let (built, ok) = run_counting(&mut command(true), parse_cargo_line);
+    let built = finish(&format!("{krate} browser tests (build)"), built, ok);
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let count = if built.failed == 0 {
+        let (count, ok) = run_counting(&mut command(false), parse_cargo_line);
+        finish(&format!("{krate} browser tests"), count, ok)
+    } else {
+        built
+    };
+    Row {
+        stage: krate.into(),
+        count,
+        build_s,
+        run_s: t.elapsed().as_secs_f64(),
+    }
 }
 
 /// The end-to-end test of the page built with the burn engine (`e2e/burn.test.mjs`,
@@ -402,10 +586,7 @@ fn burn_page_e2e(dist: &Path) -> Count {
         Ok(a) => a,
         Err(e) => {
             eprintln!("xtask: cannot serve {}: {e}", dist.display());
-            return Count {
-                passed: 0,
-                failed: 1,
-            };
+            return Count::ONE_FAILED;
         }
     };
     let mut cmd = Command::new("node");
@@ -427,10 +608,7 @@ fn e2e(dist: &Path) -> Count {
         Ok(a) => a,
         Err(e) => {
             eprintln!("xtask: cannot serve {}: {e}", dist.display());
-            return Count {
-                passed: 0,
-                failed: 1,
-            };
+            return Count::ONE_FAILED;
         }
     };
     let mut tests: Vec<String> = std::fs::read_dir(&e2e)
@@ -444,16 +622,14 @@ fn e2e(dist: &Path) -> Count {
     tests.sort();
     if tests.is_empty() {
         eprintln!("xtask: no e2e/*.test.mjs found");
-        return Count {
-            passed: 0,
-            failed: 1,
-        };
+        return Count::ONE_FAILED;
     }
     let mut cmd = Command::new("node");
     cmd.args(["--test", "--test-reporter=tap", "--test-concurrency=1"])
         .args(&tests)
         .current_dir(&e2e)
         .env("STRAIT_URL", format!("http://{addr}/"))
+        .env("STRAIT_DIST", dist)
         .env("XDG_RUNTIME_DIR", util::xdg_runtime_dir());
     let (count, ok) = run_counting(&mut cmd, parse_tap_line);
     finish("end-to-end test", count, ok)
@@ -462,6 +638,19 @@ fn e2e(dist: &Path) -> Count {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stages_are_chosen_by_name_in_their_own_order() {
+        let all: Vec<&str> = STAGES.iter().map(|s| s.name).collect();
+        assert_eq!(selected(&[]).unwrap(), all);
+        let named = ["e2e".to_string(), "native".to_string()];
+        assert_eq!(selected(&named).unwrap(), vec!["native", "e2e"]);
+        let err = selected(&["nativ".to_string()]).unwrap_err();
+        assert!(
+            err.contains("no stage `nativ`") && err.contains("burn"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn parses_cargo_summaries() {

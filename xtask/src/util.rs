@@ -25,7 +25,7 @@ pub fn cargo_bin_dir() -> PathBuf {
     home.join("bin")
 }
 
-/// `PATH` with cargo's bin folder first, so trunk finds the wasm-bindgen we installed.
+/// `PATH` with cargo's bin folder first, so the wasm-bindgen we installed is found first.
 pub fn path_with_tools() -> std::ffi::OsString {
     let mut paths = vec![cargo_bin_dir()];
     if let Some(p) = std::env::var_os("PATH") {

@@ -8,7 +8,8 @@
 //! `logits = Wout·(RMSNorm(x)·output_norm)`, with `Wout = token_embd` when the file has no
 //! `output.weight` (tied embeddings). This is the reference the GPU path is checked against.
 
-pub mod kernels;
+/// The dot-product kernels (the `cpu-kernels` crate), under their old path.
+pub use cpu_kernels as kernels;
 mod kv_cache;
 mod matmul;
 mod ops;

@@ -1,4 +1,4 @@
-//! The sampler names of the command-line contract (DESIGN.md §6).
+//! The sampler names of the command-line contract (docs/cli.md).
 
 use std::fmt;
 use std::str::FromStr;

@@ -18,7 +18,7 @@ pub enum Resampling {
 /// The knobs of a run (`--n`, `--steps`, `--particles`, `--max-tokens`, ...).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Params {
-    /// Samples, chains or SMC runs to produce (see DESIGN.md §6 for what it counts).
+    /// Samples, chains or SMC runs to produce (see docs/cli.md for what it counts).
     pub n: usize,
     /// MCMC steps per chain (K = 1 is the initial GCD sample alone).
     pub steps: usize,

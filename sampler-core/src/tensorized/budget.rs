@@ -1,4 +1,4 @@
-//! Forward vectors α, backward budgets β, and the budget-aware mask (DESIGN §4):
+//! Forward vectors α, backward budgets β, and the budget-aware mask (docs/samplers.md):
 //! m_t(v) = OR_e [(T_outᵀα_{t−1})_e ∧ (T_in β_t)_e ∧ B_f[e,v]].
 
 use super::TensorizedAutomaton;

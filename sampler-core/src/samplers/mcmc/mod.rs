@@ -20,7 +20,7 @@ use crate::{Constraint, Event, LanguageModel, SampleError};
 /// How the acceptance ratio scores the proposal in both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProposalScore {
-    /// q(w'|w) summed over every cut the two sequences share (seed 000, DESIGN.md §4).
+    /// q(w'|w) summed over every cut the two sequences share (seed 000, docs/samplers.md).
     AllCuts,
     /// p_pos(i)·Q(suffix) for the drawn cut i only, in both directions: MH on the space
     /// extended with the cut, also exact (its test shows P^L stays stationary).

@@ -3,7 +3,7 @@
 
 use super::Vectors;
 use super::q8::Q8Block;
-use crate::gguf::{BlockQ4_1, BlockQ8_0, f16_to_f32};
+use quant::{BlockQ4_1, BlockQ8_0, f16_to_f32};
 
 /// `Σ_c W[c]·x[c]` for one Q4_1 row: per block `d·Σ q_j x_j + m·Σ x_j`, with the block
 /// sums `Σ x_j` given in `xsum` (computed once per activation vector).

@@ -2,10 +2,7 @@
 //! whatever adapter is present: natively (lavapipe here) and, through `cargo xtask test`,
 //! in headless Chromium (WebGPU on SwiftShader). Timings are printed, never asserted.
 
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-mod common;
+use crate::common;
 
 use common::{Rng, gpu_tests, now_ms, say};
 use shaders::*;

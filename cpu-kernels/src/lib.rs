@@ -11,6 +11,8 @@
 //! forward pass to 1e-4 nats), or 8 bits per block of 32 with integer dot products, the
 //! arithmetic of llama.cpp: faster, and as far from exact as llama.cpp is.
 
+#![deny(missing_docs)]
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
@@ -24,7 +26,7 @@ mod tests;
 
 pub use q8::{Q8Block, block_sums, quantize_q8};
 
-use crate::gguf::GgmlType;
+use quant::GgmlType;
 
 /// How activations enter the matrix products.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

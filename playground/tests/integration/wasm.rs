@@ -30,7 +30,7 @@ fn lcd_is_biased_and_cars_is_not_on_gsk() {
     let (mut lm, v) = build(ToyModel::Gsk);
     let c = build_constraint(
         GrammarKind::Gbnf,
-        include_str!("../../assets/examples/gsk.gbnf"),
+        include_str!("../../../assets/examples/gsk.gbnf"),
         &v,
     )
     .unwrap();

@@ -1,7 +1,7 @@
 //! Every example in assets/examples compiles (format from its extension) and accepts the
 //! hand-written strings below and rejects the others, on both vocabularies.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! Format detection (DESIGN §9) and choice by extension (DESIGN §6).
+//! Format detection and choice by extension (docs/grammar-formats.md).
 
 use grammars::Format;
 

@@ -2,7 +2,7 @@
 //! references against the dequantized weights in f64.
 
 use super::*;
-use crate::gguf::{dequantize_q4_1, dequantize_q8_0};
+use quant::{dequantize_q4_1, dequantize_q8_0};
 
 fn lcg(seed: &mut u64) -> u64 {
     *seed = seed

@@ -1,7 +1,7 @@
 //! Each GBNF construct means what llama.cpp's documentation says, checked by accepted and
 //! rejected strings on both vocabularies.
 
-mod common;
+use crate::common;
 
 use common::check_language;
 use grammars::Format::Gbnf;

@@ -1,7 +1,7 @@
 //! Every llama.cpp GBNF file in tests/data/gbnf loads and constrains correctly, through
 //! the small test vocabulary and through the real SmolLM2 vocabulary.
 
-mod common;
+use crate::common;
 
 use common::check_language;
 use grammars::Format;

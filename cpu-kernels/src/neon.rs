@@ -9,7 +9,7 @@
 //! `mod.rs` calls the kernels where the target has NEON.
 
 use super::q8::Q8Block;
-use crate::gguf::{BlockQ4_1, BlockQ8_0, f16_to_f32};
+use quant::{BlockQ4_1, BlockQ8_0, f16_to_f32};
 use std::arch::aarch64::*;
 
 #[inline]

@@ -9,10 +9,7 @@
 //! size (49152 tokens: every byte, then seeded random byte strings). With no adapter the
 //! tests fail.
 
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-mod common;
+use crate::common;
 
 use common::{gpu_tests, now_ms, say};
 use sampler_core::{

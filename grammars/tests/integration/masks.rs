@@ -1,7 +1,7 @@
 //! The mask agrees with per-token checks at every step of random walks, EOS is in it
 //! exactly when the prefix is complete, and dead ends are never offered.
 
-mod common;
+use crate::common;
 
 use common::{small_compiler, small_vocab};
 use grammars::{CfgConstraint, Format};
@@ -47,8 +47,8 @@ fn random_walks(c: &CfgConstraint, walks: usize, steps: usize, seed: u64) -> usi
 #[test]
 fn mask_matches_per_token_checks_on_gbnf_and_lark() {
     for (src, f) in [
-        (include_str!("data/gbnf/arithmetic.gbnf"), Format::Gbnf),
-        (include_str!("data/gbnf/json.gbnf"), Format::Gbnf),
+        (include_str!("../data/gbnf/arithmetic.gbnf"), Format::Gbnf),
+        (include_str!("../data/gbnf/json.gbnf"), Format::Gbnf),
         ("start: \"(\" start \")\" | \"ab\"\n", Format::Lark),
     ] {
         let c = small_compiler().compile(src, Some(f)).expect("compiles");

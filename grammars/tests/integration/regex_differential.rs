@@ -4,7 +4,7 @@
 //! sets, and both agree on EOS / completeness. On the real SmolLM2 vocabulary and on small
 //! random vocabularies.
 
-mod common;
+use crate::common;
 
 use common::real_vocab;
 use grammars::{CfgConstraint, Compiler};

@@ -5,7 +5,7 @@
 //! widened to f32; 8-bit activations widen both sides to i16 and use `i32x4.dot_i16x8`.
 
 use super::q8::Q8Block;
-use crate::gguf::{BlockQ4_1, BlockQ8_0, f16_to_f32};
+use quant::{BlockQ4_1, BlockQ8_0, f16_to_f32};
 use std::arch::wasm32::*;
 
 #[inline]

@@ -1,6 +1,6 @@
 //! Bad input gives a clear error with a kind, a position and what was expected.
 
-mod common;
+use crate::common;
 
 use common::small_compiler;
 use grammars::{Compiler, ErrorKind, Format, GrammarError, Limits, Location};

@@ -113,7 +113,7 @@ fn failures_are_one_line_outcomes() {
     let v = toy_vocabulary(ToyModel::Gsk);
     let c = build_constraint(
         GrammarKind::Gbnf,
-        include_str!("../../assets/examples/gsk.gbnf"),
+        include_str!("../../../assets/examples/gsk.gbnf"),
         &v,
     )
     .unwrap();

@@ -6,7 +6,7 @@
 
 use super::q8::Q8Block;
 use super::{MAX_VECTORS, Vectors};
-use crate::gguf::{BlockQ4_1, BlockQ8_0};
+use quant::{BlockQ4_1, BlockQ8_0};
 use std::arch::x86_64::*;
 
 /// `$f::<…, N>(args)` for `N` = `$n`, 1 to [`MAX_VECTORS`]: the many-vector kernels are
@@ -620,8 +620,8 @@ pub fn q8_0_f32_r4(rows: [&[u8]; 4], x: &[f32]) -> [f32; 4] {
 /// `#[inline]`) are inlined here and vectorized with the wider registers; the arithmetic
 /// is the same, so are the floats.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub fn decode_row(ty: crate::gguf::GgmlType, data: &[u8], out: &mut [f32]) {
-    use crate::gguf::GgmlType as T;
+pub fn decode_row(ty: quant::GgmlType, data: &[u8], out: &mut [f32]) {
+    use quant::GgmlType as T;
     match ty {
         T::F32 => quant::dequantize_f32(data, out),
         T::F16 => quant::dequantize_f16(data, out),

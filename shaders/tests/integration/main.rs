@@ -1,0 +1,9 @@
+//! `shaders`'s integration tests, one module per file, built as one test binary
+//! (one link instead of one per file).
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+mod common;
+mod kernels;
+mod mask_kernel_automata;
