@@ -80,6 +80,15 @@ function framesPerSecond(page, ms) {
   }), ms);
 }
 
+/** Resolves after the page has painted `n` more animation frames. */
+function animationFrames(page, n) {
+  return page.evaluate((n) => new Promise((resolve) => {
+    let left = n;
+    const tick = () => (--left <= 0 ? resolve() : requestAnimationFrame(tick));
+    requestAnimationFrame(tick);
+  }), n);
+}
+
 /** The playground's status line. */
 function status(page) {
   return page.evaluate(() => {
@@ -427,7 +436,8 @@ describe('playground (toy models)', () => {
       await page.keyboard.press('Escape');
       await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state === 'stopped');
       const stopped = await status(page);
-      await page.waitForTimeout(500);
+      // The player shows events on animation frames: 30 more frames and none may appear.
+      await animationFrames(page, 30);
       const later = await status(page);
       assert.equal(later.items, stopped.items, 'no event is shown after Stop');
       assert.ok(Number(await page.getAttribute('#view-results', 'data-samples')) < 200);

@@ -69,6 +69,13 @@ function worker(page) {
   });
 }
 
+/** Waits until the worker line has read the pool `n` more times (`data-refreshes`). */
+async function refreshed(page, n) {
+  const now = Number(await page.getAttribute('#pg-worker', 'data-refreshes'));
+  await page.waitForFunction((want) => Number(document.querySelector('#pg-worker').dataset.refreshes) >= want,
+    now + n, { timeout: 30_000, polling: 50 });
+}
+
 /** Runs the form's setup while counting animation frames in the page. */
 async function measured(page) {
   await startFrameCount(page);
@@ -109,8 +116,8 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
       const r = await measured(page);
       assert.equal(r.state, 'done', r.message);
-      // The line is refreshed four times a second.
-      await page.waitForTimeout(600);
+      // The line reads the pool four times a second: two more reads show the run's end.
+      await refreshed(page, 2);
       const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
       if (workers === 1) assert.equal(helped, 0);
       else assert.ok(helped > 0, 'the idle worker computed some of the sequences');
@@ -181,10 +188,14 @@ describe('the playground samples the real model in a Web Worker', () => {
       await page.keyboard.press('Escape');
       await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state === 'stopped',
         null, { timeout: 10_000 });
-      // The worker stops at its next model call: after that its messages stop.
-      await page.waitForTimeout(2000);
+      // The worker stops at its next model call: after that its messages stop. Counted in
+      // reads of the pool by the page (four a second), not in time, so a slow machine
+      // waits as many reads as a fast one.
+      await page.waitForFunction(() => document.querySelector('#pg-worker').dataset.busy === '0',
+        null, { timeout: 10_000, polling: 50 });
+      await refreshed(page, 8);
       const settled = (await worker(page)).messages;
-      await page.waitForTimeout(3000);
+      await refreshed(page, 12);
       assert.equal((await worker(page)).messages, settled, 'the worker kept sending after Stop');
       await page.screenshot({ path: join(ARTIFACTS, 'worker-stopped.png'), fullPage: true });
       // The largest seed (above 2^53: it travels to the worker as a BigInt).

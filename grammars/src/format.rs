@@ -35,9 +35,9 @@ impl Format {
         Self::from_extension(ext)
     }
 
-    /// Detects the format of `source`: `::=` means GBNF; a JSON object with `type` or
-    /// `properties` means JSON Schema; `name:` rules or `/…/` terminals mean Lark;
-    /// anything else is a regex.
+    /// Detects the format of `source` (docs/grammar-formats.md): a JSON object with a
+    /// schema keyword means JSON Schema; `::=` means GBNF; a `name:` rule line or a
+    /// `%import`/`%ignore`/`%llguidance` line means Lark; anything else is a regex.
     pub fn detect(source: &str) -> Format {
         let trimmed = source.trim_start();
         if trimmed.starts_with('{')

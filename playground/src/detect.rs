@@ -64,9 +64,9 @@ impl From<Format> for GrammarKind {
     }
 }
 
-/// Detects the kind of `text`: `::=` → GBNF; a JSON object with `type`/`properties` (or
-/// another schema keyword) → JSON Schema; `name:` rules or `/…/` terminals → Lark;
-/// otherwise a regex. The same rules as the command line (`grammars::Format::detect`).
+/// Detects the kind of `text`: a JSON object with `type`/`properties` (or another schema
+/// keyword) → JSON Schema; `::=` → GBNF; a `name:` rule line or a `%` directive line →
+/// Lark; otherwise a regex. The same rules as the command line (`grammars::Format::detect`).
 pub fn detect_kind(text: &str) -> GrammarKind {
     Format::detect(text).into()
 }

@@ -6,8 +6,10 @@
 //! `data-workers` (ready workers), `data-planned`, `data-busy`, `data-helped` (sequences
 //! the workers computed for each other's runs), `data-messages`,
 //! `data-tokens`, `data-mean-latency-ms` (worker post → page handler) and
-//! `data-mean-apply-ms` (the page's time to decode and apply one batch); one
-//! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per started worker.
+//! `data-mean-apply-ms` (the page's time to decode and apply one batch), `data-refreshes`
+//! (how many times the line has read the pool: a test waits for more of them rather than
+//! for a fixed time); one `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`)
+//! per started worker.
 
 use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
 use leptos::prelude::*;
@@ -18,12 +20,14 @@ use leptos::prelude::*;
 pub fn WorkerLine() -> impl IntoView {
     let snapshot = || (client::state(), client::overhead(), client::pool());
     let now = RwSignal::new(snapshot());
+    let refreshes = RwSignal::new(0u64);
     if let Ok(handle) = set_interval_with_handle(
         move || {
             let fresh = snapshot();
             if now.with_untracked(|n| *n != fresh) {
                 now.set(fresh);
             }
+            refreshes.update(|r| *r += 1);
         },
         std::time::Duration::from_millis(250),
     ) {
@@ -73,7 +77,8 @@ pub fn WorkerLine() -> impl IntoView {
                 data-helped=helped.to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
-                data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())>
+                data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())
+                data-refreshes=move || refreshes.get().to_string()>
                 <span class="pool">{dots}</span>
                 {describe(&state, &o, &pool, ready, busy)}
             </div>
