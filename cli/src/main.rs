@@ -3,6 +3,8 @@
 //! Every result is a JSON line on stdout; human messages go to stderr; errors are one line
 //! and a non-zero exit code (docs/cli.md is the contract).
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod commands;
 mod constraint_source;

@@ -13,6 +13,7 @@
 //! toolchain); the seed corpora in `fuzz/corpus/<target>/` and every input that once
 //! failed, in `fuzz/regressions/<target>/`, are replayed by this crate's tests.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod chat_template;
 pub mod gguf;

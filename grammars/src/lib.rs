@@ -28,6 +28,7 @@
 //! compiler, which rejects keywords it does not implement by name. Left recursion is
 //! supported (llguidance parses with Earley).
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod compile;
 pub mod constraint;

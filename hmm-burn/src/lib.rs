@@ -25,6 +25,8 @@
 //! assert!(a.emission.iter().zip(&b.emission).all(|(x, y)| (x - y).abs() < 1e-12));
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod em;
 pub mod guide_table;
 mod tensors;

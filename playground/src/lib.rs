@@ -37,6 +37,7 @@
 //! assert_eq!(views.results.valid, state.n as u64);
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod batch_split;
 pub mod constraint;

@@ -10,6 +10,7 @@
 //! Blocks are read by value from 20- or 34-byte chunks of the file ([`BlockQ4_1::read`]),
 //! so any buffer alignment works and no `unsafe` is needed.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod ggml_type;
 pub mod k_quants;

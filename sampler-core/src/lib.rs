@@ -25,6 +25,7 @@
 //! Pick a sampler from [`samplers`], give it a model, a constraint, a random source and an
 //! event sink, and drive its future with [`block_on()`] (native) or an executor of your own.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod block_on;
 pub mod byte_automaton;

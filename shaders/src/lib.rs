@@ -21,6 +21,7 @@
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod attention;
 mod bias;

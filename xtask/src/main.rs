@@ -24,6 +24,8 @@
 //! - `bench page`: the page's decode beside wllama's in headless Chromium.
 //! - `fuzz [TARGET] [--minutes N]`: the input front ends under AFL++ (`fuzz/`).
 
+#![forbid(unsafe_code)]
+
 mod bench;
 mod bench_page;
 mod build;
