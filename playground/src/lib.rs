@@ -15,6 +15,7 @@
 //! - [`views::Views`]: token, trie, MCMC, SMC and results view models, driven by events.
 //! - [`exact`]: exact P^L of finite languages with caps, TV and KL.
 //! - [`export`]: JSON lines of samples and events.
+//! - [`lessons`]: the guided lessons through the papers, their steps and deep links.
 //! - [`batch_split::assign`]: which worker of the page's pool computes each sequence of a
 //!   batch.
 //!
@@ -45,6 +46,7 @@ pub mod detect;
 pub mod exact;
 pub mod examples;
 pub mod export;
+pub mod lessons;
 pub mod lz;
 pub mod on_call;
 pub mod permalink;
