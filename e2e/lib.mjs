@@ -28,16 +28,28 @@ export const WEBGPU = ['--enable-unsafe-webgpu', '--enable-features=Vulkan'];
 
 /**
  * A headless Chromium with a fresh profile; `close()` also removes the profile.
+ * `openDetails: false` shows the page's folded details folded, as a first visit does.
  * playwright-core passes `--headless=new`-equivalent `--headless` itself.
  */
-export async function launch({ webgpu = true, extraArgs = [] } = {}) {
+export async function launch({ webgpu = true, extraArgs = [], openDetails = true, viewport = { width: 1200, height: 900 } } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'strait-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: [...COMMON, ...(webgpu ? WEBGPU : []), ...extraArgs],
-    viewport: { width: 1200, height: 900 },
+    viewport,
+    acceptDownloads: true,
   });
+  // The page folds its engineering details (the backend select, the model file input,
+  // the quick form) until they are opened once; the engine tests work in them, so they
+  // start as someone who opened them. The lesson tests see the page as a newcomer does.
+  if (openDetails) {
+    await context.addInitScript(() => {
+      try {
+        for (const id of ['engine', 'quick', 'workers']) localStorage.setItem(`strait.open.${id}`, '1');
+      } catch {}
+    });
+  }
   const page = context.pages()[0] ?? (await context.newPage());
   const logs = [];
   page.on('console', (m) => logs.push(`[${m.type()}] ${m.text()}`));

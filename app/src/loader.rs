@@ -7,6 +7,7 @@
 //! `#model-info`, `#forget-model`, `#model-file`, `#backend`, `#backend-info[data-backend]`
 //! (`webgpu` or `cpu` once loaded).
 
+use crate::disclosure::Disclosure;
 use crate::download::{self, Source};
 use crate::engine::{Choice, Engine};
 use crate::format::fmt_mb;
@@ -334,9 +335,16 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
                     <div id="webgpu-missing" class="error" role="alert">{msg}</div>
                 }.into_any(),
                 Phase::Checking => view! { <div class="muted">"Checking for WebGPU…"</div> }.into_any(),
-                _ => view! {
-                    <div id="webgpu-ok" class="muted">"WebGPU: " {move || gpu_info.get()}</div>
+                Phase::Ready | Phase::Running => view! {
+                    <div id="model-ready" class="plain">
+                        {move || if backend_info.get().1 {
+                            "The model is ready: it runs on this device's graphics processor (WebGPU)."
+                        } else {
+                            "The model is ready: it runs on this device's processor (WebAssembly)."
+                        }}
+                    </div>
                 }.into_any(),
+                _ => ().into_any(),
             }}
             <Show when=move || matches!(phase.get(), Phase::Downloading | Phase::Loading(_))>
                 <div id="model-download">
@@ -376,6 +384,10 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
                 }
                 _ => ().into_any(),
             }}
+            <Disclosure id="engine" summary="Engineering details: WebGPU, the model's tensors, the backend">
+            <Show when=move || !matches!(phase.get(), Phase::Checking | Phase::NoWebGpu(_))>
+                <div id="webgpu-ok" class="muted">"WebGPU: " {move || gpu_info.get()}</div>
+            </Show>
             <Show when=move || !model_info.get().is_empty()>
                 <div id="model-info" class="muted">
                     "Model: " {move || model_info.get()} " "
@@ -421,6 +433,7 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
                 key=|(i, _)| *i
                 children=|(_, note)| view! { <div class="note">{note}</div> }
             />
+            </Disclosure>
         </section>
     }
 }

@@ -8,7 +8,7 @@
 //! sampling runs in a Web Worker started from this same module (`worker`).
 //!
 //! # Key modules
-//! - [`page`]: the page, top-down; [`page_state`]: the loaded model and the address's
+//! - [`page`]: the page, top-down, and its modes (presentation, embedded); [`page_state`]: the loaded model and the address's
 //!   parameters.
 //! - [`loader`]: WebGPU detection, the model's download and load, the status section.
 //! - [`quick_form`]: the quick generation form and its streamed output.
@@ -20,8 +20,10 @@
 //! - [`playground`]: the playground (toy and real models, every sampler animated, compare
 //!   mode, permalinks), on the DOM-free `playground` crate.
 //! - [`format`], [`clock`]: text formatting and `performance.now()`, shared by all.
+//! - [`disclosure`]: folded details that remember being opened.
 
 mod clock;
+mod disclosure;
 mod download;
 mod engine;
 mod format;

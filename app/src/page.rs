@@ -1,18 +1,34 @@
-//! The page, top-down: the status of the model (`loader`), the playground, the quick
-//! generation form (`quick_form`). Esc stops what runs, Ctrl+Enter runs the form that has
-//! the focus.
+//! The page, top-down: one sentence of what it shows and the first lesson one click away,
+//! the model's status (plain words; the engineering details folded), the playground with
+//! its lessons, and, folded, the quick generation form (`quick_form`). Esc stops what
+//! runs, Ctrl+Enter runs the form that has the focus.
 //!
-//! Parameters: `?model=URL`, `?backend=auto|webgpu|cpu`; `?pause=off` keeps CPU forward
-//! passes from pausing for the page (for measurements); `?worker=off` keeps generations
-//! and the playground's real-model runs on the page's thread instead of the sampling
-//! worker (see `page_state`).
+//! Parameters: `?model=URL`, `?backend=auto|webgpu|cpu`; `?present=1` opens presentation
+//! mode (one large stage for a projector, 1280×720; also a toggle); `?embed=1` shows only
+//! the stage of the state in the link with its Run button (for an iframe); `?pause=off`
+//! keeps CPU forward passes from pausing for the page (for measurements); `?worker=off`
+//! keeps generations and the playground's real-model runs on the page's thread instead of
+//! the sampling worker (see `page_state`).
+//!
+//! Hooks: `main.app[data-phase]`, `main.app.present`, `main.app.embed`, `#start-lesson`,
+//! `#present-toggle[aria-pressed]`, `#quick` (the folded quick form).
 
+use crate::disclosure::Disclosure;
 use crate::loader::{Loader, ModelStatus, Phase, expose_lose_device_hook};
-use crate::page_state::{backend_choice, model_url, pausing_choice};
+use crate::page_state::{backend_choice, embed_choice, model_url, pausing_choice, present_choice};
 use crate::playground::Playground;
 use crate::quick_form::QuickForm;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+
+/// How the page is laid out; in the page's context.
+#[derive(Clone, Copy)]
+pub struct Modes {
+    /// Presentation mode: the stage large, the controls folded away.
+    pub present: RwSignal<bool>,
+    /// Embedded (`?embed=1`): only the stage and its Run button.
+    pub embed: bool,
+}
 
 /// The page.
 #[component]
@@ -28,22 +44,42 @@ pub fn App() -> impl IntoView {
         notes: RwSignal::new(Vec::<String>::new()),
         no_gpu: RwSignal::new(false),
     };
+    let modes = Modes {
+        present: RwSignal::new(present_choice()),
+        embed: embed_choice(),
+    };
+    provide_context(modes);
+    provide_context(phase);
     let url = model_url();
     crate::engine::set_pausing(pausing_choice());
     // Start-up: WebGPU, then the model; then watch the WebGPU device.
     spawn_local(loader.start(url.clone()));
     loader.watch_gpu();
     expose_lose_device_hook();
+    let present = modes.present;
 
     view! {
-        <main class="app" data-phase=move || phase.get().name()>
+        <main class="app" class:present=move || present.get() class:embed=modes.embed
+            data-phase=move || phase.get().name()>
             <header>
                 <h1>"Strait"</h1>
-                <p class="tagline">"Constrained sampling from a small language model, running in this page."</p>
+                <p class="tagline">
+                    "Forcing a language model to follow a grammar by hiding the tokens it forbids changes what the model would say. "
+                    "This page shows how, and five ways to sample faithfully instead, on a small model running in this tab."
+                </p>
+                <p class="intro-actions">
+                    <a id="start-lesson" class="button" href="#lesson=masking-bias&step=1">"Start the first lesson →"</a>
+                    <button id="present-toggle" class="secondary" aria-pressed=move || present.get().to_string()
+                        on:click=move |_| present.update(|p| *p = !*p)>
+                        {move || if present.get() { "Leave presentation mode" } else { "Presentation mode" }}
+                    </button>
+                </p>
             </header>
             <ModelStatus loader=loader url=url/>
             <Playground/>
-            <QuickForm phase=phase backend_info=loader.backend_info/>
+            <Disclosure id="quick" summary="Quick generation: one prompt, one sample, streamed token by token">
+                <QuickForm phase=phase backend_info=loader.backend_info/>
+            </Disclosure>
         </main>
     }
 }

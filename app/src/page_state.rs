@@ -1,5 +1,6 @@
 //! Page-wide state and the address's parameters: the loaded model ([`engine`]), which load
-//! it came from ([`engine_generation`]), and `?model=`, `?backend=`, `?worker=`, `?workers=`, `?pause=`.
+//! it came from ([`engine_generation`]), and `?model=`, `?backend=`, `?worker=`, `?workers=`, `?pause=`,
+//! `?present=`, `?embed=`.
 
 use crate::engine::{Choice, Engine};
 use std::cell::RefCell;
@@ -83,6 +84,16 @@ pub fn workers_choice() -> Option<usize> {
 /// `engine/browser_turn.rs`).
 pub fn pausing_choice() -> bool {
     query_param("pause").is_none_or(|v| v != "off")
+}
+
+/// Whether `?present=1` asks for presentation mode.
+pub fn present_choice() -> bool {
+    query_param("present").is_some_and(|v| v == "1" || v == "true")
+}
+
+/// Whether `?embed=1` asks for the stage alone (for an iframe).
+pub fn embed_choice() -> bool {
+    query_param("embed").is_some_and(|v| v == "1" || v == "true")
 }
 
 /// Reloads the page with `?backend=key` (other parameters kept).

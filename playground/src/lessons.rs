@@ -516,8 +516,7 @@ mod tests {
                         .map(|r| {
                             let toy = s.model.toy().unwrap();
                             let (mut lm, vocab) = crate::toy::build(toy);
-                            let c =
-                                build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
+                            let c = build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
                             r.drive_ready(&mut lm, &c, Some(&vocab));
                             r
                         })
@@ -546,7 +545,10 @@ mod tests {
         assert!(masked > 0.3, "masking's TV to P^L is {masked}");
         // 200 exact samples of 16 strings sit about 0.15 from P^L by chance alone.
         let exact = tv_of(step, "cars", 200);
-        assert!(exact < masked / 2.0, "CARS {exact} against masking {masked}");
+        assert!(
+            exact < masked / 2.0,
+            "CARS {exact} against masking {masked}"
+        );
         eprintln!("TV to P^L over 200 samples: lcd {masked:.3}, cars {exact:.3}");
         // "MCMC … much closer to P^L than masking's samples".
         let mcmc_step = &lesson("mcmc").unwrap().steps[1];

@@ -167,7 +167,7 @@ pub fn CompareView(compare: Compare, session: Session) -> impl IntoView {
     let exact = compare.exact;
     view! {
         <div id="compare" class="view compare" data-state=move || session.status.get()>
-            <h3>"Compare: equal budgets of LM calls"</h3>
+            <div class="view-head"><h3>"Compare: equal budgets of LM calls"</h3><super::snapshot::ExportButtons id="compare" what="comparison"/></div>
             {move || exact.with(|ex| match ex {
                 Some(Ok(e)) => view! { <div class="stat">{format!(
                     "exact P^L by enumeration: {} sequences, P(L) = {:.4}", e.entries.len(), e.z)}</div> }.into_any(),

@@ -263,7 +263,9 @@ pub fn Controls(
             {move || session.compile_info.get().map(|c| view! {
                 <div id="pg-compile-info" class="muted stat">{c}</div>
             })}
-            <super::worker_line::WorkerLine />
+            <crate::disclosure::Disclosure id="workers" summary="Sampling workers: where real-model runs compute, and what their messages cost">
+                <super::worker_line::WorkerLine />
+            </crate::disclosure::Disclosure>
         </div>
     }
 }

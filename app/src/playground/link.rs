@@ -1,10 +1,11 @@
 //! The URL hash and files: permalinks (`#v=1&s=…`, decoded as untrusted by the
-//! `playground` crate), example deep links (`#example=<id>`), copy-link, JSONL export.
+//! `playground` crate), example deep links (`#example=<id>`), lesson links
+//! (`#lesson=<id>&step=<n>`), copy-link, downloads (JSONL, and the views' pictures).
 
 use super::session::Session;
 use leptos::prelude::*;
 use playground::state::PlaygroundState;
-use playground::{examples, export, permalink};
+use playground::{examples, export, lessons, permalink};
 use wasm_bindgen::JsCast;
 
 /// The state the page opens with, and what to tell the user about the link.
@@ -13,6 +14,8 @@ pub struct Start {
     pub state: PlaygroundState,
     /// Why the link was not used, when it was not.
     pub message: Option<String>,
+    /// The lesson step the link opens, when it is a lesson link.
+    pub lesson: Option<lessons::Place>,
 }
 
 fn hash() -> String {
@@ -27,11 +30,23 @@ pub fn state_of_hash(h: &str) -> Start {
         message: Some(format!(
             "This link could not be opened ({why}); the default example is shown instead."
         )),
+        lesson: None,
     };
     if h.is_empty() {
         return Start {
             state: PlaygroundState::default(),
             message: None,
+            lesson: None,
+        };
+    }
+    if let Some(place) = lessons::parse_link(h) {
+        return match place {
+            Ok(place) => Start {
+                state: place.step().state(),
+                message: None,
+                lesson: Some(place),
+            },
+            Err(why) => fallback(why),
         };
     }
     if let Some(id) = h.strip_prefix("example=") {
@@ -39,6 +54,7 @@ pub fn state_of_hash(h: &str) -> Start {
             Some(state) => Start {
                 state,
                 message: None,
+                lesson: None,
             },
             None => fallback(format!("there is no example named {:?}", truncate(id))),
         };
@@ -47,6 +63,7 @@ pub fn state_of_hash(h: &str) -> Start {
         Ok(state) => Start {
             state,
             message: None,
+            lesson: None,
         },
         Err(e) => fallback(e.to_string()),
     }
@@ -88,6 +105,11 @@ pub fn write_hash(state: &PlaygroundState) {
     replace_hash(&permalink::encode(state));
 }
 
+/// Puts a lesson step's link in the URL hash.
+pub fn write_lesson_hash(place: lessons::Place) {
+    replace_hash(&place.hash());
+}
+
 /// Puts `#example=<id>` in the URL hash.
 pub fn write_example_hash(id: &str) {
     replace_hash(&format!("example={id}"));
@@ -121,27 +143,32 @@ pub fn copy_link(state: &PlaygroundState) -> String {
     url
 }
 
-/// Offers `text` as a file download named `name`.
-fn download(name: &str, text: &str) {
+/// Offers `text` as a file download named `name`, of type `mime`.
+pub fn download(name: &str, mime: &str, text: &str) {
     let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
     let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type("application/x-ndjson");
+    opts.set_type(mime);
     let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
         return;
     };
     let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
         return;
     };
+    download_url(name, &url);
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Offers what `url` (a `blob:` or `data:` URL) holds as a file download named `name`.
+pub fn download_url(name: &str, url: &str) {
     if let Some(a) = document()
         .create_element("a")
         .ok()
         .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
     {
-        a.set_href(&url);
+        a.set_href(url);
         a.set_download(name);
         a.click();
     }
-    let _ = web_sys::Url::revoke_object_url(&url);
 }
 
 /// Downloads the current run's samples as JSON lines.
@@ -149,14 +176,14 @@ pub fn export_samples(session: Session) {
     let Some(run) = session.run() else { return };
     let labels = session.views.with_untracked(|v| v.labels.clone());
     let text = export::samples_jsonl(&run.samples(), &labels);
-    download("strait-samples.jsonl", &text);
+    download("strait-samples.jsonl", "application/x-ndjson", &text);
 }
 
 /// Downloads the current run's events as JSON lines.
 pub fn export_events(session: Session) {
     let Some(run) = session.run() else { return };
     let text = export::events_jsonl(&run.events_from(0));
-    download("strait-events.jsonl", &text);
+    download("strait-events.jsonl", "application/x-ndjson", &text);
 }
 
 /// `s` as the link records it: the compare list only in compare mode.

@@ -37,7 +37,7 @@ pub fn McmcPanel(session: Session) -> impl IntoView {
         <div id="view-mcmc" class="view"
             data-chains=move || views.with(|v| v.mcmc.chains.len().to_string())
             data-steps=move || views.with(|v| v.mcmc.current().map_or(0, |c| c.history.len()).to_string())>
-            <h3>"MCMC chain"</h3>
+            <div class="view-head"><h3>"MCMC chain"</h3><super::snapshot::ExportButtons id="view-mcmc" what="MCMC chain view"/></div>
             {move || views.with(|v| {
                 let Some(c) = v.mcmc.current() else {
                     return view! { <p class="muted">"Run an mcmc-* sampler: the chain's proposals appear here."</p> }.into_any();

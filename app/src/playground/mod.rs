@@ -12,7 +12,9 @@
 //! - [`controls`]: the form, the buttons, the speed slider, the example menu.
 //! - [`editor`]: the grammar editor with error marking.
 //! - [`session`], [`frames`], [`world`], [`yielding`]: one run, paced per animation frame.
-//! - [`link`]: the URL hash (permalinks, example deep links), copy and export.
+//! - [`link`]: the URL hash (permalinks, example and lesson links), copy and export.
+//! - [`lesson_bar`]: the lesson list and the open lesson's bar (Back / Next, arrow keys).
+//! - [`snapshot`]: each view as an SVG or PNG file.
 //! - one file per view: [`token_view`], [`trie_view`], [`mcmc_view`], [`smc_view`],
 //!   [`results_view`], and [`compare`] for compare mode.
 
@@ -22,20 +24,26 @@ mod controls;
 mod editor;
 mod form;
 mod frames;
+mod lesson_bar;
 mod link;
 mod mcmc_view;
 mod results_view;
 mod session;
 mod smc_view;
+mod snapshot;
 mod token_view;
 mod trie_view;
 mod worker_line;
 mod world;
 mod yielding;
 
+use crate::loader::Phase;
+use crate::page::Modes;
 use form::Form;
 use leptos::ev;
 use leptos::prelude::*;
+use playground::lessons::{Look, Place};
+use playground::state::PlaygroundState;
 use session::Session;
 
 /// Which of the sampler-specific views a method drives.
@@ -61,9 +69,13 @@ fn family(method: &str) -> Family {
     }
 }
 
-/// The playground section.
+/// The playground section: the lesson list and the open lesson's bar, the controls, and
+/// the stage (the running views). The page's [`Modes`] (presentation, embedded) and the
+/// model's [`Phase`] come from the page's context.
 #[component]
 pub fn Playground() -> impl IntoView {
+    let modes = use_context::<Modes>().expect("the page provides its modes");
+    let phase = use_context::<RwSignal<Phase>>().expect("the page provides the model's phase");
     let start = link::initial_state();
     let form = Form::new(&start.state);
     let link_message = RwSignal::new(start.message);
@@ -72,13 +84,72 @@ pub fn Playground() -> impl IntoView {
     let speed_pos = RwSignal::new(frames::SPEED_STEPS - 3);
     Effect::new(move |_| session.set_speed(frames::speed_at(speed_pos.get())));
     let compare_mode = RwSignal::new(!start.state.compare.is_empty());
+    let lesson = RwSignal::new(start.lesson);
+    // A real-model lesson step opened before the model has loaded: it starts once it has.
+    let waiting = StoredValue::new(None::<PlaygroundState>);
+
+    let start_state = move |state: PlaygroundState| {
+        if compare_mode.get_untracked() {
+            compare.start(&state, session);
+        } else {
+            session.start(state, false);
+        }
+    };
+    // Opens a lesson step: its preset in the form, its run started (or queued until the
+    // model has loaded).
+    let open_step = move |place: Place| {
+        lesson.set(Some(place));
+        let state = place.step().state();
+        // The pace of the step's view: a single draw slowly enough to follow, many
+        // samples all at once.
+        speed_pos.set(match place.step().look {
+            Look::Token => 4,
+            Look::Mcmc => 5,
+            Look::Trie | Look::Smc => 6,
+            Look::Results | Look::Compare => frames::SPEED_STEPS,
+        });
+        session.stop();
+        compare.stop();
+        compare_mode.set(!state.compare.is_empty());
+        form.set(&state);
+        link_message.set(None);
+        if state.model.toy().is_none() && crate::page_state::engine().is_none() {
+            waiting.set_value(Some(state));
+            session.status.set("waiting");
+            session
+                .message
+                .set("The model is still loading: this step starts as soon as it is ready.".into());
+            return;
+        }
+        waiting.set_value(None);
+        start_state(state);
+    };
+    let go = move |place: Place| {
+        link::write_lesson_hash(place);
+        open_step(place);
+    };
+    Effect::new(move |_| {
+        if matches!(phase.get(), Phase::Ready)
+            && crate::page_state::engine().is_some()
+            && let Some(state) = waiting.try_update_value(|w| w.take()).flatten()
+        {
+            start_state(state);
+        }
+    });
+    if let Some(place) = start.lesson {
+        // After the first render, so the views exist when the run starts.
+        request_animation_frame(move || open_step(place));
+    }
     // Another link pasted into the address bar while the page is open.
     let hash_listener = window_event_listener(ev::hashchange, move |_| {
         let s = link::initial_state();
         if let Some(m) = &s.message {
             link_message.set(Some(m.clone()));
         }
-        if s.state != form.state().unwrap_or_default() {
+        if let Some(place) = s.lesson {
+            open_step(place);
+        } else if s.state != form.state().unwrap_or_default() {
+            lesson.set(None);
             compare_mode.set(!s.state.compare.is_empty());
             form.set(&s.state);
         }
@@ -100,18 +171,20 @@ pub fn Playground() -> impl IntoView {
         }
         let Some(state) = read_state() else { return };
         link_message.set(None);
-        link::write_hash(&state);
-        if compare_mode.get_untracked() {
-            compare.start(&state, session);
-        } else {
-            session.start(state, false);
+        waiting.set_value(None);
+        // A lesson step run again as it is keeps its lesson link.
+        match lesson.get_untracked() {
+            Some(p) if p.step().state() == state => link::write_lesson_hash(p),
+            _ => link::write_hash(&state),
         }
+        start_state(state);
     };
     let step = move || {
         compare_mode.set(false);
         session.step(read_state);
     };
     let stop = move || {
+        waiting.set_value(None);
         session.stop();
         compare.stop();
     };
@@ -125,25 +198,56 @@ pub fn Playground() -> impl IntoView {
             run();
         } else if e.key() == "Escape" {
             stop();
+        } else if let Some(p) = lesson.get_untracked()
+            && !e.ctrl_key()
+            && !e.meta_key()
+            && !e.alt_key()
+            && !lesson_bar::in_text_field(&e)
+        {
+            let to = match e.key().as_str() {
+                "ArrowRight" | "PageDown" => p.next(),
+                "ArrowLeft" | "PageUp" => p.back(),
+                _ => return,
+            };
+            if let Some(to) = to {
+                e.prevent_default();
+                go(to);
+            }
         }
     });
     on_cleanup(move || keys.remove());
+    let look = move || lesson.get().map(|p| p.step().look.name());
+    let busy = move || matches!(session.status.get(), "running");
 
     view! {
         <section id="playground" class="playground">
-            <h2>"Playground"</h2>
+            <Show when=move || !modes.embed>
+                <lesson_bar::LessonList place=lesson/>
+            </Show>
+            <lesson_bar::LessonBar place=lesson on_go=Callback::new(go)
+                on_close=Callback::new(move |_| lesson.set(None))/>
             {move || link_message.get().map(|m| view! {
                 <div id="pg-link-message" class="error" role="alert">{m}</div>
             })}
             // Wide screens: the setup on the left, the live views on the right; narrow ones
-            // stack them (style.css, `.pg-body`).
+            // stack them (style.css, `.pg-body`). Presentation and embedded modes fold the
+            // setup away and keep the stage.
             <div class="pg-body">
-            <div class="pg-side">
-            <controls::Controls form=form session=session compare_mode=compare_mode
-                speed_pos=speed_pos on_run=Callback::new(move |_| run())
-                on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
+            <details class="pg-side" open=!modes.embed>
+                <summary>"Playground: model, grammar, sampler"</summary>
+                <controls::Controls form=form session=session compare_mode=compare_mode
+                    speed_pos=speed_pos on_run=Callback::new(move |_| run())
+                    on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
+            </details>
+            <div class="pg-main stage" data-look=look>
+            <div class="stage-bar">
+                <button id="stage-run" on:click=move |_| run() disabled=busy>
+                    {move || if session.status.get() == "paused" { "Play" } else { "Run" }}
+                </button>
+                <button id="stage-stop" class="secondary" on:click=move |_| stop()
+                    disabled=move || !matches!(session.status.get(), "running" | "paused")>"Stop"</button>
+                <span class="muted stat" aria-live="polite">{move || session.message.get()}</span>
             </div>
-            <div class="pg-main">
             <Show when=move || !compare_mode.get()
                 fallback=move || view! { <compare::CompareView compare=compare session=session/> }>
                 <div class="views" data-method=move || session.method.get()>

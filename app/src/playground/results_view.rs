@@ -115,7 +115,7 @@ pub fn ResultsPanel(session: Session) -> impl IntoView {
         <div id="view-results" class="view"
             data-samples=move || views.with(|v| v.results.samples.to_string())
             data-distinct=move || views.with(|v| v.results.outputs.len().to_string())>
-            <h3>"Results"</h3>
+            <div class="view-head"><h3>"Results"</h3><super::snapshot::ExportButtons id="view-results" what="results view"/></div>
             {move || views.with(|v| exact.with(|ex| {
                 let r = &v.results;
                 let exact_dist = ex.as_ref().and_then(|e| e.as_ref().ok());

@@ -4,7 +4,7 @@
 //! per Step — in the [`Views`].
 //!
 //! Hooks: `#pg-status[data-state]` (`idle`, `running`, `paused`, `done`, `stopped`,
-//! `error`; `data-run` counts runs, `data-items` counts events shown,
+//! `error`, and `waiting` while a lesson step waits for the model; `data-run` counts runs, `data-items` counts events shown,
 //! `data-first-token-ms` the time from Run to the first token shown); `#pg-compile-info`
 //! the grammar's compile time (by `performance.now()`) and the constraint's size;
 //! `#pg-exact-progress[data-lm-calls]` the model calls of an exact enumeration under way.

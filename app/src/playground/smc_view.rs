@@ -99,7 +99,8 @@ fn lanes_svg(lanes: &Lanes, labels: &Labels) -> impl IntoView + use<> {
         .map(|i| view! { <text x="2" y=(y(i) + 3.5).to_string() font-size="9" fill="#5b6170">{i}</text> })
         .collect_view();
     view! {
-        <svg id="view-smc-lanes" width=width.to_string() height=height.to_string() data-columns=lanes.columns.len().to_string() data-hidden=lanes.hidden.to_string()>
+        <svg id="view-smc-lanes" width=width.to_string() height=height.to_string()
+            viewBox=format!("0 0 {width} {height}") role="img" data-columns=lanes.columns.len().to_string() data-hidden=lanes.hidden.to_string()>
             <g>{continuing}</g>
             <g id="view-smc-lineage">{copies}</g>
             {cells}{steps}{particles}
@@ -115,7 +116,7 @@ pub fn SmcPanel(session: Session, threshold: Signal<f64>) -> impl IntoView {
         <div id="view-smc" class="view"
             data-particles=move || views.with(|v| v.smc.current().map_or(0, |r| r.rows.len()).to_string())
             data-resamplings=move || views.with(|v| v.smc.current().map_or(0, |r| r.lineage.len()).to_string())>
-            <h3>"SMC particles"</h3>
+            <div class="view-head"><h3>"SMC particles"</h3><super::snapshot::ExportButtons id="view-smc" what="SMC particles view"/></div>
             {move || views.with(|v| {
                 let hmm = v.hmm.started().then(|| {
                     let h = &v.hmm;

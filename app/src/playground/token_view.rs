@@ -26,7 +26,7 @@ pub fn TokenPanel(session: Session) -> impl IntoView {
     let views = session.views;
     view! {
         <div id="view-token" class="view" data-steps=move || views.with(|v| v.token.steps.to_string())>
-            <h3>"Next token"</h3>
+            <div class="view-head"><h3>"Next token"</h3><super::snapshot::ExportButtons id="view-token" what="next-token view"/></div>
             {move || views.with(|v| {
                 let t = &v.token;
                 if t.steps == 0 {

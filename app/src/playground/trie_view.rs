@@ -26,7 +26,7 @@ pub fn TriePanel(session: Session, asap: Signal<bool>) -> impl IntoView {
     view! {
         <div id="view-trie" class="view"
             data-nodes=move || views.with(|v| v.trie.nodes.len().to_string()) data-kind=kind>
-            <h3>{move || if asap.get() { "ASAp: the trie of c̃ (expected future grammaticality)" } else { "Trie of p_u (ARS / RSFT / CARS)" }}</h3>
+            <div class="view-head"><h3>{move || if asap.get() { "ASAp: the trie of c̃ (expected future grammaticality)" } else { "Trie of p_u (ARS / RSFT / CARS)" }}</h3><super::snapshot::ExportButtons id="view-trie" what="trie view"/></div>
             {move || views.with(|v| {
                 let t = &v.trie;
                 if t.nodes.is_empty() {
