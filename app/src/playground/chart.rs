@@ -26,6 +26,10 @@ pub fn line_chart(
 ) -> impl IntoView + use<> {
     let legend_h = 16.0;
     let plot_h = height - legend_h;
+    let aria = format!(
+        "Chart over steps of {}",
+        series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", ")
+    );
     let lines = series
         .iter()
         .map(|s| {
@@ -58,7 +62,7 @@ pub fn line_chart(
     });
     view! {
         <svg id=id class="chart" width=width.to_string() height=height.to_string()
-            viewBox=format!("0 0 {width} {height}") role="img">
+            viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
             <rect x="0" y="0" width=width.to_string() height=plot_h.to_string() fill="#f4f5f8"/>
             <line x1="0" x2=width.to_string() y1="0.5" y2="0.5" stroke="#d5d8e0"/>
             <line x1="0" x2=width.to_string() y1=(plot_h - 0.5).to_string() y2=(plot_h - 0.5).to_string() stroke="#d5d8e0"/>
@@ -105,6 +109,10 @@ pub fn xy_chart(
     height: f64,
 ) -> impl IntoView + use<> {
     let (legend_h, left, bottom) = (16.0, 34.0, 14.0);
+    let aria = format!(
+        "Chart of {y_name} against {x_name}: {}",
+        series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", ")
+    );
     let plot_w = width - left - 6.0;
     let plot_h = height - legend_h - bottom;
     let max_x = series
@@ -145,7 +153,7 @@ pub fn xy_chart(
         .collect_view();
     view! {
         <svg id=id class="chart" width=width.to_string() height=height.to_string()
-            viewBox=format!("0 0 {width} {height}") role="img">
+            viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
             <rect x=left.to_string() y="0" width=plot_w.to_string() height=plot_h.to_string() fill="#f4f5f8"/>
             <text class="chart-legend" x=(left - 3.0).to_string() y="9" text-anchor="end">{if y_cap >= 10.0 { format!("{y_cap:.0}") } else { format!("{y_cap:.3}") }}</text>
             <text class="chart-legend" x=(left - 3.0).to_string() y=plot_h.to_string() text-anchor="end">"0"</text>

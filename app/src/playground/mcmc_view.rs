@@ -158,7 +158,7 @@ fn walk_svg(labels: &Labels, w: &Walk) -> impl IntoView + use<> {
     view! {
         <div class="trie-scroll">
             <svg id="view-mcmc-walk" width=width.to_string() height=height.to_string()
-                viewBox=format!("0 0 {width} {height}") role="img">
+                viewBox=format!("0 0 {width} {height}") role="img" aria-label="The chain's walk: the state after each step, proposals accepted (filled) or rejected (open)">
                 {names}
                 <polyline class="walk-path" points=path fill="none"/>
                 {dots}

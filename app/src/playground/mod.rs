@@ -69,6 +69,15 @@ fn family(method: &str) -> Family {
     }
 }
 
+/// The first real-model step after `place` in the lessons' order, within the next two steps.
+fn next_real_step(place: Place) -> Option<Place> {
+    let next = place.next()?;
+    if next.step().real_model() {
+        return Some(next);
+    }
+    next.next().filter(|n| n.step().real_model())
+}
+
 /// The playground section: the lesson list and the open lesson's bar, the controls, and
 /// the stage (the running views). The page's [`Modes`] (presentation, embedded) and the
 /// model's [`Phase`] come from the page's context.
@@ -134,6 +143,16 @@ pub fn Playground() -> impl IntoView {
             && let Some(state) = waiting.try_update_value(|w| w.take()).flatten()
         {
             start_state(state);
+        }
+    });
+    // While the reader reads a lesson step whose run has ended (or waits for the model),
+    // the next real-model step's prompt is prefilled in the idle sampling workers.
+    Effect::new(move |_| {
+        let ended = matches!(session.status.get(), "done" | "stopped");
+        if let (true, Some(place), Phase::Ready) = (ended, lesson.get(), phase.get())
+            && let Some(next) = next_real_step(place)
+        {
+            crate::worker::client::warm(&next.step().state());
         }
     });
     if let Some(place) = start.lesson {

@@ -100,7 +100,7 @@ fn lanes_svg(lanes: &Lanes, labels: &Labels) -> impl IntoView + use<> {
         .collect_view();
     view! {
         <svg id="view-smc-lanes" width=width.to_string() height=height.to_string()
-            viewBox=format!("0 0 {width} {height}") role="img" data-columns=lanes.columns.len().to_string() data-hidden=lanes.hidden.to_string()>
+            viewBox=format!("0 0 {width} {height}") role="img" aria-label="The particles: a lane per particle, a column per step, the weight as each cell's bar, resampling's copies as links" data-columns=lanes.columns.len().to_string() data-hidden=lanes.hidden.to_string()>
             <g>{continuing}</g>
             <g id="view-smc-lineage">{copies}</g>
             {cells}{steps}{particles}

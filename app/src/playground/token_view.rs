@@ -100,7 +100,7 @@ fn top_bars(top: &[TopToken], drawn: Option<TokenId>) -> impl IntoView + use<> {
         .collect_view();
     view! {
         <svg id="view-token-bars" width=width.to_string() height=height.to_string()
-            viewBox=format!("0 0 {width} {height}") role="img">
+            viewBox=format!("0 0 {width} {height}") role="img" aria-label="The most likely next tokens with their probabilities; masked tokens struck out, the drawn one marked">
             {rows}
         </svg>
     }

@@ -76,7 +76,7 @@ fn tree(d: &TrieDrawing, kind: &'static str) -> impl IntoView + use<> {
     view! {
         <div class="trie-scroll">
             <svg id="view-trie-svg" width=d.width.to_string() height=d.height.to_string()
-                viewBox=format!("0 0 {} {}", d.width, d.height) role="img">
+                viewBox=format!("0 0 {} {}", d.width, d.height) role="img" aria-label="The trie of prefixes drawn so far, each node with its remaining mass; dead prefixes struck out">
                 {edges}
                 {nodes}
             </svg>

@@ -198,6 +198,43 @@ pub fn ready() -> Option<Rc<SamplingWorker>> {
     })
 }
 
+/// Conditions every idle worker's model on `state`'s prompt by a one-token `lm` run (its
+/// sample dropped): the workers keep their KV caches from run to run, so a run of that
+/// prompt that comes next skips the prompt's prefill (about 2 s in wasm for a chat
+/// prompt; `e2e/lessons.test.mjs` prints a step's time to its first token). A lesson warms its next real-model step while the reader reads the current one.
+/// While the pool is still starting, it waits for it (up to 30 s).
+pub fn warm(setup: &PlaygroundState) {
+    let setup = setup.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        for _ in 0..120 {
+            if matches!(state(), WorkerState::Ready { .. }) {
+                return warm_idle(&setup);
+            }
+            sleep_ms(250).await;
+        }
+    });
+}
+
+fn warm_idle(setup: &PlaygroundState) {
+    let idle: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
+        p.borrow()
+            .iter()
+            .filter(|w| w.loaded.get() && !w.dead.get() && w.jobs() == 0)
+            .cloned()
+            .collect()
+    });
+    let params = sampler_core::samplers::Params {
+        n: 1,
+        max_tokens: 1,
+        ..setup.params()
+    };
+    for w in idle {
+        let run = Run::new(sampler_core::samplers::Method::Lm, params.clone(), setup.seed);
+        let setup = setup.clone();
+        wasm_bindgen_futures::spawn_local(async move { w.drive(&run, &setup).await });
+    }
+}
+
 /// The pool as the page shows it.
 pub fn pool() -> Pool {
     let (planned, why) = PLAN.with(|p| p.borrow().clone());
