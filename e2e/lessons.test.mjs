@@ -2,8 +2,9 @@
 // accessibility, seen as a newcomer sees the page (engineering details folded):
 // - every lesson step, walked with Next and the arrow keys in presentation mode at
 //   1280×720, runs by itself, highlights the view it names, and fits: no horizontal
-//   scrolling of the page, no figure drawn outside its panel. A screenshot of each step is
-//   left in e2e/artifacts/lessons/<lesson>-<step>.png;
+//   scrolling of the page, no figure drawn outside its panel (checked too outside
+//   presentation mode, embedded, and at 390 px). A screenshot of each step is left in
+//   e2e/artifacts/lessons/<lesson>-<step>.png;
 // - the playground at 390 px wide (a phone) fits the same way (playground-390.png);
 // - a deep link opens its step, a link to no lesson says so, `?embed=1` shows only the
 //   stage and its Run button;
@@ -202,6 +203,7 @@ test('?embed=1 shows the stage of the link and its Run button only', async () =>
     const samples = await page.evaluate(() => [...document.querySelectorAll('#compare .compare-col')].map((c) => Number(c.dataset.samples)));
     assert.equal(samples.length, 3);
     assert.ok(samples.every((n) => n > 0), `every sampler drew samples: ${samples}`);
+    assert.deepEqual(await overflow(page), [], 'the embedded stage fits at 1280×720');
     await page.screenshot({ path: join(ARTIFACTS, 'embed.png') });
   });
 });
@@ -218,6 +220,7 @@ test('each view downloads as SVG and as PNG', async () => {
       await open(page, `${BASE_URL}${hash}`);
       const [, id, n] = hash.match(/lesson=(.+)&step=(\d+)/);
       await stepDone(page, id, Number(n));
+      assert.deepEqual(await overflow(page), [], `${hash} fits at 1280×720 outside presentation mode`);
       for (const view of ids) {
         const [svg] = await Promise.all([page.waitForEvent('download'), page.click(`button.export-svg[data-view="${view}"]`)]);
         assert.equal(svg.suggestedFilename(), `strait-${view.replace(/^view-/, '')}.svg`);

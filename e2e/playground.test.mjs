@@ -595,6 +595,12 @@ describe('the published site without WebGPU', () => {
       assert.equal(s.state, 'done', s.text);
       assert.ok(Number(await page.getAttribute('.compare-col[data-method="cars"]', 'data-samples')) > 0);
       await page.screenshot({ path: join(ARTIFACTS, 'playground-no-webgpu.png'), fullPage: true });
+      // A toy lesson, opened from the lesson list: its link stays under the sub-path.
+      await page.click('#lessons a[href="#lesson=rejection-cars"]');
+      await page.waitForFunction(() => document.querySelector('#lesson')?.dataset.lesson === 'rejection-cars'
+        && document.querySelector('#pg-status').dataset.state === 'done', null, { timeout: RUN_MS });
+      assert.ok(page.url().startsWith(site.url), `${page.url()} is under ${site.url}`);
+      assert.ok(Number(await page.getAttribute('#view-results', 'data-samples')) > 0, 'the lesson step ran');
       // The real model loads on the CPU path.
       await waitForPhase(page, ['ready'], LOAD_MS);
       assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'cpu');

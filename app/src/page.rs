@@ -15,20 +15,13 @@
 
 use crate::disclosure::Disclosure;
 use crate::loader::{Loader, ModelStatus, Phase, expose_lose_device_hook};
-use crate::page_state::{backend_choice, embed_choice, model_url, pausing_choice, present_choice};
+use crate::page_state::{
+    Modes, backend_choice, embed_choice, model_url, pausing_choice, present_choice,
+};
 use crate::playground::Playground;
 use crate::quick_form::QuickForm;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-
-/// How the page is laid out; in the page's context.
-#[derive(Clone, Copy)]
-pub struct Modes {
-    /// Presentation mode: the stage large, the controls folded away.
-    pub present: RwSignal<bool>,
-    /// Embedded (`?embed=1`): only the stage and its Run button.
-    pub embed: bool,
-}
 
 /// The page.
 #[component]

@@ -1,6 +1,6 @@
 //! Page-wide state and the address's parameters: the loaded model ([`engine`]), which load
-//! it came from ([`engine_generation`]), and `?model=`, `?backend=`, `?worker=`, `?workers=`, `?pause=`,
-//! `?present=`, `?embed=`.
+//! it came from ([`engine_generation`]), the page's layout ([`Modes`]), and `?model=`,
+//! `?backend=`, `?worker=`, `?workers=`, `?pause=`, `?present=`, `?embed=`.
 
 use crate::engine::{Choice, Engine};
 use std::cell::RefCell;
@@ -84,6 +84,15 @@ pub fn workers_choice() -> Option<usize> {
 /// `engine/browser_turn.rs`).
 pub fn pausing_choice() -> bool {
     query_param("pause").is_none_or(|v| v != "off")
+}
+
+/// How the page is laid out; the page provides it as context.
+#[derive(Clone, Copy)]
+pub struct Modes {
+    /// Presentation mode: the stage large, the controls folded away.
+    pub present: leptos::prelude::RwSignal<bool>,
+    /// Embedded (`?embed=1`): only the stage and its Run button.
+    pub embed: bool,
 }
 
 /// Whether `?present=1` asks for presentation mode.

@@ -513,12 +513,11 @@ mod tests {
                     Run::compare_from_state(&s)
                         .unwrap()
                         .into_iter()
-                        .map(|r| {
+                        .inspect(|r| {
                             let toy = s.model.toy().unwrap();
                             let (mut lm, vocab) = crate::toy::build(toy);
                             let c = build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
                             r.drive_ready(&mut lm, &c, Some(&vocab));
-                            r
                         })
                         .collect()
                 };

@@ -28,7 +28,11 @@ pub fn line_chart(
     let plot_h = height - legend_h;
     let aria = format!(
         "Chart over steps of {}",
-        series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", ")
+        series
+            .iter()
+            .map(|s| s.label.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let lines = series
         .iter()
@@ -111,7 +115,11 @@ pub fn xy_chart(
     let (legend_h, left, bottom) = (16.0, 34.0, 14.0);
     let aria = format!(
         "Chart of {y_name} against {x_name}: {}",
-        series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", ")
+        series
+            .iter()
+            .map(|s| s.label.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let plot_w = width - left - 6.0;
     let plot_h = height - legend_h - bottom;

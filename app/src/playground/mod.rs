@@ -38,7 +38,7 @@ mod world;
 mod yielding;
 
 use crate::loader::Phase;
-use crate::page::Modes;
+use crate::page_state::Modes;
 use form::Form;
 use leptos::ev;
 use leptos::prelude::*;

@@ -229,7 +229,11 @@ fn warm_idle(setup: &PlaygroundState) {
         ..setup.params()
     };
     for w in idle {
-        let run = Run::new(sampler_core::samplers::Method::Lm, params.clone(), setup.seed);
+        let run = Run::new(
+            sampler_core::samplers::Method::Lm,
+            params.clone(),
+            setup.seed,
+        );
         let setup = setup.clone();
         wasm_bindgen_futures::spawn_local(async move { w.drive(&run, &setup).await });
     }
