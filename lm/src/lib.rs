@@ -39,6 +39,7 @@ pub mod error;
 pub mod forward;
 pub mod gguf;
 pub mod gpu;
+mod kv_stash;
 pub mod model;
 pub mod page_memory;
 mod prefix_reuse;

@@ -16,7 +16,7 @@ pub struct Model {
     tokenizer: Tokenizer,
     weights: Weights,
     /// KV caches handed from one [`crate::PromptedModel`] to the next, when kept.
-    pub(crate) stash: crate::prompted::Stash,
+    pub(crate) stash: crate::kv_stash::Stash,
 }
 
 impl std::fmt::Debug for Model {

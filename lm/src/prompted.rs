@@ -1,6 +1,7 @@
 //! [`PromptedModel`]: the model conditioned on a prompt, as the samplers see it.
 
 use crate::forward::{KvCache, NoPause, Pause, log_softmax};
+use crate::kv_stash::Slot;
 use crate::model::Model;
 use crate::prefix_reuse::reuse;
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
@@ -27,59 +28,6 @@ pub struct PromptedModel {
     /// Logical clock for least-recently-used eviction.
     clock: u64,
     forward_tokens: u64,
-}
-
-/// Most slots a dropped [`PromptedModel`] leaves to the next (the most recently used ones;
-/// every slot starts with its run's prompt), so caches kept between runs stay a few MB.
-const STASH_SLOTS: usize = 4;
-
-/// The slots a dropped [`PromptedModel`] leaves to the next one of the same model, when
-/// [`Model::set_keep_caches`] is on.
-#[derive(Default)]
-pub(crate) struct Stash {
-    /// Whether slots are kept.
-    pub(crate) on: bool,
-    /// The last dropped model's slots.
-    slots: std::sync::Mutex<Vec<Slot>>,
-}
-
-impl Stash {
-    /// The kept slots (none when off), leaving the stash empty.
-    fn take(&self) -> Vec<Slot> {
-        if !self.on {
-            return Vec::new();
-        }
-        std::mem::take(&mut *self.slots.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// Drops the kept slots.
-    pub(crate) fn clear(&mut self) {
-        self.slots
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-    }
-
-    /// Keeps the [`STASH_SLOTS`] most recently used of `slots` for the next model (when
-    /// on), in place of any kept before.
-    fn keep(&self, mut slots: Vec<Slot>) {
-        if self.on {
-            slots.sort_by_key(|s| std::cmp::Reverse(s.used));
-            slots.truncate(STASH_SLOTS);
-            *self.slots.lock().unwrap_or_else(|e| e.into_inner()) = slots;
-        }
-    }
-}
-
-/// One KV cache and the sequence it holds.
-struct Slot {
-    cache: KvCache,
-    /// The tokens whose keys and values are in `cache` (prompt included).
-    tokens: Vec<TokenId>,
-    /// Logits after the last token of `tokens`.
-    logits: Option<Vec<f32>>,
-    /// When it was last used ([`PromptedModel::clock`]).
-    used: u64,
 }
 
 /// What a call needs of one slot: the tokens to run after what it keeps.

@@ -5,7 +5,8 @@
 
 use playground::examples::examples;
 use playground::permalink::{decode, encode};
-use playground::runner::{Player, Run};
+use playground::player::Player;
+use playground::runner::Run;
 use playground::state::PlaygroundState;
 use playground::toy::toy_vocabulary;
 use playground::views::{Labels, Views};

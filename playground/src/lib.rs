@@ -11,7 +11,7 @@
 //!   examples), deep-linkable by id.
 //! - [`toy`]: the analytic models of toy mode (G_sk, random bigrams) and their vocabularies.
 //! - [`runner::Run`]: drives any sampler over the seams, records its events for replay
-//!   ([`runner::Player`]: speed, step), Stop, live counters.
+//!   ([`player::Player`]: speed, step), Stop, live counters.
 //! - [`views::Views`]: token, trie, MCMC, SMC and results view models, driven by events.
 //! - [`exact`]: exact P^L of finite languages with caps, TV and KL.
 //! - [`export`]: JSON lines of samples and events.
@@ -50,6 +50,7 @@ pub mod lessons;
 pub mod lz;
 pub mod on_call;
 pub mod permalink;
+pub mod player;
 pub mod runner;
 pub mod state;
 pub mod toy;

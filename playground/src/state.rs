@@ -1,6 +1,7 @@
 //! Everything a playground setup consists of: what a permalink carries and a run needs.
 
 use crate::detect::GrammarKind;
+pub use crate::toy::ToyModel;
 use sampler_core::samplers::{Method, Params};
 use serde::{Deserialize, Serialize};
 
@@ -34,21 +35,6 @@ pub mod caps {
 
 /// LM calls per compared method unless the state says otherwise.
 pub const DEFAULT_BUDGET: u64 = 2_000;
-
-/// An analytic language model of toy mode (instant, no download).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToyModel {
-    /// The skewed model of the ASAp paper over `0`, `1` and EOS (seed 004, Fig. 1).
-    Gsk,
-    /// A seeded random bigram model over `vocab` letter tokens (`a`, `b`, …) and EOS.
-    Random {
-        /// The model's seed (not the sampler's).
-        seed: u64,
-        /// Letter tokens besides EOS (2 to 8).
-        vocab: u8,
-    },
-}
 
 /// Which language model a run uses.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,17 +102,9 @@ pub struct PlaygroundState {
 }
 
 impl Default for PlaygroundState {
-    /// The first-click example: toy G_sk, CARS, compared with token masking.
+    /// The first-click example, `toy-gsk`: toy G_sk, CARS, compared with token masking
+    /// (the examples' test checks the two agree).
     fn default() -> Self {
-        crate::examples::example("toy-gsk")
-            .map(|e| e.state())
-            .unwrap_or_else(Self::fallback)
-    }
-}
-
-impl PlaygroundState {
-    /// The toy G_sk setup without going through the examples table.
-    pub(crate) fn fallback() -> Self {
         PlaygroundState {
             grammar: crate::toy::GSK_REGEX.to_string(),
             grammar_kind: GrammarKind::Regex,
@@ -146,12 +124,9 @@ impl PlaygroundState {
             example: Some("toy-gsk".into()),
         }
     }
+}
 
-    /// The state an example sets up.
-    pub fn from_example(example: &crate::examples::Example) -> Self {
-        example.state()
-    }
-
+impl PlaygroundState {
     /// The sampler method, parsed.
     pub fn method(&self) -> Result<Method, String> {
         self.method.parse()
@@ -275,7 +250,8 @@ mod tests {
             s.compare_methods().unwrap(),
             vec![Method::Lcd, Method::Cars]
         );
-        assert_eq!(s, PlaygroundState::fallback());
+        // The default is the first example, written out so that state needs no examples.
+        assert_eq!(s, crate::examples::example("toy-gsk").unwrap().state());
     }
 
     #[test]

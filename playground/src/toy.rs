@@ -1,9 +1,24 @@
 //! Toy mode: the analytic language models of `sampler_core::toy` with their vocabularies,
 //! built instantly from a [`ToyModel`] (no download).
 
-use crate::state::ToyModel;
 use sampler_core::toy::{RandomLm, gsk_lm, gsk_vocabulary};
 use sampler_core::{LanguageModel, LmError, TokenId, Vocabulary};
+use serde::{Deserialize, Serialize};
+
+/// An analytic language model of toy mode (instant, no download).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToyModel {
+    /// The skewed model of the ASAp paper over `0`, `1` and EOS (seed 004, Fig. 1).
+    Gsk,
+    /// A seeded random bigram model over `vocab` letter tokens (`a`, `b`, …) and EOS.
+    Random {
+        /// The model's seed (not the sampler's).
+        seed: u64,
+        /// Letter tokens besides EOS (2 to 8).
+        vocab: u8,
+    },
+}
 
 /// G_sk as a regex over the toy vocabulary `0`, `1`: `00000` or five digits starting with 1.
 pub const GSK_REGEX: &str = "00000|1[01]{4}";

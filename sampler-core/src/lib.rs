@@ -38,6 +38,7 @@ pub mod exact;
 pub mod hmm;
 pub mod limits;
 pub mod lm;
+pub mod math;
 pub mod regex;
 pub mod rng;
 pub mod samplers;

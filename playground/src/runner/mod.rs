@@ -1,6 +1,8 @@
 //! Drives one sampler (any [`Method`]) on a language model and a constraint, records its
 //! events in order, and lets the page replay them at a chosen speed or one at a time.
 //!
+//! [`crate::player::Player`] replays what a run recorded into the views.
+//!
 //! A [`Run`] is a cheap handle (shared, single-threaded): the page keeps one clone to read
 //! the buffer and press Stop while another drives the sampler's future. Toy models never
 //! wait, so [`Run::drive_ready`] runs them to the end at once; real models are driven by
@@ -12,10 +14,8 @@ use sampler_core::{
     Constraint, Event, EventSink, LanguageModel, SampleError, SeededRng, Vocabulary,
 };
 mod counting;
-mod player;
 mod remote;
 
-pub use player::Player;
 pub use remote::{Batch, BatchReader, RunSpec};
 
 use counting::{CountingConstraint, CountingLm};

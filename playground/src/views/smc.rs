@@ -1,7 +1,7 @@
 //! The SMC view: particles as rows growing token by token, weights, ESS, lineage, and
 //! the run laid out as lanes across steps ([`SmcRunView::lanes`]).
 
-use sampler_core::samplers::util::logsumexp;
+use sampler_core::math::logsumexp;
 use sampler_core::{Event, TokenId};
 
 /// One particle.

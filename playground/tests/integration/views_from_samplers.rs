@@ -494,7 +494,7 @@ fn compare_mode_shows_lcd_bias_against_cars_at_equal_budget() {
         );
         assert!(r.live_counters().lm_calls <= state.budget);
         let mut views = Views::for_method(Labels::from_vocabulary(&v), r.method());
-        playground::runner::Player::new(f64::INFINITY).to_end(r, &mut views);
+        playground::player::Player::new(f64::INFINITY).to_end(r, &mut views);
         tvs.push(tv(&views.results.empirical(), &exact));
     }
     // lcd: 2000 calls / 6 per sample ≈ 333 samples, TV ≈ 0.45; cars: far more samples

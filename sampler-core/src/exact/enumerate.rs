@@ -1,7 +1,6 @@
 //! Exact P^L by depth-first enumeration of a finite language through the constraint.
 
-use crate::samplers::trie::normalize;
-use crate::samplers::util::logsumexp;
+use crate::math::{logsumexp, normalize};
 use crate::{Constraint, LanguageModel, LmError, TokenId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

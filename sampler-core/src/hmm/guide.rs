@@ -25,7 +25,7 @@
 //! P^L (within the budget) whatever the HMM is; a better HMM only lowers the variance.
 
 use super::Hmm;
-use crate::samplers::util::logsumexp;
+use crate::math::logsumexp;
 use crate::{SampleError, TensorizedAutomaton, TokenId};
 
 /// Most entries (budget × automaton states × hidden states) the backward table may hold.

@@ -5,8 +5,8 @@
 //! # Key types
 //! - [`Hmm`]: the hidden Markov model (π, A, B over the whole vocabulary), its scaled
 //!   forward pass and Baum–Welch (EM) step.
-//! - [`HmmConfig`] and [`distill`]: sample sequences from the model given its prompt and
-//!   fit the HMM to them, with a bounded, configurable cost.
+//! - [`HmmConfig`]: how the HMM is distilled (`samplers::pgcd` samples sequences from the
+//!   model given its prompt and fits the HMM to them), with a bounded, configurable cost.
 //! - [`HmmEngine`]: where the dense work runs (the EM steps and the guide's backward
 //!   table); [`CpuHmm`] is the f64 reference here, the `hmm-burn` crate runs it on burn.
 //! - [`Guide`]: the HMM × automaton backward pass; for a prefix (HMM belief, automaton
@@ -33,14 +33,14 @@
 //! assert!(allowed[0].log_sat < 0.0);
 //! ```
 
-mod distill;
+mod config;
 mod engine;
 mod guide;
 mod model;
 #[cfg(test)]
 mod tests;
 
-pub use distill::{HmmConfig, MAX_HMM_BYTES, distill, sample_sequences};
+pub use config::{HmmConfig, MAX_HMM_BYTES};
 pub use engine::{CpuHmm, HmmEngine, HmmFuture, guide_table};
 pub use guide::{Guide, GuidedToken, MAX_TABLE_ENTRIES, Proposal, check_table_size};
 pub use model::{EmStep, Hmm};

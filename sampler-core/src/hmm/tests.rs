@@ -246,7 +246,7 @@ fn p_gcd_smc_is_properly_weighted_and_the_mutant_is_not() {
             sequences: 64,
             ..HmmConfig::default()
         };
-        block_on(super::distill(ctx, &cfg)).unwrap()
+        block_on(crate::samplers::pgcd::distill(ctx, &cfg)).unwrap()
     });
     for (name, hmm) in [("random", random.clone()), ("distilled", distilled)] {
         let mut guide = Guide::new(hmm, c.tensorized().unwrap(), 3, 1e-6).unwrap();
@@ -499,7 +499,7 @@ fn p_gcd_smc_ensemble_approaches_the_target_as_particles_grow() {
             sequences: 8,
             ..HmmConfig::default()
         };
-        block_on(super::distill(ctx, &cfg)).unwrap()
+        block_on(crate::samplers::pgcd::distill(ctx, &cfg)).unwrap()
     });
     let guide = Guide::new(hmm, c.tensorized().unwrap(), 8, 1e-6).unwrap();
     for m in [1, 4, 16] {
@@ -562,7 +562,7 @@ fn oversized_hmms_and_guides_are_refused_before_distilling() {
     };
     let p = Params::default();
     let e = with_ctx(&mut lm, &c, &mut SeededRng::new(0), &p, |ctx| {
-        let e = block_on(super::distill(ctx, &cfg)).unwrap_err();
+        let e = block_on(crate::samplers::pgcd::distill(ctx, &cfg)).unwrap_err();
         assert_eq!(ctx.counters().lm_calls, 0);
         e
     });

@@ -11,7 +11,8 @@
 
 use super::Ctx;
 use super::cut::within;
-use super::trie::{NodeId, ROOT, Trie, normalize};
+use super::trie::{NodeId, ROOT, Trie};
+use crate::math::normalize;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
 /// Draws `ctx.params().n` ASAp samples in order, refining the caller's `trie` of c̃ after

@@ -10,6 +10,7 @@
 //!   token proposals (seed 003 App. A), P-GCD's HMM-guided one among them (seed 001,
 //!   [`crate::hmm`]).
 //! - [`path_enum`]: enumerates a sampler's random paths for exact tests.
+//! - [`pgcd`]: P-GCD (seed 001): the HMM distilled from the model, its guide, SMC.
 //!
 //! # Usage
 //! ```
@@ -34,6 +35,7 @@ pub mod mcmc;
 mod method;
 mod params;
 pub mod path_enum;
+pub mod pgcd;
 pub mod rejection;
 mod sample;
 pub mod smc;
@@ -117,7 +119,6 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
     method: Method,
     ctx: &mut Ctx<'_, L, C>,
 ) -> Result<(), SampleError> {
-    let params = ctx.params();
     match method {
         Method::Lm => ancestral::run(ctx, Masking::None).await?,
         Method::Lcd => ancestral::run(ctx, Masking::Viable).await?,
@@ -143,44 +144,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
             };
             smc::run(ctx, p).await?
         }
-        Method::PGcdSmc => {
-            let tensor = ctx.tensorized().ok_or_else(|| {
-                SampleError::Unsupported(
-                    "method p-gcd-smc needs the constraint's tensorized automaton (a regex); \
-                     this constraint has none"
-                        .into(),
-                )
-            })?;
-            crate::hmm::check_table_size(
-                params.max_tokens,
-                tensor.num_states,
-                params.hmm.hidden_states,
-            )?;
-            let hmm = crate::hmm::distill(ctx, &params.hmm).await?;
-            ctx.check_cancelled()?;
-            let log_c = ctx
-                .hmm_engine()
-                .guide_table(&hmm, tensor, params.max_tokens)
-                .await?;
-            let guide = crate::hmm::Guide::with_table(
-                hmm,
-                tensor,
-                params.max_tokens,
-                params.hmm.guide_floor,
-                log_c,
-            )?;
-            ctx.emit(crate::Event::Note {
-                message: format!(
-                    "p-gcd: guide built ({} automaton states × {} hidden states × {} budgets, \
-                     {:.1} MB)",
-                    tensor.num_states,
-                    guide.hmm().hidden,
-                    params.max_tokens,
-                    guide.bytes() as f64 / 1e6
-                ),
-            });
-            smc::run(ctx, smc::TokenProposal::PGcd(&guide)).await?
-        }
+        Method::PGcdSmc => pgcd::run(ctx).await?,
     }
     Ok(())
 }

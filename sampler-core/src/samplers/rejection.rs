@@ -9,7 +9,8 @@
 
 use super::Ctx;
 use super::cut::within;
-use super::trie::{NodeId, ROOT, Trie, normalize};
+use super::trie::{NodeId, ROOT, Trie};
+use crate::math::normalize;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 use std::cell::RefCell;
 use std::collections::HashSet;

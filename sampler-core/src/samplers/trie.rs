@@ -74,17 +74,6 @@ pub struct Trie {
     top_k: usize,
 }
 
-/// Next-token probabilities from log-probabilities, renormalized in f64 (so that a node's
-/// masses start from a distribution that sums to 1 up to rounding).
-pub fn normalize(logprobs: &[f64]) -> Vec<f64> {
-    let mut p: Vec<f64> = logprobs.iter().map(|l| l.exp()).collect();
-    let s: f64 = p.iter().sum();
-    if s > 0.0 {
-        p.iter_mut().for_each(|x| *x /= s);
-    }
-    p
-}
-
 impl Trie {
     /// An empty trie (W = ∅, p_u = 1 everywhere) over a vocabulary of `vocab_size` tokens.
     pub fn new(vocab_size: usize) -> Self {
@@ -547,11 +536,5 @@ mod tests {
         t.prune(c, &[(1, 1e-20)], &mut NullSink);
         assert_eq!(t.node_mass(c), 0.0);
         assert_eq!(t.child(r, 1), None);
-    }
-
-    #[test]
-    fn normalize_renormalizes() {
-        let p = normalize(&[0.2f64.ln(), 0.2f64.ln()]);
-        assert!((p[0] - 0.5).abs() < 1e-15);
     }
 }

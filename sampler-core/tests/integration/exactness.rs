@@ -13,10 +13,11 @@ use sampler_core::exact::{
     EnumerateError, ExactDistribution, Limits, chi_square, enumerate, enumerate_within, explore,
     total_variation,
 };
+use sampler_core::math::normalize;
 use sampler_core::samplers::asap::asap_sample;
 use sampler_core::samplers::cut::with_off_by_one_cut;
 use sampler_core::samplers::rejection::{Strategy, rejection_sample};
-use sampler_core::samplers::trie::{Trie, normalize};
+use sampler_core::samplers::trie::Trie;
 use sampler_core::samplers::{Counters, Ctx, Method, Params, Sample, run};
 use sampler_core::toy::{FiniteLanguage, FnLm, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{

@@ -2,7 +2,7 @@
 //! the proposal probability q(w'|w), summed over every cut the two sequences share.
 
 use super::Trace;
-use crate::samplers::util::logsumexp;
+use crate::math::logsumexp;
 
 /// How the cut point is drawn (seed 000 §3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,7 +19,7 @@ pub use resample::{ancestors, ess, normalized};
 
 use super::Ctx;
 use super::cut::within;
-use super::util::logsumexp;
+use crate::math::logsumexp;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 
 /// One particle: its tokens, constraint state and log weight.

@@ -1,8 +1,8 @@
 //! Effective sample size and the two resampling schemes of SMC (seed 003 App. A Alg. 1).
 
 use crate::RandomSource;
+use crate::math::logsumexp;
 use crate::samplers::Resampling;
-use crate::samplers::util::logsumexp;
 
 /// (Σw)² / Σw² from log weights; 0 when every weight is 0.
 pub fn ess(log_w: &[f64]) -> f64 {

@@ -9,23 +9,22 @@
 //! method on one real-model problem; (5) SMC cost against particles; (6) P-GCD's HMM work
 //! on each engine.
 
-use crate::args::{BenchArgs, ConstraintArgs};
-use crate::constraint_source::build;
+use super::harness::{EXAMPLE, Outcome, example, fresh, params, run_one};
+use crate::args::BenchArgs;
 use crate::failure::{Failure, Result};
 use crate::model_source::toy_random_vocabulary;
-use lm::{Model, PromptedModel};
+use lm::Model;
 use sampler_core::exact::{ExactDistribution, Limits, enumerate, kl_divergence, total_variation};
-use sampler_core::samplers::{self, Counters, Method, Params, Sample};
+use sampler_core::samplers::{Counters, Method};
 use sampler_core::toy::{RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
-    Constraint, DynConstraint, Event, EventSink, LanguageModel, LmError, RandomSource,
-    RegexConstraint, SeededRng, TokenId, Vocabulary, block_on,
+    Constraint, LanguageModel, LmError, RandomSource, RegexConstraint, SeededRng, TokenId,
+    Vocabulary, block_on,
 };
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The rejection family of seed 002 Table 7.
 const REJECTION: [Method; 5] = [
@@ -62,9 +61,6 @@ const YNM_REGEX: &str = "(yes|no|maybe)";
 
 /// The chat prompt used with [`YNM_REGEX`].
 const YNM_PROMPT: &str = "Is the sky green? Answer with one lowercase word: yes, no or maybe.";
-
-/// The example grammar of section 1 on the real model, and its token budget.
-const EXAMPLE: &str = "assets/examples/json_x_integer";
 
 /// Memoized next-token distributions kept at most (each is 49152 f64 on the real model).
 const MEMO_CAP: usize = 512;
@@ -346,13 +342,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
 
     eprintln!("strait: bench samplers: SMC against particles on the real model");
-    let s5 = match super::bench_smc::run(args) {
+    let s5 = match super::smc::run(args) {
         Ok(table) => format!("## 5. SMC cost against particles M, real model\n\n{table}"),
         Err(e) => format!("## 5. SMC cost against particles M\n\nskipped: {}\n", e.0),
     };
 
     eprintln!("strait: bench samplers: P-GCD's HMM on each engine");
-    let s6 = match super::bench_hmm::run(args) {
+    let s6 = match super::hmm::run(args) {
         Ok(table) => format!("## 6. P-GCD's HMM work on each engine, real model\n\n{table}"),
         Err(e) => format!(
             "## 6. P-GCD's HMM work on each engine\n\nskipped: {}\n",
@@ -378,26 +374,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// The example grammar of section 1 and its prompt text.
-pub(super) fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, String)> {
-    let schema = format!("{EXAMPLE}.json");
-    let prompt = std::fs::read_to_string(format!("{EXAMPLE}.prompt.txt"))
-        .map_err(|e| Failure(format!("{EXAMPLE}.prompt.txt: {e}")))?;
-    let args = ConstraintArgs {
-        grammar: None,
-        regex: None,
-        json_schema: Some(Path::new(&schema).to_path_buf()),
-    };
-    Ok((build(&args, None, vocab)?, prompt))
-}
-
-/// A fresh real model conditioned on `prompt`, with the prompt already prefilled.
-pub(super) fn fresh(model: &Arc<Model>, prompt: &[TokenId]) -> Result<PromptedModel> {
-    let mut lm = PromptedModel::new(model.clone(), prompt.to_vec())?;
-    block_on(lm.logprobs(&[]))?;
-    Ok(lm)
-}
-
 /// Exact P^L of a finite language within `max_tokens`.
 fn exact_of<L: LanguageModel, C: Constraint>(
     lm: &mut L,
@@ -409,127 +385,6 @@ fn exact_of<L: LanguageModel, C: Constraint>(
         max_sequences: 100_000,
     };
     Ok(block_on(enumerate(lm, c, limits))?)
-}
-
-/// Run parameters with the given n, steps, particles and max tokens.
-pub(super) fn params(n: usize, steps: usize, particles: usize, max_tokens: usize) -> Params {
-    Params {
-        n,
-        steps,
-        particles,
-        max_tokens,
-        max_generations: 2000,
-        ..Params::default()
-    }
-}
-
-/// What one sampler run produced and cost.
-pub(super) struct Outcome {
-    /// Every output sample.
-    pub(super) samples: Vec<Sample>,
-    /// Costs of the run (up to its last sample when it failed); forward tokens exclude
-    /// whatever the model had computed before the run.
-    pub(super) counters: Counters,
-    /// Wall-clock seconds.
-    pub(super) secs: f64,
-    /// Why the run ended early, if it did.
-    pub(super) error: Option<String>,
-    /// log Ĝ of each SMC run, by run index.
-    evidence: HashMap<usize, f64>,
-}
-
-impl Outcome {
-    /// A run that could not start.
-    fn failed(msg: String) -> Outcome {
-        Outcome {
-            samples: Vec::new(),
-            counters: Counters::default(),
-            secs: 0.0,
-            error: Some(msg),
-            evidence: HashMap::new(),
-        }
-    }
-
-    /// Valid outputs with non-zero weight.
-    pub(super) fn valid(&self) -> usize {
-        self.samples
-            .iter()
-            .filter(|s| s.valid && s.weight.is_none_or(|w| w > 0.0))
-            .count()
-    }
-
-    /// The table's note: the error, shortened, or nothing.
-    fn note(&self) -> String {
-        match &self.error {
-            None => String::new(),
-            Some(e) if e.contains("cancel") || e.contains("stopped") => "T.O. (time)".into(),
-            Some(e) => e.chars().take(90).collect::<String>().replace('|', "/"),
-        }
-    }
-}
-
-/// Cancels a run once its time budget is spent; keeps each SMC run's log evidence.
-struct Deadline {
-    /// When to stop, if ever.
-    at: Option<Instant>,
-    /// log Ĝ of each SMC run, by run index.
-    evidence: HashMap<usize, f64>,
-}
-
-impl EventSink for Deadline {
-    fn emit(&mut self, event: Event) {
-        if let Event::Evidence { run, log_evidence } = event {
-            self.evidence.insert(run, log_evidence);
-        }
-    }
-    fn cancelled(&self) -> bool {
-        self.at.is_some_and(|d| Instant::now() >= d)
-    }
-}
-
-/// Runs `method` once with seed `seed`, stopping after `budget_s` seconds if given.
-pub(super) fn run_one<L: LanguageModel, C: Constraint>(
-    method: Method,
-    p: &Params,
-    lm: &mut L,
-    c: &C,
-    seed: u64,
-    budget_s: Option<f64>,
-) -> Outcome {
-    let base = lm.forward_tokens();
-    let mut samples = Vec::new();
-    let mut sink = Deadline {
-        at: budget_s.map(|s| Instant::now() + Duration::from_secs_f64(s)),
-        evidence: HashMap::new(),
-    };
-    let mut rng = SeededRng::new(seed);
-    let t0 = Instant::now();
-    let result = block_on(samplers::run(
-        method,
-        p,
-        lm,
-        c,
-        &mut rng,
-        &mut sink,
-        None,
-        &mut |s| samples.push(s.clone()),
-    ));
-    let secs = t0.elapsed().as_secs_f64();
-    let (mut counters, error) = match result {
-        Ok(k) => (k, None),
-        Err(e) => (
-            samples.last().map(|s| s.counters).unwrap_or_default(),
-            Some(e.to_string()),
-        ),
-    };
-    counters.forward_tokens = counters.forward_tokens.saturating_sub(base);
-    Outcome {
-        samples,
-        counters,
-        secs,
-        error,
-        evidence: sink.evidence,
-    }
 }
 
 /// Constraint checks per LM call of a run.

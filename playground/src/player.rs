@@ -1,6 +1,6 @@
 //! Replay of a run's recorded events into the views: at a speed, or one at a time.
 
-use super::Run;
+use crate::runner::Run;
 
 /// Replays a run's events into views at a chosen speed, or one at a time.
 #[derive(Clone, Debug)]

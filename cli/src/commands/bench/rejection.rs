@@ -2,7 +2,7 @@
 //! generations one at a time beside lockstep batches (`--batch`), in one run: wall time,
 //! LM calls, forward tokens and generations per valid sample.
 
-use super::bench_samplers::{example, fresh, params, run_one};
+use super::harness::{example, fresh, params, run_one};
 use crate::args::BenchArgs;
 use crate::failure::Result;
 use lm::Model;

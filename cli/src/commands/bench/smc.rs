@@ -3,7 +3,7 @@
 //! at a time (what `PromptedModel` did before it kept slots), in one run. Section 5 of
 //! `strait bench samplers` is this table.
 
-use super::bench_samplers::{params, run_one};
+use super::harness::{params, run_one};
 use crate::args::BenchArgs;
 use crate::failure::{Failure, Result};
 use lm::{Model, PromptedModel};

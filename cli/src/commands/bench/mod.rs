@@ -1,4 +1,14 @@
-//! `strait bench`: figures printed side by side in one run (never asserted).
+//! `strait bench`: figures printed side by side in one run (never asserted). `decode` and
+//! `prefill` are here; each other benchmark is a module of its own, and [`harness`] holds
+//! what they share.
+
+mod harness;
+mod hmm;
+mod kernels;
+mod masks;
+mod rejection;
+mod samplers;
+mod smc;
 
 use crate::args::BenchArgs;
 use crate::failure::{Result, fail};
@@ -10,12 +20,12 @@ use std::time::Instant;
 pub fn run(args: &BenchArgs) -> Result<()> {
     match args.what.as_str() {
         "decode" => decode(args),
-        "masks" => super::bench_masks::run(args),
-        "samplers" => super::bench_samplers::run(args),
-        "smc" => super::bench_smc::run(args).map(|table| eprintln!("{table}")),
-        "hmm" => super::bench_hmm::run(args).map(crate::stdout::line),
-        "kernels" => super::bench_kernels::run(args),
-        "rejection" => super::bench_rejection::run(args),
+        "masks" => masks::run(args),
+        "samplers" => samplers::run(args),
+        "smc" => smc::run(args).map(|table| eprintln!("{table}")),
+        "hmm" => hmm::run(args).map(crate::stdout::line),
+        "kernels" => kernels::run(args),
+        "rejection" => rejection::run(args),
         other => fail(format!(
             "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers`, `smc`, \
              `hmm`, `kernels` or `rejection`"
