@@ -5,7 +5,7 @@
 //!
 //! # Key types
 //! - [`BurnHmm`]: an [`HmmEngine`] on one burn device at one float precision; hand it to
-//!   `sampler_core::samplers::run_with_engine` and `p-gcd-smc` distils and builds its guide
+//!   `sampler_core::samplers::Sampler::hmm_engine` and `p-gcd-smc` distils and builds its guide
 //!   there. The results equal [`sampler_core::hmm::CpuHmm`]'s within the precision's
 //!   tolerance (f64: 1e-9; f32: see the tests).
 //! - [`Precision`]: f64 (CPU backends) or f32 (every backend; WebGPU has no f64).

@@ -185,7 +185,7 @@ impl HmmEngine for Counting<'_> {
 /// there, and draws the same particles with the same weights as with the CPU reference.
 #[test]
 fn p_gcd_smc_on_burn_draws_what_it_draws_on_the_cpu() {
-    use sampler_core::samplers::{Method, Params, Sample, run_with_engine};
+    use sampler_core::samplers::{Io, Method, Params, Sample, Sampler};
     let (c, vocab) = automaton_case();
     let params = Params {
         n: 3,
@@ -196,17 +196,20 @@ fn p_gcd_smc_on_burn_draws_what_it_draws_on_the_cpu() {
     let draw = |engine: &dyn HmmEngine| {
         let mut lm = sampler_core::toy::RandomLm::new(vocab, (vocab - 1) as TokenId, 1, 9);
         let mut out: Vec<Sample> = Vec::new();
-        block_on(run_with_engine(
-            Method::PGcdSmc,
-            &params,
-            &mut lm,
-            &c,
-            &mut SeededRng::new(4),
-            &mut sampler_core::NullSink,
-            None,
-            engine,
-            &mut |s| out.push(s.clone()),
-        ))
+        block_on(
+            Sampler::new(Method::PGcdSmc)
+                .params(&params)
+                .hmm_engine(engine)
+                .run(
+                    &mut lm,
+                    &c,
+                    Io {
+                        rng: &mut SeededRng::new(4),
+                        sink: &mut sampler_core::NullSink,
+                        out: &mut |s| out.push(s.clone()),
+                    },
+                ),
+        )
         .unwrap();
         out.into_iter()
             .map(|s| (s.tokens, s.weight))

@@ -15,7 +15,7 @@
 //! - [`RandomSource`]: injected randomness, so tests can enumerate every random path.
 //! - [`RegexConstraint`]: a regex as a byte DFA ([`RegexAutomaton`]) lifted to tokens through
 //!   a [`TokenTrie`], tensorized ([`TensorizedAutomaton`]) for budget-aware masks.
-//! - [`samplers::run`] with [`samplers::Method`]: every sampler of the five papers.
+//! - [`samplers::Sampler`] with [`samplers::Method`]: every sampler of the five papers.
 //! - [`exact::enumerate`]: exact P^L of a finite language, and the statistics the tests use.
 //! - [`hmm`]: P-GCD's HMM distilled from the model and its product with the tensorized
 //!   automaton (the `p-gcd-smc` proposal, seed 001).

@@ -17,7 +17,7 @@ pub use playground::on_call::OnCall;
 pub use request::{Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
 
 use backend::Backend;
-use sampler_core::samplers::{self, Params, Sample};
+use sampler_core::samplers::{Io, Params, Sample, Sampler};
 use sampler_core::{Event, EventSink, RegexConstraint, SampleError, SeededRng, Vocabulary};
 
 /// A loaded model ready to sample.
@@ -172,17 +172,19 @@ impl Engine {
             stop,
         };
         let mut sample: Option<Sample> = None;
-        let run = samplers::run(
-            req.method.sampler(),
-            &params,
-            &mut lm,
-            &constraint,
-            &mut SeededRng::new(req.seed),
-            &mut sink,
-            Some(&self.vocab),
-            &mut |s| sample = Some(s.clone()),
-        )
-        .await;
+        let run = Sampler::new(req.method.sampler())
+            .params(&params)
+            .vocabulary(&self.vocab)
+            .run(
+                &mut lm,
+                &constraint,
+                Io {
+                    rng: &mut SeededRng::new(req.seed),
+                    sink: &mut sink,
+                    out: &mut |s| sample = Some(s.clone()),
+                },
+            )
+            .await;
         match run {
             Ok(counters) => {
                 let s = sample.ok_or("the sampler finished without a sample")?;

@@ -5,7 +5,7 @@ use crate::constraint_source::build;
 use crate::failure::{Failure, Result};
 use crate::model_source::{Source, with_lm};
 use sampler_core::hmm::HmmConfig;
-use sampler_core::samplers::{self, Method, Params, Sample};
+use sampler_core::samplers::{Io, Method, Params, Sample, Sampler};
 use sampler_core::{Event, EventSink, SeededRng, Vocabulary, block_on};
 use serde_json::json;
 use std::time::Instant;
@@ -39,17 +39,21 @@ pub fn run(args: &SampleArgs) -> Result<()> {
     let mut sink = StdoutSink { on: args.events };
     with_lm(&mut source, prompt, |mut lm| {
         let mut print = |s: &Sample| crate::stdout::line(sample_line(&vocab, s, start));
-        block_on(samplers::run_with_engine(
-            method,
-            &params,
-            &mut lm,
-            &constraint,
-            &mut rng,
-            &mut sink,
-            Some(&vocab),
-            hmm_engine.as_ref(),
-            &mut print,
-        ))?;
+        block_on(
+            Sampler::new(method)
+                .params(&params)
+                .vocabulary(&vocab)
+                .hmm_engine(hmm_engine.as_ref())
+                .run(
+                    &mut lm,
+                    &constraint,
+                    Io {
+                        rng: &mut rng,
+                        sink: &mut sink,
+                        out: &mut print,
+                    },
+                ),
+        )?;
         Ok(())
     })
 }

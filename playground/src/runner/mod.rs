@@ -9,7 +9,7 @@
 //! awaiting [`Run::drive`] on the page's executor.
 
 use sampler_core::hmm::{CpuHmm, HmmEngine};
-use sampler_core::samplers::{Counters, Method, Params, Sample, run_with_engine};
+use sampler_core::samplers::{Counters, Io, Method, Params, Sample, Sampler};
 use sampler_core::{
     Constraint, Event, EventSink, LanguageModel, SampleError, SeededRng, Vocabulary,
 };
@@ -245,18 +245,20 @@ impl Run {
             sh.samples.push(s.clone());
         };
         let mut rng = SeededRng::new(self.seed);
-        let result = run_with_engine(
-            self.method,
-            &self.params,
-            &mut lm,
-            &constraint,
-            &mut rng,
-            &mut sink,
-            vocab,
-            self.hmm_engine.as_deref().unwrap_or(&CpuHmm),
-            &mut out,
-        )
-        .await;
+        let result = Sampler::new(self.method)
+            .params(&self.params)
+            .vocabulary(vocab)
+            .hmm_engine(self.hmm_engine.as_deref().unwrap_or(&CpuHmm))
+            .run(
+                &mut lm,
+                &constraint,
+                Io {
+                    rng: &mut rng,
+                    sink: &mut sink,
+                    out: &mut out,
+                },
+            )
+            .await;
         let outcome = match result {
             Ok(c) => Outcome::Completed(c),
             Err(SampleError::Cancelled) if self.cancel.get() => Outcome::Cancelled,

@@ -15,7 +15,7 @@
 //!   its properly weighted SMC weight.
 //!
 //! # Usage
-//! `samplers::run(Method::PGcdSmc, ...)` distils the HMM with `Params::hmm`, builds the
+//! `Sampler::new(Method::PGcdSmc).run(...)` distils the HMM with `Params::hmm`, builds the
 //! guide over the constraint's [`crate::Constraint::tensorized`] automaton and runs SMC
 //! with [`crate::samplers::smc::TokenProposal::PGcd`]:
 //! ```

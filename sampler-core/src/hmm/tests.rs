@@ -5,7 +5,7 @@
 use super::{Guide, Hmm, HmmConfig};
 use crate::samplers::path_enum::enumerate_paths;
 use crate::samplers::smc::{self, TokenProposal};
-use crate::samplers::{Ctx, Method, Params, Sample, run};
+use crate::samplers::{Ctx, Io, Method, Params, Sample, Sampler};
 use crate::toy::{RandomLm, gsk_lm, gsk_vocabulary};
 use crate::{
     Constraint, Event, LanguageModel, NullSink, RandomSource, RegexConstraint, SeededRng, TokenId,
@@ -312,15 +312,14 @@ fn p_gcd_smc_evidence_is_unbiased_and_the_mutant_is_caught() {
         ..Params::default()
     };
     let (mut sink, mut samples) = (VecSink::default(), Vec::new());
-    let counters = block_on(run(
-        Method::PGcdSmc,
-        &p,
+    let counters = block_on(Sampler::new(Method::PGcdSmc).params(&p).run(
         &mut lm,
         &c,
-        &mut SeededRng::new(5),
-        &mut sink,
-        None,
-        &mut |s| samples.push(s.clone()),
+        Io {
+            rng: &mut SeededRng::new(5),
+            sink: &mut sink,
+            out: &mut |s| samples.push(s.clone()),
+        },
     ))
     .unwrap();
     assert_eq!(samples.len(), 8000);
@@ -532,15 +531,14 @@ fn p_gcd_smc_is_deterministic_given_the_seed() {
             ..Params::default()
         };
         let mut out = Vec::new();
-        block_on(run(
-            Method::PGcdSmc,
-            &p,
+        block_on(Sampler::new(Method::PGcdSmc).params(&p).run(
             &mut lm,
             &c,
-            &mut SeededRng::new(seed),
-            &mut NullSink,
-            None,
-            &mut |s| out.push((s.tokens.clone(), s.weight)),
+            Io {
+                rng: &mut SeededRng::new(seed),
+                sink: &mut NullSink,
+                out: &mut |s| out.push((s.tokens.clone(), s.weight)),
+            },
         ))
         .unwrap();
         out
@@ -578,15 +576,14 @@ fn oversized_hmms_and_guides_are_refused_before_distilling() {
         ..Params::default()
     };
     let mut sink = VecSink::default();
-    let e = block_on(run(
-        Method::PGcdSmc,
-        &p,
+    let e = block_on(Sampler::new(Method::PGcdSmc).params(&p).run(
         &mut lm,
         &c,
-        &mut SeededRng::new(0),
-        &mut sink,
-        None,
-        &mut |_| {},
+        Io {
+            rng: &mut SeededRng::new(0),
+            sink: &mut sink,
+            out: &mut |_| {},
+        },
     ))
     .unwrap_err();
     assert!(e.to_string().contains("P-GCD table"), "{e}");

@@ -138,7 +138,7 @@ async fn generate<L: LanguageModel, C: Constraint>(
 
 #[cfg(test)]
 mod tests {
-    use crate::samplers::{Method, Params, run};
+    use crate::samplers::{Io, Method, Params, Sampler};
     use crate::toy::{gsk_constraint, gsk_lm};
     use crate::{Event, SeededRng, VecSink, block_on};
 
@@ -161,15 +161,14 @@ mod tests {
             };
             let mut sink = VecSink::default();
             let mut out = Vec::new();
-            let counters = block_on(run(
-                m,
-                &p,
+            let counters = block_on(Sampler::new(m).params(&p).run(
                 &mut lm,
                 &c,
-                &mut SeededRng::new(9),
-                &mut sink,
-                None,
-                &mut |s| out.push(s.clone()),
+                Io {
+                    rng: &mut SeededRng::new(9),
+                    sink: &mut sink,
+                    out: &mut |s| out.push(s.clone()),
+                },
             ))
             .unwrap();
             assert_eq!(out.len(), 20, "{m}");

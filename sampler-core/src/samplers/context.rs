@@ -229,7 +229,7 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         }
     }
 
-    /// A dead-end error naming the text generated so far (`samplers::run` reports the
+    /// A dead-end error naming the text generated so far (`samplers::Sampler::run` reports the
     /// constraint's error instead when a failed answer caused it).
     pub fn dead_end(&self, tokens: &[TokenId]) -> SampleError {
         SampleError::DeadEnd {

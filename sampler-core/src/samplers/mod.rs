@@ -13,16 +13,18 @@
 //! - [`pgcd`]: P-GCD (seed 001): the HMM distilled from the model, its guide, SMC.
 //!
 //! # Usage
+//! A [`Sampler`] is configured (method, parameters, vocabulary, HMM engine), then run on
+//! a model and a constraint with the run's [`Io`]:
 //! ```
-//! use sampler_core::samplers::{run, Method, Params};
+//! use sampler_core::samplers::{Io, Method, Params, Sampler};
 //! use sampler_core::toy::{gsk_constraint, gsk_lm};
 //! use sampler_core::{block_on, NullSink, SeededRng};
 //!
 //! let (mut lm, c) = (gsk_lm(), gsk_constraint());
-//! let params = Params { n: 3, ..Params::default() };
 //! let mut samples = Vec::new();
-//! block_on(run(Method::Lcd, &params, &mut lm, &c, &mut SeededRng::new(1), &mut NullSink,
-//!     None, &mut |s| samples.push(s.clone()))).unwrap();
+//! let sampler = Sampler::new(Method::Lcd).params(&Params { n: 3, ..Params::default() });
+//! let io = Io { rng: &mut SeededRng::new(1), sink: &mut NullSink, out: &mut |s| samples.push(s.clone()) };
+//! block_on(sampler.run(&mut lm, &c, io)).unwrap();
 //! assert!(samples.iter().all(|s| s.valid));
 //! ```
 
@@ -38,6 +40,7 @@ pub mod path_enum;
 pub mod pgcd;
 pub mod rejection;
 mod sample;
+mod sampler;
 pub mod smc;
 pub mod trie;
 pub mod util;
@@ -47,72 +50,9 @@ pub use context::Ctx;
 pub use method::Method;
 pub use params::{MAX_BATCH, MAX_PARTICLES, Params, Resampling};
 pub use sample::{Counters, Sample};
+pub use sampler::{Io, Sampler};
 
-use crate::{Constraint, EventSink, LanguageModel, RandomSource, SampleError, Vocabulary};
-
-/// Runs `method` and hands each sample to `out` as soon as it exists.
-#[allow(clippy::too_many_arguments)]
-pub async fn run<L: LanguageModel, C: Constraint>(
-    method: Method,
-    params: &Params,
-    lm: &mut L,
-    constraint: &C,
-    rng: &mut dyn RandomSource,
-    sink: &mut dyn EventSink,
-    vocab: Option<&Vocabulary>,
-    out: &mut dyn FnMut(&Sample),
-) -> Result<Counters, SampleError> {
-    run_with_engine(
-        method,
-        params,
-        lm,
-        constraint,
-        rng,
-        sink,
-        vocab,
-        &crate::hmm::CpuHmm,
-        out,
-    )
-    .await
-}
-
-/// [`run`] with P-GCD's tensor work (EM steps, guide table) on `hmm_engine`.
-#[allow(clippy::too_many_arguments)]
-pub async fn run_with_engine<L: LanguageModel, C: Constraint>(
-    method: Method,
-    params: &Params,
-    lm: &mut L,
-    constraint: &C,
-    rng: &mut dyn RandomSource,
-    sink: &mut dyn EventSink,
-    vocab: Option<&Vocabulary>,
-    hmm_engine: &dyn crate::hmm::HmmEngine,
-    out: &mut dyn FnMut(&Sample),
-) -> Result<Counters, SampleError> {
-    params.validate()?;
-    if lm.vocab_size() != constraint.vocab_size() {
-        return Err(SampleError::Unsupported(format!(
-            "the model has {} tokens but the constraint was built for {}; build the constraint \
-             from the model's vocabulary",
-            lm.vocab_size(),
-            constraint.vocab_size()
-        )));
-    }
-    if method.needs_regular() && constraint.regular().is_none() {
-        return Err(SampleError::Unsupported(format!(
-            "method {method} needs a regular constraint (a regex, or a grammar that is regular); \
-             this one is context-free"
-        )));
-    }
-    let mut ctx =
-        Ctx::new(lm, constraint, rng, sink, params, vocab, out).with_hmm_engine(hmm_engine);
-    let result = dispatch(method, &mut ctx).await;
-    // A constraint that failed on the way explains any other ending (a pruned trie, a dead
-    // end) and voids a success.
-    ctx.check_constraint()?;
-    result?;
-    Ok(ctx.counters())
-}
+use crate::{Constraint, LanguageModel, SampleError};
 
 /// Runs `method`'s sampler in `ctx`.
 async fn dispatch<L: LanguageModel, C: Constraint>(
@@ -162,15 +102,14 @@ mod tests {
             ..Params::default()
         };
         let mut out = Vec::new();
-        block_on(run(
-            method,
-            &params,
+        block_on(Sampler::new(method).params(&params).run(
             &mut lm,
             &c,
-            &mut SeededRng::new(seed),
-            &mut NullSink,
-            None,
-            &mut |s| out.push(s.clone()),
+            Io {
+                rng: &mut SeededRng::new(seed),
+                sink: &mut NullSink,
+                out: &mut |s| out.push(s.clone()),
+            },
         ))
         .unwrap();
         out
@@ -204,15 +143,14 @@ mod tests {
     fn bad_params_and_non_regular_constraints_are_refused() {
         let (mut lm, c) = (gsk_lm(), gsk_constraint());
         let mut run_with = |m, p: Params| {
-            block_on(run(
-                m,
-                &p,
+            block_on(Sampler::new(m).params(&p).run(
                 &mut lm,
                 &c,
-                &mut SeededRng::new(0),
-                &mut NullSink,
-                None,
-                &mut |_| {},
+                Io {
+                    rng: &mut SeededRng::new(0),
+                    sink: &mut NullSink,
+                    out: &mut |_| {},
+                },
             ))
             .unwrap_err()
             .to_string()
@@ -230,15 +168,14 @@ mod tests {
         assert!(run_with(Method::GcdBudget, Params::default()).contains("regular"));
         // A model over another vocabulary than the constraint's.
         let mut other = crate::toy::RandomLm::new(5, 4, 1, 1);
-        let e = block_on(run(
-            Method::Lcd,
-            &Params::default(),
+        let e = block_on(Sampler::new(Method::Lcd).params(&Params::default()).run(
             &mut other,
             &c,
-            &mut SeededRng::new(0),
-            &mut NullSink,
-            None,
-            &mut |_| {},
+            Io {
+                rng: &mut SeededRng::new(0),
+                sink: &mut NullSink,
+                out: &mut |_| {},
+            },
         ))
         .unwrap_err();
         assert!(e.to_string().contains("the model has 5 tokens"), "{e}");
@@ -253,16 +190,20 @@ mod tests {
         let c = FiniteLanguage::new(gsk_vocabulary(), vec![b"000000".to_vec()]);
         let mut lm = gsk_lm();
         let p = Params::default();
-        let e = block_on(run(
-            Method::Lcd,
-            &p,
-            &mut lm,
-            &c,
-            &mut SeededRng::new(0),
-            &mut NullSink,
-            Some(&crate::toy::gsk_vocabulary()),
-            &mut |_| {},
-        ))
+        let e = block_on(
+            Sampler::new(Method::Lcd)
+                .params(&p)
+                .vocabulary(&crate::toy::gsk_vocabulary())
+                .run(
+                    &mut lm,
+                    &c,
+                    Io {
+                        rng: &mut SeededRng::new(0),
+                        sink: &mut NullSink,
+                        out: &mut |_| {},
+                    },
+                ),
+        )
         .unwrap_err();
         assert_eq!(e.to_string(), "dead end after \"00000\"");
     }
@@ -282,15 +223,14 @@ mod tests {
             for fail_at in [1, 2, 5, 13, 40, 100] {
                 let c = Failing::new(gsk_constraint(), fail_at);
                 let mut after_failure = 0;
-                let r = block_on(run(
-                    method,
-                    &params,
+                let r = block_on(Sampler::new(method).params(&params).run(
                     &mut gsk_lm(),
                     &c,
-                    &mut SeededRng::new(fail_at as u64),
-                    &mut NullSink,
-                    None,
-                    &mut |_| after_failure += usize::from(c.failed()),
+                    Io {
+                        rng: &mut SeededRng::new(fail_at as u64),
+                        sink: &mut NullSink,
+                        out: &mut |_| after_failure += usize::from(c.failed()),
+                    },
                 ));
                 if c.failed() {
                     match r {

@@ -18,7 +18,7 @@ use sampler_core::samplers::asap::asap_sample;
 use sampler_core::samplers::cut::with_off_by_one_cut;
 use sampler_core::samplers::rejection::{Strategy, rejection_sample};
 use sampler_core::samplers::trie::Trie;
-use sampler_core::samplers::{Counters, Ctx, Method, Params, Sample, run};
+use sampler_core::samplers::{Counters, Ctx, Io, Method, Params, Sample, Sampler};
 use sampler_core::toy::{FiniteLanguage, FnLm, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
     Constraint, EventSink, LanguageModel, NullSink, RandomSource, SampleError, SeededRng, TokenId,
@@ -387,15 +387,14 @@ fn lcd_is_biased_on_gsk_by_a_stated_tv() {
     let params = p.params(1);
     let e = explore(0.0, 1000, |rng, sink| {
         let mut out = Vec::new();
-        block_on(run(
-            Method::Lcd,
-            &params,
+        block_on(Sampler::new(Method::Lcd).params(&params).run(
             &mut (p.lm)(),
             &p.c,
-            rng,
-            sink,
-            None,
-            &mut |s| out.push(s.tokens.clone()),
+            Io {
+                rng,
+                sink,
+                out: &mut |s| out.push(s.tokens.clone()),
+            },
         ))
         .unwrap();
         out.pop().unwrap()

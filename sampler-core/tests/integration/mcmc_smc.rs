@@ -8,7 +8,7 @@ use sampler_core::samplers::cut::with_off_by_one_cut;
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
 use sampler_core::samplers::path_enum::enumerate_paths;
 use sampler_core::samplers::smc::{self, TokenProposal};
-use sampler_core::samplers::{Ctx, Method, Params, Resampling, Sample, run};
+use sampler_core::samplers::{Ctx, Io, Method, Params, Resampling, Sample, Sampler};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
     Constraint, Event, LanguageModel, NullSink, RandomSource, Regular, SampleError, SeededRng,
@@ -217,15 +217,14 @@ fn empirical(samples: &[Sample]) -> Dist {
 fn draw(method: Method, p: &Params, seed: u64, sink: &mut VecSink) -> Vec<Sample> {
     let (mut lm, c) = (gsk_lm(), gsk_constraint());
     let mut out = Vec::new();
-    block_on(run(
-        method,
-        p,
+    block_on(Sampler::new(method).params(p).run(
         &mut lm,
         &c,
-        &mut SeededRng::new(seed),
-        sink,
-        None,
-        &mut |s| out.push(s.clone()),
+        Io {
+            rng: &mut SeededRng::new(seed),
+            sink,
+            out: &mut |s| out.push(s.clone()),
+        },
     ))
     .unwrap();
     out
@@ -285,15 +284,14 @@ fn smc_runs<L: LanguageModel, C: Constraint>(
     seed: u64,
 ) -> (Vec<Sample>, Vec<f64>) {
     let (mut sink, mut out) = (VecSink::default(), Vec::new());
-    block_on(run(
-        method,
-        p,
+    block_on(Sampler::new(method).params(p).run(
         lm,
         c,
-        &mut SeededRng::new(seed),
-        &mut sink,
-        None,
-        &mut |s| out.push(s.clone()),
+        Io {
+            rng: &mut SeededRng::new(seed),
+            sink: &mut sink,
+            out: &mut |s| out.push(s.clone()),
+        },
     ))
     .unwrap();
     let ev = sink
@@ -585,15 +583,14 @@ fn an_mcmc_chain_outside_the_cut_says_so() {
         ..Params::default()
     };
     let mut sink = VecSink::default();
-    let e = block_on(run(
-        Method::McmcUniform,
-        &p,
+    let e = block_on(Sampler::new(Method::McmcUniform).params(&p).run(
         &mut gsk_lm(),
         &gsk_constraint(),
-        &mut SeededRng::new(0),
-        &mut sink,
-        None,
-        &mut |_| panic!("no sample may come out"),
+        Io {
+            rng: &mut SeededRng::new(0),
+            sink: &mut sink,
+            out: &mut |_| panic!("no sample may come out"),
+        },
     ))
     .unwrap_err();
     assert!(
@@ -634,15 +631,14 @@ fn mcmc_run_counts_generations_and_reports_dead_ends() {
     assert_eq!(s[2].counters.generations, 12);
     let v = sampler_core::toy::gsk_vocabulary();
     let c = FiniteLanguage::new(v, vec![b"000000".to_vec()]);
-    let e = block_on(run(
-        Method::McmcUniform,
-        &p,
+    let e = block_on(Sampler::new(Method::McmcUniform).params(&p).run(
         &mut gsk_lm(),
         &c,
-        &mut SeededRng::new(0),
-        &mut NullSink,
-        None,
-        &mut |_| {},
+        Io {
+            rng: &mut SeededRng::new(0),
+            sink: &mut NullSink,
+            out: &mut |_| {},
+        },
     ))
     .unwrap_err();
     assert!(e.to_string().starts_with("dead end"), "{e}");

@@ -5,7 +5,7 @@ use crate::args::ConstraintArgs;
 use crate::constraint_source::build;
 use crate::failure::{Failure, Result};
 use lm::{Model, PromptedModel};
-use sampler_core::samplers::{self, Counters, Method, Params, Sample};
+use sampler_core::samplers::{Counters, Io, Method, Params, Sample, Sampler};
 use sampler_core::{
     Constraint, DynConstraint, Event, EventSink, LanguageModel, SeededRng, TokenId, Vocabulary,
     block_on,
@@ -132,15 +132,14 @@ pub(super) fn run_one<L: LanguageModel, C: Constraint>(
     };
     let mut rng = SeededRng::new(seed);
     let t0 = Instant::now();
-    let result = block_on(samplers::run(
-        method,
-        p,
+    let result = block_on(Sampler::new(method).params(p).run(
         lm,
         c,
-        &mut rng,
-        &mut sink,
-        None,
-        &mut |s| samples.push(s.clone()),
+        Io {
+            rng: &mut rng,
+            sink: &mut sink,
+            out: &mut |s| samples.push(s.clone()),
+        },
     ));
     let secs = t0.elapsed().as_secs_f64();
     let (mut counters, error) = match result {
