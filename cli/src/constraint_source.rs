@@ -1,16 +1,14 @@
 //! Turns `--regex`, `--grammar` or `--json-schema` into a constraint over the vocabulary.
 //!
-//! Regexes (and `.regex` files) become sampler-core's tensorized regex constraint, so
-//! budget-aware methods work; Lark, GBNF and JSON Schema go through `grammars`
-//! (llguidance). The format comes from `--grammar-format`, else the file's extension,
-//! else detection (docs/grammar-formats.md). Either way the result is one [`DynConstraint`], so the
-//! samplers are compiled once for every kind.
+//! The format comes from `--grammar-format`, else the file's extension, else detection
+//! (docs/grammar-formats.md); `grammars::constraint_from_text` builds the constraint (the
+//! page builds its constraints there too). Either way the result is one [`DynConstraint`],
+//! so the samplers are compiled once for every kind.
 
 use crate::args::ConstraintArgs;
 use crate::failure::{Failure, Result, fail};
-use grammars::{Compiler, Format};
-use sampler_core::{DynConstraint, RegexConstraint, Vocabulary, into_dyn};
-use std::path::Path;
+use grammars::{Format, TextError, constraint_from_text};
+use sampler_core::{DynConstraint, Vocabulary};
 
 /// Builds the constraint the arguments name, over `vocab`.
 pub fn build(
@@ -23,7 +21,8 @@ pub fn build(
         None => None,
     };
     if let Some(re) = &args.regex {
-        return regex(re, vocab).map_err(|e| Failure(format!("--regex: {}", e.0)));
+        return constraint_from_text(Format::Regex, re, vocab)
+            .map_err(|e| Failure(format!("--regex: {e}")));
     }
     let (path, default) = match (&args.grammar, &args.json_schema) {
         (Some(p), _) => (p, None),
@@ -48,26 +47,11 @@ pub fn build(
         .or(default)
         .or_else(|| Format::from_path(&path.to_string_lossy()))
         .unwrap_or_else(|| Format::detect(&source));
-    if format == Format::Regex {
-        return regex(source.trim_end_matches(['\n', '\r']), vocab)
-            .map_err(|e| Failure(format!("{}: {}", path.display(), e.0)));
-    }
-    cfg(path, &source, format, vocab)
-}
-
-fn regex(pattern: &str, vocab: &Vocabulary) -> Result<DynConstraint<'static>> {
-    Ok(into_dyn(RegexConstraint::from_regex(pattern, vocab)?))
-}
-
-fn cfg(
-    path: &Path,
-    source: &str,
-    format: Format,
-    vocab: &Vocabulary,
-) -> Result<DynConstraint<'static>> {
-    let name = path.display().to_string();
-    let c = Compiler::new(vocab)
-        .and_then(|c| c.compile(source, Some(format)))
-        .map_err(|e| Failure(e.in_file(&name).to_string()))?;
-    Ok(into_dyn(c))
+    constraint_from_text(format, &source, vocab).map_err(|e| {
+        let name = path.display().to_string();
+        Failure(match e {
+            TextError::Regex(e) => format!("{name}: {e}"),
+            TextError::Grammar(e) => e.in_file(&name).to_string(),
+        })
+    })
 }

@@ -4,6 +4,8 @@
 //! - [`Compiler`]: compiles grammar text for one vocabulary; [`compile`] does it in one call.
 //! - [`CfgConstraint`]: the compiled grammar behind sampler-core's [`sampler_core::Constraint`].
 //! - [`Format`]: Lark, GBNF, JSON Schema or regex, by extension or detected from the text.
+//! - [`ConstraintBuilder`] and [`constraint_from_text`]: a constraint from text of any
+//!   format, regexes included (what the command line and the page both call).
 //! - [`GrammarError`]: what went wrong, with file, line and column where known.
 //!
 //! # Usage
@@ -35,6 +37,7 @@ pub mod constraint;
 mod engine_errors;
 pub mod error;
 pub mod format;
+pub mod from_text;
 pub mod gbnf;
 mod json_keywords;
 mod json_locate;
@@ -45,4 +48,5 @@ pub use compile::{Compiler, compile};
 pub use constraint::{CfgConstraint, CfgState};
 pub use error::{ErrorKind, GrammarError, Location};
 pub use format::Format;
+pub use from_text::{ConstraintBuilder, TextError, constraint_from_text};
 pub use limits::Limits;

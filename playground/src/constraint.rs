@@ -2,8 +2,7 @@
 //! take, with errors located by line and column for the editor.
 
 use crate::detect::GrammarKind;
-use grammars::Compiler;
-use sampler_core::{DynConstraint, RegexConstraint, Vocabulary, into_dyn};
+use sampler_core::{DynConstraint, Vocabulary};
 use std::fmt;
 
 /// Why a grammar did not compile: a one-line message and, where known, its position.
@@ -87,33 +86,21 @@ pub fn compile_note(c: &DynConstraint<'_>, ms: f64) -> String {
     }
 }
 
-/// Builds constraints for one vocabulary; keeps llguidance's compiler (its token trie) so
-/// that editing the grammar recompiles quickly. Build one per model.
-pub struct ConstraintBuilder {
-    vocab: Vocabulary,
-    compiler: Option<Compiler>,
-}
-
-impl fmt::Debug for ConstraintBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConstraintBuilder")
-            .field("vocab_size", &self.vocab.len())
-            .finish()
-    }
-}
+/// Builds constraints for one vocabulary (`grammars::ConstraintBuilder`, which keeps
+/// llguidance's compiler, so editing the grammar recompiles quickly), under the page's cap
+/// on grammar size, with errors located for the editor. Build one per model.
+#[derive(Debug)]
+pub struct ConstraintBuilder(grammars::ConstraintBuilder);
 
 impl ConstraintBuilder {
     /// A builder for `vocab` (llguidance's compiler is made on the first grammar).
     pub fn new(vocab: Vocabulary) -> Self {
-        ConstraintBuilder {
-            vocab,
-            compiler: None,
-        }
+        ConstraintBuilder(grammars::ConstraintBuilder::new(vocab))
     }
 
     /// The vocabulary constraints are built over.
     pub fn vocabulary(&self) -> &Vocabulary {
-        &self.vocab
+        self.0.vocabulary()
     }
 
     /// Compiles `text` as `kind`.
@@ -129,22 +116,10 @@ impl ConstraintBuilder {
                 crate::state::caps::GRAMMAR_BYTES
             )));
         }
-        match kind {
-            GrammarKind::Regex => {
-                // A trailing newline from a file or an editor is not part of the pattern.
-                let pattern = text.trim_end_matches(['\n', '\r']);
-                let c = RegexConstraint::from_regex(pattern, &self.vocab)?;
-                Ok(into_dyn(c))
-            }
-            _ => {
-                if self.compiler.is_none() {
-                    self.compiler = Some(Compiler::new(&self.vocab)?);
-                }
-                let compiler = self.compiler.as_ref().expect("made above");
-                let c = compiler.compile(text, Some(kind.format()))?;
-                Ok(into_dyn(c))
-            }
-        }
+        self.0.build(kind.format(), text).map_err(|e| match e {
+            grammars::TextError::Regex(e) => e.into(),
+            grammars::TextError::Grammar(e) => e.into(),
+        })
     }
 }
 

@@ -311,7 +311,7 @@ fn deeply_nested_gbnf_is_refused_at_its_location_not_a_stack_overflow() {
 #[test]
 fn a_mask_error_mid_run_ends_the_run_with_it() {
     use sampler_core::exact::{EnumerateError, Limits as EnumLimits, enumerate};
-    use sampler_core::samplers::{Method, Params, run};
+    use sampler_core::samplers::{Io, Method, Params, Sampler};
     use sampler_core::toy::FnLm;
     use sampler_core::{NullSink, SampleError, SeededRng, block_on};
 
@@ -344,16 +344,20 @@ fn a_mask_error_mid_run_ends_the_run_with_it() {
     // Token masking and SMC with masks need the full mask (lazy checks, as AWRS and CARS
     // make, do not: they never meet the limit here).
     for method in [Method::Lcd, Method::SmcGcd] {
-        let r = block_on(run(
-            method,
-            &Params::default(),
-            &mut lm,
-            &cfg,
-            &mut SeededRng::new(1),
-            &mut NullSink,
-            Some(v),
-            &mut |s| panic!("{method}: no sample expected, got {s:?}"),
-        ));
+        let r = block_on(
+            Sampler::new(method)
+                .params(&Params::default())
+                .vocabulary(Some(v))
+                .run(
+                    &mut lm,
+                    &cfg,
+                    Io {
+                        rng: &mut SeededRng::new(1),
+                        sink: &mut NullSink,
+                        out: &mut |s| panic!("{method}: no sample expected, got {s:?}"),
+                    },
+                ),
+        );
         match r {
             Err(SampleError::Constraint(m)) => assert!(m.contains("Too many items"), "{m}"),
             other => panic!("{method}: {other:?}"),

@@ -3,7 +3,7 @@
 //! context-free constraint runs with it and returns sentences of the language.
 
 use grammars::{CfgConstraint, Compiler};
-use sampler_core::samplers::{Method, Params, run};
+use sampler_core::samplers::{Io, Method, Params, Sampler};
 use sampler_core::toy::{gsk_constraint, gsk_lm, gsk_vocabulary};
 use sampler_core::{Constraint, NullSink, SampleError, SeededRng, block_on};
 
@@ -55,15 +55,14 @@ fn every_cfg_sampler_returns_sentences_of_the_grammar() {
     for method in Method::ALL {
         let mut lm = gsk_lm();
         let mut samples = Vec::new();
-        let r = block_on(run(
-            method,
-            &params,
+        let r = block_on(Sampler::new(method).params(&params).vocabulary(&vocab).run(
             &mut lm,
             &c,
-            &mut SeededRng::new(3),
-            &mut NullSink,
-            Some(&vocab),
-            &mut |s| samples.push(s.clone()),
+            Io {
+                rng: &mut SeededRng::new(3),
+                sink: &mut NullSink,
+                out: &mut |s| samples.push(s.clone()),
+            },
         ));
         if method.needs_regular() {
             // A context-free constraint is refused with a message, never a silent fallback.
