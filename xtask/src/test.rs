@@ -7,6 +7,9 @@
 //! - `wasm`: the CPU kernels (`cpu-kernels`) built for wasm32-wasip1 with simd128, as the
 //!   page's are, and run by node's WASI against their scalar references;
 //! - `aarch64`: the same crate built for aarch64 and run by qemu-user (the NEON kernels);
+//! - `loom`: the forward pass's thread pool (`task-pool`) built with `--cfg loom` into its
+//!   own target folder, its job hand-off, sleep and wake-up, panics and drop model-checked
+//!   by loom (`task-pool/tests/loom.rs`);
 //! - `page`: the release build of the page (`cargo xtask build`, as served): one test;
 //! - `browser`: the wasm32 tests of crates that declare `wasm-bindgen-test` (the WGSL
 //!   kernels on Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through
@@ -73,6 +76,10 @@ pub const STAGES: &[Stage] = &[
     Stage {
         name: "aarch64",
         covers: "the CPU kernels' NEON versions, built for aarch64 and run by qemu-user, against their references",
+    },
+    Stage {
+        name: "loom",
+        covers: "the forward pass's thread pool (task-pool) model-checked by loom: hand-off, sleep and wake-up, panics, drop",
     },
     Stage {
         name: "page",
@@ -185,6 +192,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     }
     if wants("aarch64") {
         rows.push(kernels_aarch64());
+    }
+    if wants("loom") {
+        rows.push(pool_loom());
     }
 
     let mut page_built = false;
@@ -440,6 +450,23 @@ fn kernels_aarch64() -> Row {
             ),
         ],
         "cpu-kernels on aarch64 (NEON, qemu)",
+    )
+}
+
+/// The thread pool under loom: `--cfg loom` changes every crate's build, so it has a
+/// target folder of its own (`target/loom`: loom and `task-pool` only, about a minute).
+fn pool_loom() -> Row {
+    cargo_stage(
+        "loom",
+        &["test", "-p", "task-pool", "--release", "--test", "loom"],
+        &[
+            ("RUSTFLAGS", "--cfg loom".into()),
+            (
+                "CARGO_TARGET_DIR",
+                root().join("target").join("loom").display().to_string(),
+            ),
+        ],
+        "task-pool under loom",
     )
 }
 

@@ -15,8 +15,6 @@ mod matmul;
 mod ops;
 mod parallel;
 mod pause;
-#[cfg(not(target_arch = "wasm32"))]
-mod pool;
 mod weights;
 
 pub use kernels::{Activations, Kernels};

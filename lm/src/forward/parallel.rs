@@ -1,9 +1,10 @@
-//! The thread pool of the CPU forward pass: natively, the caller and the workers of
-//! [`super::pool`] (every core by default, [`set_threads`] to choose); the calling thread
-//! alone on wasm32.
+//! The thread pool of the CPU forward pass: natively, the caller and the workers of the
+//! `task-pool` crate (every core by default, [`set_threads`] to choose); the calling thread
+//! alone on wasm32. Everything here is safe code: each task takes its own piece of the
+//! output out of a slot of its own.
 
 #[cfg(not(target_arch = "wasm32"))]
-use super::pool::Pool;
+use task_pool::Pool;
 
 #[cfg(not(target_arch = "wasm32"))]
 static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
@@ -83,21 +84,25 @@ pub fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// A pointer that tasks on other threads may use: each task reaches its own element(s)
-/// alone, as the pool runs each index once.
+/// Runs `f(i, piece)` for every piece of `pieces` on the pool, each piece handed to its
+/// one task through a slot of its own (an uncontended lock: each index runs once).
 #[cfg(not(target_arch = "wasm32"))]
-struct Shared<T>(*mut T);
-// SAFETY: see the type's doc; the callers below hand each index a disjoint range.
-#[cfg(not(target_arch = "wasm32"))]
-unsafe impl<T: Send> Send for Shared<T> {}
-#[cfg(not(target_arch = "wasm32"))]
-unsafe impl<T: Send> Sync for Shared<T> {}
-#[cfg(not(target_arch = "wasm32"))]
-impl<T> Shared<T> {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper, not its field).
-    fn get(&self) -> *mut T {
-        self.0
-    }
+fn on_pool<T: Send, F>(pieces: Vec<T>, f: F)
+where
+    F: Fn(usize, T) + Sync,
+{
+    let slots: Vec<std::sync::Mutex<Option<T>>> = pieces
+        .into_iter()
+        .map(|p| std::sync::Mutex::new(Some(p)))
+        .collect();
+    pool().run(slots.len(), &|i| {
+        let piece = slots[i]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("the pool runs each index once");
+        f(i, piece);
+    });
 }
 
 /// Calls `f(i, chunk)` for each `chunk`-long piece `i` of `data`, on the pool.
@@ -108,15 +113,7 @@ where
     let chunk = chunk.max(1);
     #[cfg(not(target_arch = "wasm32"))]
     if data.len() > chunk && threads() > 1 {
-        let (len, base) = (data.len(), Shared(data.as_mut_ptr()));
-        pool().run(len.div_ceil(chunk), &|i| {
-            let from = i * chunk;
-            let n = chunk.min(len - from);
-            // SAFETY: piece `i` is `from..from + n` of `data`, borrowed mutably for this
-            // call; the pieces are disjoint and each index runs once.
-            let piece = unsafe { std::slice::from_raw_parts_mut(base.get().add(from), n) };
-            f(i, piece);
-        });
+        on_pool(data.chunks_mut(chunk).collect(), f);
         return;
     }
     for (i, c) in data.chunks_mut(chunk).enumerate() {
@@ -133,12 +130,7 @@ where
 {
     #[cfg(not(target_arch = "wasm32"))]
     if items.len() > 1 && threads() > 1 {
-        let base = Shared(items.as_mut_ptr());
-        pool().run(items.len(), &|i| {
-            // SAFETY: item `i` of `items`, borrowed mutably for this call; each index
-            // runs once.
-            f(i, unsafe { &mut *base.get().add(i) });
-        });
+        on_pool(items.iter_mut().collect(), f);
         return;
     }
     for (i, t) in items.iter_mut().enumerate() {

@@ -12,12 +12,30 @@
 //!
 //! One caller at a time: a job asked for while another runs (from another thread, or
 //! from inside a task) runs on its caller alone.
+//!
+//! The one `unsafe` here erases the lifetime of a job's closure so that the workers can
+//! reach it through the shared state (`Pool::job`, `work`). Built with
+//! `RUSTFLAGS="--cfg loom"`, the atomics, locks and threads are loom's and
+//! `tests/loom.rs` model-checks the job hand-off, the wake-up of sleeping workers, a
+//! panicking task and the pool's drop over every interleaving (`cargo xtask test loom`).
+//!
+//! ```
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! let pool = task_pool::Pool::new(2).unwrap();
+//! let sum = AtomicUsize::new(0);
+//! pool.run(100, &|i| { sum.fetch_add(i, Ordering::Relaxed); });
+//! assert_eq!(sum.load(Ordering::Relaxed), 4950);
+//! ```
+
+#![deny(missing_docs)]
+
+mod sync;
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use sync::{Arc, Condvar, Mutex, Spin};
 
 /// How long an idle worker spins before it sleeps, unless `STRAIT_POOL_SPIN_US` says
 /// otherwise (microseconds; for measuring the pool, e.g. 0 to sleep at once).
@@ -36,7 +54,7 @@ const MAX_TASKS: usize = 0xffff;
 const STACK: usize = 4 << 20;
 
 /// The caller and `threads - 1` workers.
-pub(crate) struct Pool {
+pub struct Pool {
     shared: Arc<Shared>,
     threads: usize,
     /// Held by the caller of the running job.
@@ -84,7 +102,7 @@ fn next(word: u64) -> usize {
 
 impl Pool {
     /// A pool of `threads` (at least 1: the caller); `Err` when a worker cannot start.
-    pub(crate) fn new(threads: usize) -> Result<Pool, String> {
+    pub fn new(threads: usize) -> Result<Pool, String> {
         let threads = threads.max(1);
         let shared = Arc::new(Shared {
             claim: AtomicU64::new(0),
@@ -106,7 +124,7 @@ impl Pool {
         for i in 1..threads {
             let s = pool.shared.clone();
             let spin = pool.spin;
-            std::thread::Builder::new()
+            sync::thread::Builder::new()
                 .name(format!("strait-forward-{i}"))
                 .stack_size(STACK)
                 .spawn(move || worker(&s, spin))
@@ -116,13 +134,20 @@ impl Pool {
     }
 
     /// Threads a job runs on, the caller's included.
-    pub(crate) fn threads(&self) -> usize {
+    pub fn threads(&self) -> usize {
         self.threads
     }
 
     /// Runs `f(0)`, …, `f(n - 1)`, each once, on the caller and the workers; returns when
     /// all have returned. A panic in a task is raised again here, after the others finish.
-    pub(crate) fn run(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+    pub fn run(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        #[cfg(loom)]
+        let guard = match self.caller.try_lock() {
+            _ if self.threads == 1 || n < 2 => None,
+            Ok(g) => Some(g),
+            Err(_) => None,
+        };
+        #[cfg(not(loom))]
         let guard = match self.caller.try_lock() {
             _ if self.threads == 1 || n < 2 => None,
             Ok(g) => Some(g),
@@ -130,19 +155,28 @@ impl Pool {
             Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        let Some(_guard) = guard else {
+        let Some(guard) = guard else {
             (0..n).for_each(f);
             return;
         };
+        let mut panic = None;
         for from in (0..n).step_by(MAX_TASKS) {
             let len = (n - from).min(MAX_TASKS);
             let part = |i: usize| f(from + i);
-            self.job(len, &part);
+            panic = self.job(len, &part);
+            if panic.is_some() {
+                break;
+            }
+        }
+        // The next caller may go on while this one unwinds.
+        drop(guard);
+        if let Some(p) = panic {
+            resume_unwind(p);
         }
     }
 
-    /// One job of at most [`MAX_TASKS`] tasks.
-    fn job(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+    /// One job of at most [`MAX_TASKS`] tasks; the first panic of its tasks, if any.
+    fn job(&self, n: usize, f: &(dyn Fn(usize) + Sync)) -> Option<Box<dyn Any + Send>> {
         let s = &*self.shared;
         // SAFETY: only the lifetime is erased. The pointer is dereferenced by whoever
         // claims a task of this job, and this function returns only after every task has
@@ -165,19 +199,12 @@ impl Pool {
         work(s, e);
         // The last tasks are running on workers: spin, then yield (a worker may be off its
         // core on a busy machine).
-        let start = Instant::now();
+        let spin = Spin::new(self.spin);
         while s.done.load(Ordering::Acquire) < n {
-            if start.elapsed() < self.spin {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            spin.pause();
         }
-        // Every task has finished: the panic of one can be raised here.
-        let panic = s.panic.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(p) = panic {
-            resume_unwind(p);
-        }
+        // Every task has finished: the panic of one can be raised by the caller.
+        s.panic.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -201,7 +228,7 @@ fn work(s: &Shared, e: u64) {
             return;
         }
         if s.claim
-            .compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange(word, word + 1, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
             continue;
@@ -231,27 +258,19 @@ fn worker(s: &Shared, spin: Duration) {
     // current job, and at `quit`, once.
     let mut seen = u64::MAX;
     loop {
-        let start = Instant::now();
-        let mut spins = 0u32;
+        let mut idle = Spin::new(spin);
         let e = loop {
             let e = epoch(s.claim.load(Ordering::Acquire));
             if e != seen {
                 break e;
             }
-            spins = spins.wrapping_add(1);
-            if !spins.is_multiple_of(64) {
-                std::hint::spin_loop();
-                continue;
-            }
-            if start.elapsed() < spin {
-                // Gives the core away if another thread is waiting for it (a busy machine).
-                std::thread::yield_now();
+            if idle.keep_spinning() {
                 continue;
             }
             let g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
             s.sleepers.fetch_add(1, Ordering::SeqCst);
-            let idle =
-                epoch(s.claim.load(Ordering::SeqCst)) == seen && !s.quit.load(Ordering::SeqCst);
+            let quit = s.quit.load(Ordering::SeqCst);
+            let idle = epoch(s.claim.load(Ordering::SeqCst)) == seen && !quit;
             let g = if idle {
                 s.wake.wait(g).unwrap_or_else(|p| p.into_inner())
             } else {
@@ -259,6 +278,11 @@ fn worker(s: &Shared, spin: Duration) {
             };
             s.sleepers.fetch_sub(1, Ordering::SeqCst);
             drop(g);
+            // Dropped: return now, not once the drop's new epoch shows (until then this
+            // loop would spin without sleeping; loom found it).
+            if quit || s.quit.load(Ordering::SeqCst) {
+                return;
+            }
             let e = epoch(s.claim.load(Ordering::Acquire));
             if e != seen {
                 break e;
@@ -272,10 +296,11 @@ fn worker(s: &Shared, spin: Duration) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
+    use std::time::Instant;
 
     #[test]
     fn every_task_runs_once_on_every_pool_size() {
