@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { BASE_URL, ARTIFACTS, withPage, waitForPhase } from './lib.mjs';
+import { BASE_URL, ARTIFACTS, DIST, servePlain, withPage, waitForPhase } from './lib.mjs';
 
 const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 /** The line `strait` prints for the same file (cli/tests/cli.rs checks it there). */
@@ -90,6 +90,34 @@ test('a model that cannot be fetched gives a clear message', async () => {
     assert.match(msg, /could not be fetched from .*no-such-model\.gguf/);
     assert.match(msg, /HTTP 404/);
   });
+});
+
+/** Opens the page with `?model=URL`; the one-line message once loading has failed. */
+async function modelError(page, url) {
+  await page.goto('about:blank');
+  await page.goto(new URL(`?model=${encodeURIComponent(url)}`, BASE_URL).href);
+  await page.waitForFunction(() => document.querySelector('main')?.dataset.phase === 'failed', null, {
+    timeout: 60_000,
+  });
+  const msg = await page.locator('#model-error').textContent();
+  assert.ok(!msg.includes('\n'), `one line: ${msg}`);
+  return msg;
+}
+
+test('a ?model= that is not a GGUF, or on another origin that does not allow CORS, says so in one line', async () => {
+  // Python's http.server on another port: another origin, and no CORS header.
+  const other = await servePlain(DIST, 'elsewhere');
+  try {
+    await withPage('model-refused', { webgpu: true }, async (page) => {
+      assert.match(await modelError(page, 'index.html'), /not a GGUF file: the first bytes are/);
+      const msg = await modelError(page, `${other.url}models/SmolLM2-135M-Instruct.Q4_1.gguf`);
+      assert.match(msg, /could not be fetched from http:\/\/127\.0\.0\.1:\d+\/elsewhere\//);
+      assert.match(msg, /another origin \(http:\/\/127\.0\.0\.1:\d+\)/);
+      assert.match(msg, /Access-Control-Allow-Origin/);
+    });
+  } finally {
+    other.close();
+  }
 });
 
 test('a file from disk: too large for the device is asked about first, an unsupported architecture gets strait\'s line', async () => {

@@ -209,10 +209,28 @@ fn status_message(url: &str, resp: &Response) -> String {
 }
 
 fn unreachable_message(url: &str, e: &JsValue) -> String {
-    format!(
-        "The model could not be fetched from {url}: {} (is the server running? `cargo xtask serve`)",
-        js_error_message(e)
-    )
+    // A browser tells a refused cross-origin request from an unreachable server to no page
+    // (by design), so a request to another origin names both causes.
+    match other_origin(url) {
+        Some(origin) => format!(
+            "The model could not be fetched from {url}: {}. It is on another origin \
+             ({origin}): its server must allow this page with CORS (the header \
+             Access-Control-Allow-Origin), or it is not reachable.",
+            js_error_message(e)
+        ),
+        None => format!(
+            "The model could not be fetched from {url}: {} (is the server running? `cargo xtask serve`)",
+            js_error_message(e)
+        ),
+    }
+}
+
+/// The origin of `url` when it is not the page's own.
+fn other_origin(url: &str) -> Option<String> {
+    let page = web_sys::window()?.location();
+    let base = page.href().ok()?;
+    let origin = web_sys::Url::new_with_base(url, &base).ok()?.origin();
+    (origin != page.origin().ok()?).then_some(origin)
 }
 
 /// Reads the body chunk by chunk into one buffer, reporting progress.
