@@ -20,6 +20,8 @@
 //!   on its own port and driven by `e2e/burn.test.mjs` (left out of `e2e`).
 //!
 //! Cargo stages build first (`--no-run`) and then run, so the table tells the two apart.
+//! The `loom` stage runs beside the `page` stage when both are asked for (the page's
+//! link-time optimization leaves a core idle); its lines then interleave with the page's.
 
 use crate::build;
 use crate::serve;
@@ -193,7 +195,12 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     if wants("aarch64") {
         rows.push(kernels_aarch64());
     }
-    if wants("loom") {
+    // The page's release build ends in a link-time optimization on one core, so the loom
+    // stage (small, about a minute) runs beside it on the other; alone when the page is
+    // not built.
+    let beside_page = wants("loom") && wants("page") && setup_ok.is_ok();
+    let loom = beside_page.then(|| std::thread::spawn(pool_loom));
+    if wants("loom") && !beside_page {
         rows.push(pool_loom());
     }
 
@@ -209,6 +216,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                 build_s: t.elapsed().as_secs_f64(),
                 run_s: 0.0,
             });
+        }
+        if let Some(loom) = loom {
+            rows.push(loom.join().unwrap_or_else(|_| not_started("loom")));
         }
         if wants("browser") {
             let mut row = Row {

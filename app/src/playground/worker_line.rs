@@ -8,7 +8,8 @@
 //! `data-tokens`, `data-mean-latency-ms` (worker post → page handler) and
 //! `data-mean-apply-ms` (the page's time to decode and apply one batch), `data-refreshes`
 //! (how many times the line has read the pool: a test waits for more of them rather than
-//! for a fixed time); one `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`)
+//! for a fixed time), `data-warmed` (prefills the idle workers have finished, for the next
+//! lesson step); one `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`)
 //! per started worker.
 
 use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
@@ -74,7 +75,7 @@ pub fn WorkerLine() -> impl IntoView {
             <div id="pg-worker" class="muted stat" data-state=state.name()
                 data-workers=ready.to_string() data-planned=pool.planned.to_string()
                 data-busy=busy.to_string()
-                data-helped=helped.to_string()
+                data-helped=helped.to_string() data-warmed=pool.warmed.to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())

@@ -72,6 +72,8 @@ pub struct Pool {
     pub members: Vec<Member>,
     /// Sequences each of them computed for another worker's run (SMC particles).
     pub helped: Vec<u64>,
+    /// Prefills idle workers have finished so far ([`warm`]).
+    pub warmed: u64,
 }
 
 impl WorkerState {
@@ -168,6 +170,8 @@ thread_local! {
     static POOL: RefCell<Vec<Rc<SamplingWorker>>> = const { RefCell::new(Vec::new()) };
     /// The planned size and why.
     static PLAN: RefCell<(usize, String)> = const { RefCell::new((0, String::new())) };
+    /// Prefills idle workers have finished ([`warm`]).
+    static WARMED: Cell<u64> = const { Cell::new(0) };
     /// Counts starts and stops, so a start that was overtaken does not set the state.
     static STARTS: Cell<u64> = const { Cell::new(0) };
     static STATE: RefCell<WorkerState> =
@@ -235,7 +239,10 @@ fn warm_idle(setup: &PlaygroundState) {
             setup.seed,
         );
         let setup = setup.clone();
-        wasm_bindgen_futures::spawn_local(async move { w.drive(&run, &setup).await });
+        wasm_bindgen_futures::spawn_local(async move {
+            w.drive(&run, &setup).await;
+            WARMED.with(|n| n.set(n.get() + 1));
+        });
     }
 }
 
@@ -259,6 +266,7 @@ pub fn pool() -> Pool {
         why,
         members,
         helped,
+        warmed: WARMED.with(Cell::get),
     }
 }
 
