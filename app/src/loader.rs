@@ -428,12 +428,14 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
                     {move || backend_info.get().0}
                 </span>
             </div>
+            </Disclosure>
+            // What went differently than planned (the cache refused the model, the CPU took
+            // it from WebGPU): shown unfolded, once each.
             <For
                 each=move || notes.get().into_iter().enumerate()
                 key=|(i, _)| *i
-                children=|(_, note)| view! { <div class="note">{note}</div> }
+                children=|(_, note)| view! { <div class="note" role="status">{note}</div> }
             />
-            </Disclosure>
         </section>
     }
 }
