@@ -9,7 +9,8 @@
 //!
 //! # Files
 //! - [`form`]: the controls' signals ↔ `PlaygroundState`.
-//! - [`controls`]: the form, the buttons, the speed slider, the example menu.
+//! - [`controls`]: the form, the buttons, the speed slider, the example menu (one file
+//!   each for what is sampled, how, and the run).
 //! - [`editor`]: the grammar editor with error marking.
 //! - [`session`], [`frames`], [`world`], [`yielding`]: one run, paced per animation frame.
 //! - [`link`]: the URL hash (permalinks, example and lesson links), copy and export.
@@ -254,9 +255,13 @@ pub fn Playground() -> impl IntoView {
             <div class="pg-body">
             <details class="pg-side" open=!modes.embed>
                 <summary>"Playground: model, grammar, sampler"</summary>
-                <controls::Controls form=form session=session compare_mode=compare_mode
-                    speed_pos=speed_pos on_run=Callback::new(move |_| run())
-                    on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
+                <div class="pg-controls controls">
+                    <controls::SetupRows form=form session=session compare_mode=compare_mode/>
+                    <controls::SamplerRows form=form compare_mode=compare_mode/>
+                    <controls::RunRows form=form session=session compare_mode=compare_mode
+                        speed_pos=speed_pos on_run=Callback::new(move |_| run())
+                        on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
+                </div>
             </details>
             <div class="pg-main stage" data-look=look>
             <div class="stage-bar">

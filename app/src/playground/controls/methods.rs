@@ -1,0 +1,40 @@
+//! The samplers the page offers, and one line on what each does.
+
+use sampler_core::samplers::Method;
+
+/// The methods the page offers (every implemented one).
+pub fn methods() -> impl Iterator<Item = Method> {
+    Method::ALL.into_iter()
+}
+
+/// One line on what a method does, for the select's tooltip and the hint under it.
+pub fn method_hint(m: &str) -> &'static str {
+    match m {
+        "lm" => "unconstrained ancestral sampling (ignores the grammar)",
+        "rs" => "rejection: whole sequences from P, keep the valid ones (exact up to max tokens)",
+        "sample-verify" => {
+            "rejection stopping at the first non-viable prefix (exact up to max tokens)"
+        }
+        "ars" => {
+            "adaptive rejection: the shortest invalid prefix joins the trie (exact up to max tokens)"
+        }
+        "rsft" => "rejection with forbidden first tokens (exact up to max tokens)",
+        "cars" => {
+            "constrained adaptive rejection: every non-viable token joins the trie (exact up to max tokens)"
+        }
+        "lcd" => "token masking: fast, but biased",
+        "gcd-budget" => "token masking with the budget-aware mask (regular grammars)",
+        "asap" => "ASAp: masking reweighted by c̃, learned sample after sample",
+        "mcmc-uniform" | "mcmc-priority" | "mcmc-restart" => {
+            "MCMC over masked proposals: k steps per chain; stationary for P restricted to max tokens"
+        }
+        "wrs-smc" | "awrs-smc" | "twisted-smc" | "smc-gcd" => {
+            "SMC: M weighted particles, resampled when ESS < τ·M"
+        }
+        "p-gcd-smc" => {
+            "SMC guided by an HMM distilled from the model × the regex's automaton (regexes)"
+        }
+        "awrs-lcd" => "adaptive weighted rejection per token, without the weight",
+        _ => "",
+    }
+}
