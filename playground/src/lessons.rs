@@ -537,7 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn the_first_lesson_says_what_the_samplers_do() {
+    fn the_lessons_words_hold() {
         let step = &lesson("masking-bias").unwrap().steps[1];
         // "masking writes 00000 about half the time … P^L almost never does".
         let masked = tv_of(step, "lcd", 200);
@@ -554,6 +554,22 @@ mod tests {
         let mcmc = tv_of(mcmc_step, "mcmc-uniform", 100);
         assert!(mcmc < masked / 2.0, "MCMC {mcmc} against masking {masked}");
         eprintln!("TV to P^L over 100 chains of 30 steps: mcmc-uniform {mcmc:.3}");
+        // "On the same number of model calls … CARS turns the most of them into valid
+        // samples" (rs, ars, cars on 600 calls each).
+        let s = lesson("rejection-cars").unwrap().steps[3].state();
+        let valid: Vec<usize> = Run::compare_from_state(&s)
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                let toy = s.model.toy().unwrap();
+                let (mut lm, vocab) = crate::toy::build(toy);
+                let c = build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
+                r.drive_ready(&mut lm, &c, Some(&vocab));
+                r.samples().iter().filter(|x| x.valid).count()
+            })
+            .collect();
+        eprintln!("valid samples on 600 model calls: rs, ars, cars = {valid:?}");
+        assert!(valid[0] < valid[1] && valid[1] < valid[2], "{valid:?}");
     }
 
     #[test]
