@@ -2,7 +2,9 @@
 // - the model's download cut halfway (the server sends half the file): the page says how
 //   far it got, keeps nothing of the half copy, and a reload downloads it whole;
 // - Cache Storage refusing to store the model (a full quota): the page says so once, in
-//   sight (not folded away), and runs without the cache.
+//   sight (not folded away), and runs without the cache;
+// - the page open in two tabs at once (one cache, two pools of workers): both load the
+//   model and run the same lesson link to the same samples.
 // Each test starts from a fresh profile (an empty cache).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,5 +67,27 @@ test('a cache that refuses to store the model is reported once, and the page run
       null, { timeout: LOAD_MS });
     const s = await page.evaluate(() => ({ ...document.querySelector('#pg-status').dataset, text: document.querySelector('#pg-status').textContent }));
     assert.equal(s.state, 'done', s.text);
+  });
+});
+
+test('two tabs at once both load the model and run the same link to the same samples', async () => {
+  await withPage('fault-two-tabs', { webgpu: false, openDetails: false }, async (page, b) => {
+    const other = await b.context.newPage();
+    try {
+      const link = `${BASE_URL}#lesson=smollm2&step=1`;
+      await Promise.all([page.goto(link), other.goto(link)]);
+      const outputs = await Promise.all([page, other].map(async (p) => {
+        await waitForPhase(p, ['ready'], LOAD_MS);
+        await p.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#pg-status')?.dataset.state),
+          null, { timeout: LOAD_MS });
+        const s = await p.evaluate(() => ({ ...document.querySelector('#pg-status').dataset, text: document.querySelector('#pg-status').textContent }));
+        assert.equal(s.state, 'done', s.text);
+        return p.$$eval('#view-results .output-row', (rows) => rows.map((r) => [r.dataset.text, r.dataset.count]));
+      }));
+      assert.ok(outputs[0].length > 0, 'samples were drawn');
+      assert.deepEqual(outputs[1], outputs[0], 'the same link gives the same samples in both tabs');
+    } finally {
+      await other.close();
+    }
   });
 });
