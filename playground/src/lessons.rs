@@ -405,8 +405,10 @@ static LESSONS: &[Lesson] = &[
                 look: Look::Smc,
             },
             Step {
-                words: "The budget mask alone is still biased; with the weights of SMC it \
-                    is exact. Side by side on an equal budget of model calls.",
+                words: "The budget mask alone is still biased: it writes ab more often than \
+                    c, though the model gives c about five times ab's probability (log P). \
+                    With SMC's weights, smc-gcd and P-GCD agree on about 82% c, as P^L within \
+                    3 tokens does.",
                 example: "toy-random",
                 method: "gcd-budget",
                 compare: &["gcd-budget", "smc-gcd", "p-gcd-smc"],
@@ -465,6 +467,7 @@ mod tests {
     use crate::runner::{Outcome, Run};
     use crate::toy::{ToyLm, toy_vocabulary};
     use crate::views::{Labels, Views};
+    use sampler_core::{Constraint, TokenId};
 
     /// Runs a toy step (its first sampler alone) and gives TV(samples, P^L).
     fn tv_of(step: &Step, method: &str, n: usize) -> f64 {
@@ -570,6 +573,92 @@ mod tests {
             .collect();
         eprintln!("valid samples on 600 model calls: rs, ars, cars = {valid:?}");
         assert!(valid[0] < valid[1] && valid[1] < valid[2], "{valid:?}");
+
+        // The budget lesson: P^L within 3 tokens, from the toy model's own probabilities
+        // (the page cannot enumerate it, the language having longer strings), against each
+        // sampler's share of "c".
+        let s = lesson("budget").unwrap().steps[2].state();
+        let toy = s.model.toy().unwrap();
+        let (lm, vocab) = crate::toy::build(toy);
+        let labels = Labels::from_vocabulary(&vocab);
+        let eos = vocab.len() as TokenId - 1;
+        let p = |w: &[TokenId]| -> f64 {
+            let mut seq = w.to_vec();
+            seq.push(eos);
+            (0..seq.len())
+                .map(|i| lm.probs(&seq[..i])[seq[i] as usize])
+                .product()
+        };
+        let c = build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
+        let accepted = |w: &[TokenId]| {
+            let mut st = c.initial();
+            for &t in w.iter().chain([eos].iter()) {
+                match c.advance(&st, t) {
+                    Some(n) => st = n,
+                    None => return false,
+                }
+            }
+            c.is_complete(&st)
+        };
+        let mut words: Vec<Vec<TokenId>> = (0..eos).map(|t| vec![t]).collect();
+        for a in 0..eos {
+            for b in 0..eos {
+                words.push(vec![a, b]);
+            }
+        }
+        let target: Vec<(String, f64)> = words
+            .iter()
+            .filter(|w| accepted(w))
+            .map(|w| (labels.text(w), p(w)))
+            .collect();
+        let z: f64 = target.iter().map(|t| t.1).sum();
+        let target_c = target.iter().find(|t| t.0 == "c").unwrap().1 / z;
+        let target_ab = target.iter().find(|t| t.0 == "ab").unwrap().1 / z;
+        let share = |method: &str| -> (f64, f64) {
+            let run = Run::compare_from_state(&s)
+                .unwrap()
+                .into_iter()
+                .find(|r| r.method().name() == method)
+                .unwrap();
+            let (mut lm, vocab) = crate::toy::build(toy);
+            let c = build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
+            run.drive_ready(&mut lm, &c, Some(&vocab));
+            let mut views = Views::new(Labels::from_vocabulary(&vocab));
+            for e in run.events_from(0) {
+                views.apply_recorded(&e);
+            }
+            let r = &views.results;
+            let of = |text: &str| {
+                r.outputs
+                    .iter()
+                    .filter(|o| o.text == text)
+                    .map(|o| o.weight)
+                    .sum::<f64>()
+                    / r.total_weight
+            };
+            (of("c"), of("ab"))
+        };
+        let (budget_c, budget_ab) = share("gcd-budget");
+        eprintln!(
+            "P^L within 3 tokens: c {target_c:.3}, ab {target_ab:.3}; gcd-budget: c {budget_c:.3}, ab {budget_ab:.3}"
+        );
+        assert!(
+            (4.0..6.5).contains(&(target_c / target_ab)),
+            "c is about five times ab"
+        );
+        assert!(
+            budget_ab > budget_c,
+            "the budget mask writes ab more often than c"
+        );
+        assert!((0.78..0.86).contains(&target_c), "about 82% c: {target_c}");
+        for m in ["smc-gcd", "p-gcd-smc"] {
+            let (mc, _) = share(m);
+            eprintln!("{m}: c {mc:.3}");
+            assert!(
+                (mc - target_c).abs() < 0.04,
+                "{m}: c {mc} against P^L's {target_c}"
+            );
+        }
     }
 
     #[test]
