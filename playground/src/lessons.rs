@@ -174,10 +174,7 @@ pub fn parse_link(hash: &str) -> Option<Result<Place, String>> {
         Some((id, tail)) => (id, tail.strip_prefix("step=").map(|s| s.to_string())),
         None => (rest, None),
     };
-    let quote = |s: &str| {
-        let q: String = s.chars().take(40).collect();
-        format!("{:?}", q)
-    };
+    let quote = |s: &str| crate::permalink::quote(s, 40);
     let Some(index) = LESSONS.iter().position(|l| l.id == id) else {
         return Some(Err(format!("there is no lesson named {}", quote(id))));
     };

@@ -87,7 +87,7 @@ pub fn encode(state: &PlaygroundState) -> String {
 }
 
 /// At most `n` characters of untrusted text, escaped, for a message.
-fn quote(s: &str, n: usize) -> String {
+pub(crate) fn quote(s: &str, n: usize) -> String {
     let mut q: String = s
         .chars()
         .take(n)

@@ -141,19 +141,14 @@ impl Pool {
     /// Runs `f(0)`, …, `f(n - 1)`, each once, on the caller and the workers; returns when
     /// all have returned. A panic in a task is raised again here, after the others finish.
     pub fn run(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
-        #[cfg(loom)]
         let guard = match self.caller.try_lock() {
             _ if self.threads == 1 || n < 2 => None,
             Ok(g) => Some(g),
-            Err(_) => None,
-        };
-        #[cfg(not(loom))]
-        let guard = match self.caller.try_lock() {
-            _ if self.threads == 1 || n < 2 => None,
-            Ok(g) => Some(g),
-            // A task panicked in an earlier job (raised to its caller): the pool is sound.
+            // A panic in `job` itself unwound through the lock: the pool is sound.
+            #[cfg(not(loom))]
             Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
+            // Another job runs (or, under loom, anything else).
+            Err(_) => None,
         };
         let Some(guard) = guard else {
             (0..n).for_each(f);

@@ -219,17 +219,10 @@ mod tests {
         out
     }
 
-    /// Absolute paths of what `code` (the file of module `me`, `is_mod` when it is a
-    /// `mod.rs`, lib.rs or main.rs) names through `crate::` and `super::`.
-    fn named_paths(code: &str, me: &ModPath, is_mod: bool) -> Vec<Vec<String>> {
+    /// Absolute paths of what `code` (the file of module `me`) names through `crate::` and
+    /// `super::` (the parent module, whether `me` is a file or a folder's `mod.rs`).
+    fn named_paths(code: &str, me: &ModPath) -> Vec<Vec<String>> {
         let mut out = paths_after(code, "crate::");
-        // `super::` is the parent of a folder's own module, and the folder of a file.
-        let here: &[String] = if is_mod {
-            me
-        } else {
-            &me[..me.len().saturating_sub(1)]
-        };
-        let _ = here;
         let parent = me[..me.len().saturating_sub(1)].to_vec();
         for p in paths_after(code, "super::") {
             let mut base = parent.clone();
@@ -311,11 +304,6 @@ mod tests {
                 )
             })
             .collect();
-        let is_mod = |m: &ModPath| {
-            let f = &mods[m];
-            let n = f.file_name().unwrap();
-            n == "mod.rs" || n == "lib.rs" || n == "main.rs"
-        };
         // `pub use path::Name;` in module m: (m, Name) → the module path names.
         let mut reexports: BTreeMap<(ModPath, String), ModPath> = BTreeMap::new();
         for (m, text) in &code {
@@ -354,7 +342,7 @@ mod tests {
         // Edges between siblings: folder → (child → children it reaches).
         let mut graph: BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
         for (m, text) in &code {
-            for p in named_paths(text, m, is_mod(m)) {
+            for p in named_paths(text, m) {
                 let Some(t) = resolve(&p, &mods, &reexports, 0) else {
                     continue;
                 };
