@@ -36,6 +36,7 @@ pub mod burn;
 pub mod byte_level;
 pub mod chat_template;
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod forward;
 pub mod gguf;
@@ -51,6 +52,7 @@ pub mod tokenizer;
 mod test_gguf;
 
 pub use config::LlamaConfig;
+pub use engine::{CpuEngine, Engine, Prompted};
 pub use error::LoadError;
 pub use forward::{KvCache, NoPause, Pause};
 pub use model::Model;

@@ -22,11 +22,11 @@
 pub mod custom;
 mod linear;
 mod model;
-mod prompted;
 
 pub use burn_tensor::Device;
 pub use model::BurnModel;
-pub use prompted::BurnPromptedModel;
+/// A [`BurnModel`] conditioned on a prompt: the engines' one prompted model.
+pub type BurnPromptedModel = crate::engine::Prompted<BurnModel>;
 
 /// burn's `flex` CPU backend (native and wasm).
 pub fn flex() -> Device {

@@ -346,3 +346,37 @@ fn attention(
         .swap_dims(0, 1)
         .reshape([n, h * hd])
 }
+
+impl crate::engine::Engine for BurnModel {
+    fn config(&self) -> &LlamaConfig {
+        self.model.config()
+    }
+
+    fn eos(&self) -> TokenId {
+        self.model.tokenizer().eos()
+    }
+
+    fn max_context(&self) -> usize {
+        self.model.config().context_length
+    }
+
+    fn context_name(&self) -> &'static str {
+        "the model's context"
+    }
+
+    fn cached(&self) -> usize {
+        self.len
+    }
+
+    fn truncate(&mut self, n: usize) {
+        BurnModel::truncate(self, n)
+    }
+
+    async fn forward(
+        &mut self,
+        tokens: &[TokenId],
+        logits_from: usize,
+    ) -> Result<Vec<f32>, LmError> {
+        BurnModel::forward(self, tokens, logits_from).await
+    }
+}

@@ -11,11 +11,11 @@
 /// The dot-product kernels (the `cpu-kernels` crate), under their old path.
 pub use cpu_kernels as kernels;
 mod kv_cache;
-mod matmul;
+pub(crate) mod matmul;
 mod ops;
 mod parallel;
 mod pause;
-mod weights;
+pub(crate) mod weights;
 
 pub use kernels::{Activations, Kernels};
 pub use kv_cache::{KvCache, PAGE};

@@ -10,6 +10,7 @@ use crate::gguf::{GgmlType, Gguf, GgufError, TensorInfo, dequantize_q4_1, dequan
 #[derive(Debug)]
 pub(crate) struct Matrix {
     ty: GgmlType,
+    rows: usize,
     range: std::ops::Range<usize>,
     cols: usize,
     /// F32 matrices, copied out of the file (which need not align them).
@@ -39,6 +40,7 @@ impl Matrix {
         let dense = (t.ty == GgmlType::F32).then(|| t.to_f32(bytes));
         Ok(Matrix {
             ty: t.ty,
+            rows,
             range: t.range(),
             cols,
             dense,
@@ -47,13 +49,16 @@ impl Matrix {
     }
 
     /// Columns (the input width of the product).
-    #[cfg_attr(not(feature = "burn"), allow(dead_code))]
     pub(crate) fn cols(&self) -> usize {
         self.cols
     }
 
+    /// Rows (the output width of the product).
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
     /// The whole matrix decoded to f32, row-major (for engines that multiply floats).
-    #[cfg_attr(not(feature = "burn"), allow(dead_code))]
     pub(crate) fn to_f32(&self, bytes: &[u8]) -> Vec<f32> {
         let (ty, raw) = match self.data(bytes) {
             WeightData::F32(v) => return v.to_vec(),
@@ -146,10 +151,12 @@ pub(crate) struct Layer {
 /// All tensors of the model.
 #[derive(Debug)]
 pub(crate) struct Weights {
-    embd: Matrix,
+    pub(crate) embd: Matrix,
     pub(crate) layers: Vec<Layer>,
     pub(crate) output_norm: Vec<f32>,
     pub(crate) output: Matrix,
+    /// Whether `output` is `embd` (the file has no `output.weight`: tied embeddings).
+    pub(crate) output_tied: bool,
     /// How activations enter the quantized products.
     pub(crate) activations: super::Activations,
 }
@@ -186,16 +193,18 @@ impl Weights {
                 })
             })
             .collect::<Result<_, LoadError>>()?;
-        let output_name = if g.tensor("output.weight").is_some() {
-            "output.weight"
-        } else {
+        let output_tied = g.tensor("output.weight").is_none();
+        let output_name = if output_tied {
             "token_embd.weight"
+        } else {
+            "output.weight"
         };
         Ok(Weights {
             embd: Matrix::new(g, bytes, "token_embd.weight", c.vocab_size, d)?,
             layers,
             output_norm: vector(g, bytes, "output_norm.weight", d)?,
             output: Matrix::new(g, bytes, output_name, c.vocab_size, d)?,
+            output_tied,
             activations: super::Activations::default(),
         })
     }

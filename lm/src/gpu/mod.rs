@@ -18,12 +18,12 @@
 mod kernels;
 mod masked_decode;
 mod model;
-mod prompted;
 pub(crate) mod tensors;
 
 pub use masked_decode::{
     DecodeMask, DecodedToken, Decoding, MaskedDecoder, masked_decode_reference,
 };
 pub use model::{DEFAULT_GPU_CONTEXT, GpuModel};
-pub use prompted::GpuPromptedModel;
+/// A [`GpuModel`] conditioned on a prompt: the engines' one prompted model.
+pub type GpuPromptedModel = crate::engine::Prompted<GpuModel>;
 pub use shaders::{Gpu, GpuError};

@@ -204,7 +204,7 @@ impl GpuModel {
         max_context: usize,
     ) -> Result<GpuModel, GpuError> {
         let c = model.config().clone();
-        let (g, bytes) = (model.gguf(), model.bytes());
+        let bytes = model.bytes();
         let max_ctx = max_context.min(c.context_length).max(1);
         let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
         if d % 32 != 0 || q_dim % 32 != 0 || ff % 32 != 0 {
@@ -213,19 +213,13 @@ impl GpuModel {
             )));
         }
         let start_bytes = gpu.allocated_bytes();
-        let embd = tensors::matrix(&gpu, g, bytes, "token_embd.weight", c.vocab_size, d)?;
-        let output = match g.tensor("output.weight") {
-            Some(_) => Some(tensors::matrix(
-                &gpu,
-                g,
-                bytes,
-                "output.weight",
-                c.vocab_size,
-                d,
-            )?),
-            None => None,
+        let w = model.weights();
+        let embd = tensors::matrix(&gpu, &w.embd, bytes, "embedding")?;
+        let output = match w.output_tied {
+            true => None,
+            false => Some(tensors::matrix(&gpu, &w.output, bytes, "output")?),
         };
-        let output_norm = tensors::vector(&gpu, g, bytes, "output_norm.weight", d)?;
+        let output_norm = tensors::vector(&gpu, &w.output_norm, "output norm")?;
         struct Raw {
             attn_norm: wgpu::Buffer,
             ffn_norm: wgpu::Buffer,
@@ -239,59 +233,43 @@ impl GpuModel {
             head_norm: [Option<wgpu::Buffer>; 2],
         }
         let mut raw = Vec::with_capacity(c.n_layers);
-        for i in 0..c.n_layers {
-            let m = |n: &str, rows, cols| {
-                tensors::matrix(&gpu, g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
-            };
-            let optional = |name: String, len| {
-                g.tensor(&name)
-                    .map(|_| tensors::vector(&gpu, g, bytes, &name, len))
-                    .transpose()
-            };
-            let bias = |n: &str, len| optional(format!("blk.{i}.{n}.bias"), len);
-            let head_norm = |n: &str| optional(format!("blk.{i}.{n}.weight"), c.head_dim);
+        for (i, l) in w.layers.iter().enumerate() {
+            let m = |m, what: &str| tensors::matrix(&gpu, m, bytes, &format!("block {i} {what}"));
+            let v = |v: &[f32], what: &str| tensors::vector(&gpu, v, &format!("block {i} {what}"));
+            let optional =
+                |o: &Option<Vec<f32>>, what: &str| o.as_deref().map(|x| v(x, what)).transpose();
             raw.push(Raw {
-                attn_norm: tensors::vector(
+                attn_norm: v(&l.attn_norm, "attention norm")?,
+                ffn_norm: v(&l.ffn_norm, "feed-forward norm")?,
+                m: [m(&l.wo, "attention output")?, m(&l.down, "down")?],
+                qkv: match tensors::stacked(
                     &gpu,
-                    g,
+                    &[&l.wq, &l.wk, &l.wv],
                     bytes,
-                    &format!("blk.{i}.attn_norm.weight"),
-                    d,
-                )?,
-                ffn_norm: tensors::vector(&gpu, g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
-                m: [m("attn_output", d, q_dim)?, m("ffn_down", d, ff)?],
-                qkv: {
-                    let parts = [
-                        (format!("blk.{i}.attn_q.weight"), q_dim),
-                        (format!("blk.{i}.attn_k.weight"), kv),
-                        (format!("blk.{i}.attn_v.weight"), kv),
-                    ];
-                    match tensors::stacked(&gpu, g, bytes, &parts, d)? {
-                        Some(s) => Qkv::Stacked(s),
-                        None => Qkv::Separate([
-                            m("attn_q", q_dim, d)?,
-                            m("attn_k", kv, d)?,
-                            m("attn_v", kv, d)?,
-                        ]),
-                    }
+                    &format!("block {i} q, k, v"),
+                )? {
+                    Some(s) => Qkv::Stacked(s),
+                    None => Qkv::Separate([m(&l.wq, "q")?, m(&l.wk, "k")?, m(&l.wv, "v")?]),
                 },
-                gate_up: {
-                    let parts = [
-                        (format!("blk.{i}.ffn_gate.weight"), ff),
-                        (format!("blk.{i}.ffn_up.weight"), ff),
-                    ];
-                    match tensors::stacked(&gpu, g, bytes, &parts, d)? {
-                        Some(s) => GateUp::Stacked(s),
-                        None => GateUp::Separate(m("ffn_gate", ff, d)?, m("ffn_up", ff, d)?),
-                    }
+                gate_up: match tensors::stacked(
+                    &gpu,
+                    &[&l.gate, &l.up],
+                    bytes,
+                    &format!("block {i} gate, up"),
+                )? {
+                    Some(s) => GateUp::Stacked(s),
+                    None => GateUp::Separate(m(&l.gate, "gate")?, m(&l.up, "up")?),
                 },
                 b: [
-                    bias("attn_q", q_dim)?,
-                    bias("attn_k", kv)?,
-                    bias("attn_v", kv)?,
-                    bias("attn_output", d)?,
+                    optional(&l.bq, "q bias")?,
+                    optional(&l.bk, "k bias")?,
+                    optional(&l.bv, "v bias")?,
+                    optional(&l.bo, "output bias")?,
                 ],
-                head_norm: [head_norm("attn_q_norm")?, head_norm("attn_k_norm")?],
+                head_norm: [
+                    optional(&l.q_norm, "q norm")?,
+                    optional(&l.k_norm, "k norm")?,
+                ],
             });
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;
@@ -672,5 +650,39 @@ impl GpuModel {
         })?;
         self.cache_len += n;
         Ok(())
+    }
+}
+
+impl crate::engine::Engine for GpuModel {
+    fn config(&self) -> &LlamaConfig {
+        &self.config
+    }
+
+    fn eos(&self) -> TokenId {
+        self.eos
+    }
+
+    fn max_context(&self) -> usize {
+        self.max_ctx
+    }
+
+    fn context_name(&self) -> &'static str {
+        "the GPU context"
+    }
+
+    fn cached(&self) -> usize {
+        self.cache_len
+    }
+
+    fn truncate(&mut self, n: usize) {
+        GpuModel::truncate(self, n)
+    }
+
+    async fn forward(
+        &mut self,
+        tokens: &[TokenId],
+        logits_from: usize,
+    ) -> Result<Vec<f32>, LmError> {
+        GpuModel::forward(self, tokens, logits_from).await
     }
 }

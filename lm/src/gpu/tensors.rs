@@ -1,7 +1,11 @@
-//! The model's tensors uploaded to the GPU: Q4_1 and Q8_0 matrices as their raw quantized
-//! blocks, every other type converted to f32, norm weights as f32.
+//! The model's tensors uploaded to the GPU from the CPU model's [`Weights`] (where the
+//! file's tensors are found and checked, once for every engine): matrices in a format the
+//! WGSL kernels read as stored (Q4_0 as its exact Q4_1 rewrite), any other type converted
+//! to f32; norm weights and biases as f32.
 
-use crate::gguf::{GgmlType, Gguf, TensorInfo};
+use crate::forward::matmul::WeightData;
+use crate::forward::weights::Matrix;
+use crate::gguf::GgmlType;
 use shaders::{Gpu, GpuError, WeightFormat, f32_bytes, wgpu};
 
 /// A `rows × cols` weight matrix in a GPU buffer.
@@ -13,50 +17,37 @@ pub(crate) struct GpuMatrix {
     pub(crate) cols: usize,
 }
 
-fn find<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, GpuError> {
-    g.tensor(name)
-        .ok_or_else(|| GpuError::Shape(format!("tensor {name:?} is missing")))
-}
-
-/// Matrix `name`, checked to be `rows × cols`.
-fn shaped<'a>(
-    g: &'a Gguf,
-    name: &str,
-    rows: usize,
-    cols: usize,
-) -> Result<&'a TensorInfo, GpuError> {
-    let t = find(g, name)?;
-    if t.dims != [cols as u64, rows as u64] {
-        return Err(GpuError::Shape(format!(
-            "tensor {name:?} has shape {:?}, expected [{cols}, {rows}]",
-            t.dims
-        )));
+/// The bytes the GPU reads for `m` as stored, in their format; `None` for a type no WGSL
+/// kernel reads (F32 matrices, which the CPU model holds decoded).
+fn as_stored<'a>(m: &'a Matrix, bytes: &'a [u8]) -> Option<(WeightFormat, &'a [u8])> {
+    match m.data(bytes) {
+        WeightData::F32(_) => None,
+        WeightData::Q4_1(b) => Some((WeightFormat::Q4_1, b)),
+        WeightData::Q8_0(b) => Some((WeightFormat::Q8_0, b)),
+        WeightData::Decoded(ty, b) => file_format(ty).map(|f| (f, b)),
     }
-    Ok(t)
 }
 
-/// Uploads matrices `parts` (name, rows; each `rows × cols`) as one matrix, their rows one
-/// after the other, when the file holds them all in one format the GPU reads as stored
-/// and the whole fits one buffer; `None` otherwise. One product over the stack computes
-/// every matrix's rows in one dispatch.
+/// Uploads `parts` (each `rows × cols` with the same `cols`) as one matrix, their rows one
+/// after the other, when they share one format the GPU reads as stored and the whole fits
+/// one buffer; `None` otherwise. One product over the stack computes every matrix's rows
+/// in one dispatch.
 pub(crate) fn stacked(
     gpu: &Gpu,
-    g: &Gguf,
+    parts: &[&Matrix],
     bytes: &[u8],
-    parts: &[(String, usize)],
-    cols: usize,
+    label: &str,
 ) -> Result<Option<GpuMatrix>, GpuError> {
     let mut format = None;
     let mut data = Vec::new();
-    for (name, rows) in parts {
-        let t = shaped(g, name, *rows, cols)?;
-        let Some(f) = file_format(t.ty) else {
+    for m in parts {
+        let Some((f, b)) = as_stored(m, bytes) else {
             return Ok(None);
         };
         if *format.get_or_insert(f) != f {
             return Ok(None);
         }
-        data.extend_from_slice(&bytes[t.range()]);
+        data.extend_from_slice(b);
     }
     let l = gpu.limits();
     let Some(format) = format
@@ -64,42 +55,33 @@ pub(crate) fn stacked(
     else {
         return Ok(None);
     };
-    let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
     Ok(Some(GpuMatrix {
-        buffer: gpu.storage(&names.join(" + "), &data)?,
+        buffer: gpu.storage(label, &data)?,
         format,
-        rows: parts.iter().map(|(_, r)| r).sum(),
-        cols,
+        rows: parts.iter().map(|m| m.rows()).sum(),
+        cols: parts.first().map_or(0, |m| m.cols()),
     }))
 }
 
-/// Uploads matrix `name` (`rows × cols`), checking its shape.
+/// Uploads matrix `m`: as stored where a kernel reads its format, else as f32.
 pub(crate) fn matrix(
     gpu: &Gpu,
-    g: &Gguf,
+    m: &Matrix,
     bytes: &[u8],
-    name: &str,
-    rows: usize,
-    cols: usize,
+    label: &str,
 ) -> Result<GpuMatrix, GpuError> {
-    let t = shaped(g, name, rows, cols)?;
-    let (format, buffer) = match (file_format(t.ty), t.ty) {
-        // The file's bytes, decoded by the format's WGSL `load8`.
-        (Some(format), _) => (format, gpu.storage(name, &bytes[t.range()])?),
-        // Exactly the same weights as Q4_1 blocks (see `quant::q4_0_as_q4_1`).
-        (None, GgmlType::Q4_0) if let Some(q) = quant::q4_0_as_q4_1(&bytes[t.range()]) => {
-            (WeightFormat::Q4_1, gpu.storage(name, &q)?)
-        }
-        _ => (
+    let (format, buffer) = match as_stored(m, bytes) {
+        Some((format, b)) => (format, gpu.storage(label, b)?),
+        None => (
             WeightFormat::F32,
-            gpu.storage(name, &f32_bytes(&t.to_f32(bytes)))?,
+            gpu.storage(label, &f32_bytes(&m.to_f32(bytes)))?,
         ),
     };
     Ok(GpuMatrix {
         buffer,
         format,
-        rows,
-        cols,
+        rows: m.rows(),
+        cols: m.cols(),
     })
 }
 
@@ -121,20 +103,7 @@ pub(crate) fn file_format(ty: GgmlType) -> Option<WeightFormat> {
     })
 }
 
-/// Uploads vector `name` of `len` floats, checking its shape.
-pub(crate) fn vector(
-    gpu: &Gpu,
-    g: &Gguf,
-    bytes: &[u8],
-    name: &str,
-    len: usize,
-) -> Result<wgpu::Buffer, GpuError> {
-    let t = find(g, name)?;
-    if t.dims != [len as u64] {
-        return Err(GpuError::Shape(format!(
-            "tensor {name:?} has shape {:?}, expected [{len}]",
-            t.dims
-        )));
-    }
-    gpu.storage(name, &f32_bytes(&t.to_f32(bytes)))
+/// Uploads a vector of floats (a norm's weights, a bias).
+pub(crate) fn vector(gpu: &Gpu, v: &[f32], label: &str) -> Result<wgpu::Buffer, GpuError> {
+    gpu.storage(label, &f32_bytes(v))
 }

@@ -1,0 +1,56 @@
+//! The engine seam: one forward pass with one KV cache, whatever computes it.
+//!
+//! The CPU forward pass ([`CpuEngine`]), the wgpu one ([`crate::gpu::GpuModel`]) and the
+//! burn program (`lm::burn::BurnModel`, feature `burn`) each implement [`Engine`], so the
+//! code that conditions a model on a prompt and reuses its cache ([`Prompted`]) and the
+//! code that lends an engine out for a run ([`crate::backend`]) is written once.
+
+mod cpu;
+mod prompted;
+
+pub use cpu::CpuEngine;
+pub use prompted::Prompted;
+
+use crate::config::LlamaConfig;
+use sampler_core::{LmError, TokenId};
+
+/// A forward pass with one KV cache.
+///
+/// The cache holds the keys and values of the tokens run so far, from position 0;
+/// [`Engine::forward`] appends to it and [`Engine::truncate`] cuts it back.
+#[allow(async_fn_in_trait)]
+pub trait Engine {
+    /// The hyper-parameters.
+    fn config(&self) -> &LlamaConfig;
+
+    /// The end-of-sequence token.
+    fn eos(&self) -> TokenId;
+
+    /// Positions the cache can hold (at most the model's context).
+    fn max_context(&self) -> usize;
+
+    /// How messages name [`Engine::max_context`] ("the context", "the GPU context").
+    fn context_name(&self) -> &'static str;
+
+    /// Positions in the cache.
+    fn cached(&self) -> usize;
+
+    /// Keeps the first `n` cached positions (no-op if it holds fewer).
+    fn truncate(&mut self, n: usize);
+
+    /// Runs `tokens` after the cached positions (appending theirs) and returns the logits
+    /// of positions `logits_from..tokens.len()`, `vocab_size` floats each. On an error the
+    /// cache may hold part of the run: callers truncate it.
+    async fn forward(
+        &mut self,
+        tokens: &[TokenId],
+        logits_from: usize,
+    ) -> Result<Vec<f32>, LmError>;
+
+    /// Whether `prompt` can condition this engine: non-empty, within
+    /// [`Engine::max_context`], every token in the vocabulary.
+    fn check_prompt(&self, prompt: &[TokenId]) -> Result<(), LmError> {
+        crate::prefix_reuse::check_prompt(prompt, self.max_context(), self.context_name())?;
+        crate::forward::check_run(self.config(), 0, prompt)
+    }
+}
