@@ -38,7 +38,8 @@ pub enum Command {
 /// Where the model comes from and what it is conditioned on.
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Path to a llama-architecture GGUF file, or `toy:gsk` / `toy:random:SEED` for the analytic models.
+    /// Path to a llama-architecture GGUF file, or `toy:gsk` / `toy:random:SEED` /
+    /// `toy:letters:N:SEED` for the analytic models.
     #[arg(long)]
     pub model: String,
     /// The prompt text (raw unless --chat).

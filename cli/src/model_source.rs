@@ -2,47 +2,27 @@
 
 use crate::args::ModelArgs;
 use crate::failure::{Result, fail};
-use lm::burn::{BurnModel, BurnPromptedModel};
-use lm::gpu::{GpuModel, GpuPromptedModel};
-use lm::{Model, PromptedModel};
-use sampler_core::toy::{RandomLm, gsk_lm, gsk_vocabulary};
+use lm::burn::BurnModel;
+use lm::gpu::GpuModel;
+use lm::{Backend, Lender, Model, NoPause};
+use sampler_core::toy::ToyModel;
 use sampler_core::{DynLanguageModel, TokenId, Vocabulary};
 use std::sync::Arc;
 
 /// A loaded model with the vocabulary its constraints are built over.
 pub enum Source {
-    /// A llama-architecture GGUF model, on the GPU when `gpu` is set.
-    Real {
-        /// The model (weights stay quantized in memory).
-        model: Arc<Model>,
-        /// The GPU copy of the model, when the run uses the GPU.
-        gpu: Option<Box<GpuModel>>,
-        /// The burn copy of the model, when the run uses the burn engine (`--engine`).
-        burn: Option<Box<BurnModel>>,
-    },
-    /// `toy:gsk`: the skewed-grammar model of seed 004 over tokens `0`, `1`, EOS.
-    Gsk,
-    /// `toy:random:SEED`: a seeded random bigram model over tokens `a`, `b`, `ab`, `c`, EOS.
-    Random(u64),
+    /// A llama-architecture GGUF model on one engine (CPU, GPU or burn).
+    Real(Backend),
+    /// A toy model of `sampler_core::toy`'s registry (`toy:gsk`, `toy:random:SEED`,
+    /// `toy:letters:N:SEED`).
+    Toy(ToyModel),
 }
 
 impl Source {
     /// Loads what `--model` names.
     pub fn load(args: &ModelArgs) -> Result<Source> {
-        if args.model == "toy:gsk" {
-            return Ok(Source::Gsk);
-        }
-        if let Some(seed) = args.model.strip_prefix("toy:random:") {
-            return match seed.parse() {
-                Ok(s) => Ok(Source::Random(s)),
-                Err(_) => fail(format!("toy:random:SEED needs a number, got {seed:?}")),
-            };
-        }
         if args.model.starts_with("toy:") {
-            return fail(format!(
-                "unknown toy model {:?}; expected toy:gsk or toy:random:SEED",
-                args.model
-            ));
+            return ToyModel::parse(&args.model).map(Source::Toy).or_else(fail);
         }
         let mut model = Model::load(&args.model)?;
         model.set_activations(args.activations);
@@ -55,27 +35,19 @@ impl Source {
                     args.engine
                 ));
             }
-            let burn = open_burn(&model, &args.engine)?;
-            return Ok(Source::Real {
-                model,
-                gpu: None,
-                burn: Some(Box::new(burn)),
-            });
+            return Ok(Source::Real(open_burn(model, &args.engine)?));
         }
-        let gpu = open_gpu(&model, args)?;
-        Ok(Source::Real {
-            model,
-            gpu,
-            burn: None,
-        })
+        Ok(Source::Real(match open_gpu(&model, args)? {
+            Some(gpu) => Backend::Gpu(Lender::new(model, gpu, "GPU")),
+            None => Backend::Cpu(model),
+        }))
     }
 
     /// The vocabulary (byte string of every token) constraints are lifted over.
     pub fn vocabulary(&self) -> Vocabulary {
         match self {
-            Source::Real { model: m, .. } => m.tokenizer().vocabulary(),
-            Source::Gsk => gsk_vocabulary(),
-            Source::Random(_) => toy_random_vocabulary(),
+            Source::Real(b) => b.model().tokenizer().vocabulary(),
+            Source::Toy(t) => t.vocabulary(),
         }
     }
 
@@ -88,11 +60,11 @@ impl Source {
             (None, None) => String::new(),
         };
         match self {
-            Source::Real { model: m, .. } => {
+            Source::Real(b) => {
                 if text.is_empty() {
                     return fail("--prompt (or --prompt-file) is required with a GGUF model");
                 }
-                Ok(m.tokenizer().encode_prompt(&text, args.chat)?)
+                Ok(b.model().tokenizer().encode_prompt(&text, args.chat)?)
             }
             _ => Ok(Vec::new()),
         }
@@ -101,20 +73,13 @@ impl Source {
     /// Tokenizes a continuation (the text of `strait score`).
     pub fn encode(&self, text: &str) -> Result<Vec<TokenId>> {
         match self {
-            Source::Real { model: m, .. } => Ok(m.tokenizer().encode(text)?),
+            Source::Real(b) => Ok(b.model().tokenizer().encode(text)?),
             _ => {
                 let vocab = self.vocabulary();
                 greedy_encode(&vocab, text.as_bytes())
             }
         }
     }
-}
-
-/// The toy random model's vocabulary: `a`, `b`, `ab`, `c` and EOS (`ab` makes
-/// non-canonical tokenizations possible).
-pub fn toy_random_vocabulary() -> Vocabulary {
-    let t = |s: &str| s.as_bytes().to_vec();
-    Vocabulary::new(vec![t("a"), t("b"), t("ab"), t("c"), Vec::new()], 4, &[4])
 }
 
 /// Longest-match tokenization over a small vocabulary (toy models only).
@@ -148,35 +113,13 @@ pub fn with_lm<R>(
     f: impl FnOnce(&mut dyn DynLanguageModel) -> Result<R>,
 ) -> Result<R> {
     match source {
-        Source::Real {
-            burn: b @ Some(_), ..
-        } => {
-            let burn = *b.take().expect("matched Some");
-            let mut lm = BurnPromptedModel::new(burn, prompt)?;
-            let r = f(&mut lm);
-            *b = Some(Box::new(lm.into_model()));
-            r
-        }
-        Source::Real {
-            gpu: g @ Some(_), ..
-        } => {
-            let gpu = *g.take().expect("matched Some");
-            let mut lm = GpuPromptedModel::new(gpu, prompt)?;
-            let r = f(&mut lm);
-            *g = Some(Box::new(lm.into_model()));
-            r
-        }
-        Source::Real { model: m, .. } => {
-            let mut lm = PromptedModel::new(m.clone(), prompt)?;
-            f(&mut lm)
-        }
-        Source::Gsk => f(&mut gsk_lm()),
-        Source::Random(seed) => f(&mut RandomLm::new(5, 4, 1, *seed)),
+        Source::Real(b) => f(&mut b.lend::<NoPause>(prompt)?),
+        Source::Toy(t) => f(&mut t.lm()),
     }
 }
 
 /// Uploads `model` to the burn engine `engine` names (`burn`: wgpu; `burn-flex`: CPU).
-fn open_burn(model: &Arc<Model>, engine: &str) -> Result<BurnModel> {
+fn open_burn(model: Arc<Model>, engine: &str) -> Result<Backend> {
     let device = match engine {
         "burn-flex" => lm::burn::flex(),
         #[cfg(feature = "burn-wgpu")]
@@ -196,15 +139,15 @@ fn open_burn(model: &Arc<Model>, engine: &str) -> Result<BurnModel> {
     let name = if engine == "burn" {
         "burn-wgpu"
     } else {
-        engine
+        "burn-flex"
     };
     let m = BurnModel::new(model.clone(), device, name);
     eprintln!("strait: model on the burn engine ({name})");
-    Ok(m)
+    Ok(Backend::Burn(Lender::new(model, m, name)))
 }
 
 /// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.
-fn open_gpu(model: &Model, args: &ModelArgs) -> Result<Option<Box<GpuModel>>> {
+fn open_gpu(model: &Model, args: &ModelArgs) -> Result<Option<GpuModel>> {
     if args.cpu {
         return Ok(None);
     }
@@ -228,5 +171,5 @@ fn open_gpu(model: &Model, args: &ModelArgs) -> Result<Option<Box<GpuModel>>> {
         "strait: model on {name}: {:.1} MB of GPU buffers",
         m.buffer_bytes() as f64 / 1e6
     );
-    Ok(Some(Box::new(m)))
+    Ok(Some(m))
 }

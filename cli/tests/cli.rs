@@ -1,6 +1,6 @@
 //! The `strait` binary against the command-line contract (docs/cli.md).
 //!
-//! Toy models (`toy:gsk`, `toy:random:SEED`) make these run in milliseconds; the tests on
+//! Toy models (`toy:gsk`, `toy:random:SEED`, `toy:letters:N:SEED`) make these run in milliseconds; the tests on
 //! the real model need `assets/models/SmolLM2-135M-Instruct.Q4_1.gguf` (`cargo xtask setup`).
 
 use serde_json::Value;
@@ -144,7 +144,37 @@ fn unknown_methods_and_toys_are_named() {
         "{e}"
     );
     let e = error(&strait(&["score", "--model", "toy:nope", "--text", "1"]));
-    assert!(e.contains("toy:gsk"), "{e}");
+    assert!(
+        e.contains("toy:gsk") && e.contains("toy:letters:N:SEED"),
+        "{e}"
+    );
+    let e = error(&strait(&[
+        "score",
+        "--model",
+        "toy:letters:9:1",
+        "--text",
+        "a",
+    ]));
+    assert!(e.contains("2 to 8 letters"), "{e}");
+    // The page's random toy, by the name the page shows under its model picker.
+    let out = strait(&[
+        "sample",
+        "--model",
+        "toy:letters:3:5",
+        "--regex",
+        "[abc]{2}",
+        "--n",
+        "4",
+        "--seed",
+        "1",
+    ]);
+    let samples = lines(&out);
+    assert_eq!(samples.len(), 4);
+    assert!(
+        samples
+            .iter()
+            .all(|s| s["text"].as_str().is_some_and(|t| t.len() == 2))
+    );
     // Argument errors too are one line (clap's usage text is left to --help), exit code 2.
     let out = strait(&["sample", "--model", "toy:gsk", "--regex", "0", "--n", "x"]);
     let e = error(&out);

@@ -12,6 +12,9 @@
 //!   [`sampler_core::LanguageModel`] with a KV cache reused by longest common prefix.
 //! - [`gpu::GpuModel`] and [`gpu::GpuPromptedModel`]: the same forward pass on wgpu with
 //!   our WGSL kernels (weights kept as the file's Q4_1/Q8_0 blocks on the GPU).
+//! - [`Engine`]: the seam those forward passes share (one KV cache), [`Prompted`] the
+//!   one prompted model over it, and [`Backend`]: a model on exactly one engine, lending
+//!   a prompted model ([`Loan`]) for each run — what the CLI and the page hold.
 //! - [`burn::BurnModel`] and [`burn::BurnPromptedModel`] (feature `burn`): the same forward
 //!   pass as a burn tensor program, on burn's CPU backend or (feature `burn-wgpu`) its wgpu one.
 //!
@@ -31,6 +34,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod backend;
 #[cfg(feature = "burn")]
 pub mod burn;
 pub mod byte_level;
@@ -51,6 +55,7 @@ pub mod tokenizer;
 #[cfg(any(test, feature = "test-files"))]
 mod test_gguf;
 
+pub use backend::{Backend, Lender, Loan};
 pub use config::LlamaConfig;
 pub use engine::{CpuEngine, Engine, Prompted};
 pub use error::LoadError;

@@ -8,7 +8,6 @@ use playground::permalink::{decode, encode};
 use playground::player::Player;
 use playground::runner::Run;
 use playground::state::PlaygroundState;
-use playground::toy::toy_vocabulary;
 use playground::views::{Labels, Views};
 use std::time::Instant;
 
@@ -41,7 +40,7 @@ fn main() {
             let t = Instant::now();
             let run = Run::run_toy(&s).unwrap();
             let run_ms = t.elapsed().as_secs_f64() * 1e3;
-            let v = toy_vocabulary(s.model.toy().unwrap());
+            let v = s.model.toy().unwrap().vocabulary();
             let mut views = Views::for_method(Labels::from_vocabulary(&v), run.method());
             let t = Instant::now();
             let n = Player::new(f64::INFINITY).to_end(&run, &mut views);

@@ -137,11 +137,11 @@ pub fn build_constraint(
 mod tests {
     use super::*;
     use crate::state::ToyModel;
-    use crate::toy::{GSK_REGEX, toy_vocabulary};
+    use crate::toy::GSK_REGEX;
     use sampler_core::{Constraint, TokenId};
 
     fn gsk() -> Vocabulary {
-        toy_vocabulary(ToyModel::Gsk)
+        ToyModel::Gsk.vocabulary()
     }
 
     fn accepts(c: &DynConstraint<'_>, tokens: &[TokenId]) -> bool {

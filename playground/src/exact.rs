@@ -155,16 +155,12 @@ mod tests {
     use crate::constraint::build_constraint;
     use crate::detect::GrammarKind;
     use crate::state::ToyModel;
-    use crate::toy::{GSK_REGEX, ToyLm, toy_vocabulary};
+    use crate::toy::GSK_REGEX;
 
     fn gsk_exact() -> ExactDistribution {
-        let c = build_constraint(
-            GrammarKind::Regex,
-            GSK_REGEX,
-            &toy_vocabulary(ToyModel::Gsk),
-        )
-        .unwrap();
-        ground_truth_ready(&mut ToyLm::new(ToyModel::Gsk), &c, ExactLimits::toy(8)).unwrap()
+        let c =
+            build_constraint(GrammarKind::Regex, GSK_REGEX, &ToyModel::Gsk.vocabulary()).unwrap();
+        ground_truth_ready(&mut ToyModel::Gsk.lm(), &c, ExactLimits::toy(8)).unwrap()
     }
 
     #[test]
@@ -195,8 +191,8 @@ mod tests {
 
     #[test]
     fn infinite_and_huge_languages_are_refused() {
-        let v = toy_vocabulary(ToyModel::Random { seed: 1, vocab: 3 });
-        let mut lm = ToyLm::new(ToyModel::Random { seed: 1, vocab: 3 });
+        let v = (ToyModel::Random { seed: 1, vocab: 3 }).vocabulary();
+        let mut lm = (ToyModel::Random { seed: 1, vocab: 3 }).lm();
         let inf = build_constraint(GrammarKind::Regex, "a+", &v).unwrap();
         let e = ground_truth_ready(&mut lm, &inf, ExactLimits::toy(16)).unwrap_err();
         assert!(e.contains("longer than 16 tokens"), "{e}");

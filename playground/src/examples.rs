@@ -305,7 +305,6 @@ pub fn find(id: &str) -> Option<&'static Example> {
 mod tests {
     use super::*;
     use crate::constraint::build_constraint;
-    use crate::toy::toy_vocabulary;
 
     #[test]
     fn every_asset_file_is_an_example_with_its_prompt() {
@@ -351,7 +350,7 @@ mod tests {
     #[test]
     fn toy_examples_compile_over_their_vocabularies() {
         for e in EXAMPLES.iter().filter(|e| e.toy.is_some()) {
-            let v = toy_vocabulary(e.toy.unwrap());
+            let v = (e.toy.unwrap()).vocabulary();
             build_constraint(e.kind, e.grammar, &v).unwrap_or_else(|m| panic!("{}: {m}", e.id));
         }
     }

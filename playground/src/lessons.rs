@@ -464,7 +464,6 @@ mod tests {
     use crate::constraint::build_constraint;
     use crate::exact::{ExactLimits, ground_truth_ready, tv};
     use crate::runner::{Outcome, Run};
-    use crate::toy::{ToyLm, toy_vocabulary};
     use crate::views::{Labels, Views};
     use sampler_core::{Constraint, TokenId};
 
@@ -475,17 +474,16 @@ mod tests {
         s.compare.clear();
         s.n = n;
         let toy = s.model.toy().expect("a toy step");
-        let vocab = toy_vocabulary(toy);
+        let vocab = toy.vocabulary();
         let c = build_constraint(s.grammar_kind, &s.grammar, &vocab).unwrap();
         let run = Run::from_state(&s).unwrap();
-        let outcome = run.drive_ready(&mut ToyLm::new(toy), &c, Some(&vocab));
+        let outcome = run.drive_ready(&mut toy.lm(), &c, Some(&vocab));
         assert!(matches!(outcome, Outcome::Completed(_)), "{outcome:?}");
         let mut views = Views::new(Labels::from_vocabulary(&vocab));
         for e in run.events_from(0) {
             views.apply_recorded(&e);
         }
-        let exact =
-            ground_truth_ready(&mut ToyLm::new(toy), &c, ExactLimits::toy(s.max_tokens)).unwrap();
+        let exact = ground_truth_ready(&mut toy.lm(), &c, ExactLimits::toy(s.max_tokens)).unwrap();
         tv(&views.results.empirical(), &exact)
     }
 

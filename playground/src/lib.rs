@@ -22,15 +22,15 @@
 //! # Usage
 //! ```
 //! use playground::{constraint::build_constraint, runner::Run, state::PlaygroundState};
-//! use playground::toy::{ToyLm, toy_vocabulary};
+//! use playground::toy::{ToyLm, ToyModel};
 //! use playground::views::{Labels, Views};
 //!
 //! let state = PlaygroundState::default(); // toy G_sk with CARS
 //! let toy = state.model.toy().unwrap();
-//! let vocab = toy_vocabulary(toy);
+//! let vocab = toy.vocabulary();
 //! let c = build_constraint(state.grammar_kind, &state.grammar, &vocab).unwrap();
 //! let run = Run::from_state(&state).unwrap();
-//! run.drive_ready(&mut ToyLm::new(toy), &c, Some(&vocab));
+//! run.drive_ready(&mut toy.lm(), &c, Some(&vocab));
 //! let mut views = Views::new(Labels::from_vocabulary(&vocab));
 //! for e in run.events_from(0) {
 //!     views.apply_recorded(&e);

@@ -30,7 +30,7 @@ pub mod caps {
     /// Largest LM-call budget per method in compare mode.
     pub const BUDGET: u64 = 1_000_000;
     /// Smallest and largest toy random vocabulary (tokens besides EOS).
-    pub const TOY_VOCAB: std::ops::RangeInclusive<u8> = 2..=8;
+    pub const TOY_VOCAB: std::ops::RangeInclusive<u8> = sampler_core::toy::LETTERS;
 }
 
 /// LM calls per compared method unless the state says otherwise.
@@ -218,7 +218,8 @@ impl PlaygroundState {
                     ));
                 }
             }
-            ModelChoice::Toy(ToyModel::Gsk) | ModelChoice::Real { url: None } => {}
+            ModelChoice::Toy(ToyModel::Gsk | ToyModel::RandomAb { .. })
+            | ModelChoice::Real { url: None } => {}
             ModelChoice::Real { url: Some(url) } => {
                 if url.len() > caps::URL_BYTES {
                     return too_long("the model URL", url.len(), caps::URL_BYTES);

@@ -5,13 +5,10 @@
 use super::browser_turn::{FramePause, yield_now};
 use super::request::{STOPPED, StopCheck};
 use crate::format::fmt_mb;
-#[cfg(feature = "burn-engine")]
-use lm::burn::{BurnModel, BurnPromptedModel};
-use lm::gpu::{GpuModel, GpuPromptedModel};
-use lm::{Model, PromptedModel};
+use lm::backend::EngineLoan;
+use lm::gpu::GpuModel;
+use lm::{Lender, Model};
 use sampler_core::{DynLm, LanguageModel, LmError, TokenId};
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 /// Which backend the user asked for.
@@ -42,30 +39,12 @@ impl Choice {
     }
 }
 
-/// The model uploaded to WebGPU; the [`GpuModel`] is taken out for a run and put back after.
-pub struct GpuBackend {
-    model: Arc<Model>,
-    slot: Rc<RefCell<Option<GpuModel>>>,
-    adapter: String,
-    buffer_bytes: u64,
-}
-
-/// A loaded model on one compute backend.
-pub enum Backend {
-    /// `lm`'s CPU forward pass, compiled to wasm (quantized weights in wasm memory).
-    Cpu(Arc<Model>),
-    /// `lm::gpu`'s forward pass on WebGPU (quantized weights in GPU buffers).
-    Gpu(GpuBackend),
-    /// `lm::burn`'s program on burn's WebGPU backend (feature `burn-engine`).
-    #[cfg(feature = "burn-engine")]
-    Burn(BurnBackend),
-}
-
-/// The model on burn's WebGPU backend; the [`BurnModel`] is taken out for a run.
-#[cfg(feature = "burn-engine")]
-pub struct BurnBackend {
-    model: Arc<Model>,
-    slot: Rc<RefCell<Option<BurnModel>>>,
+/// A loaded model on one compute backend: `lm`'s [`lm::Backend`] (which holds exactly one
+/// engine and lends it to each run), with what the page says about it.
+pub struct Backend {
+    inner: lm::Backend,
+    /// The WebGPU adapter's description and the model's GPU buffers, on WebGPU.
+    adapter: Option<(String, u64)>,
 }
 
 impl Backend {
@@ -87,8 +66,12 @@ impl Backend {
         // A run leaves its KV caches to the next: the same prompt is not prefilled again.
         model.set_keep_caches(true);
         let model = Arc::new(model);
+        let cpu = |model| Backend {
+            inner: lm::Backend::Cpu(model),
+            adapter: None,
+        };
         if choice == Choice::Cpu {
-            return Ok(Backend::Cpu(model));
+            return Ok(cpu(model));
         }
         if choice == Choice::Burn {
             return Backend::load_burn(model, status).await;
@@ -102,7 +85,7 @@ impl Backend {
                 note(&format!(
                     "WebGPU unavailable ({e}); the model runs on the CPU (wasm)."
                 ));
-                return Ok(Backend::Cpu(model));
+                return Ok(cpu(model));
             }
             Err(e) => return Err(format!("WebGPU: {e}")),
         };
@@ -115,7 +98,7 @@ impl Backend {
         };
         if choice == Choice::Auto && (gpu.is_cpu() || is_software(&adapter)) {
             // A software adapter (SwiftShader): the wasm CPU path is faster.
-            return Ok(Backend::Cpu(model));
+            return Ok(cpu(model));
         }
         status(&format!("uploading weights to {adapter}…"));
         yield_now().await;
@@ -127,7 +110,7 @@ impl Backend {
                 note(&format!(
                     "The model does not fit on {adapter} ({e}); it runs on the CPU (wasm)."
                 ));
-                return Ok(Backend::Cpu(model));
+                return Ok(cpu(model));
             }
             Err(e) => return Err(format!("WebGPU ({adapter}): {e}")),
         };
@@ -136,12 +119,10 @@ impl Backend {
             "{adapter}: {} of GPU buffers",
             fmt_mb(buffer_bytes)
         ));
-        Ok(Backend::Gpu(GpuBackend {
-            model,
-            slot: Rc::new(RefCell::new(Some(g))),
-            adapter,
-            buffer_bytes,
-        }))
+        Ok(Backend {
+            inner: lm::Backend::Gpu(Lender::new(model, g, "WebGPU")),
+            adapter: Some((adapter, buffer_bytes)),
+        })
     }
 
     /// Uploads the model to burn's WebGPU backend (`?engine=burn`).
@@ -152,11 +133,11 @@ impl Backend {
         let device = lm::burn::webgpu().await?;
         status("uploading weights to burn's WebGPU device…");
         yield_now().await;
-        let m = BurnModel::new(model.clone(), device, "burn-webgpu");
-        Ok(Backend::Burn(BurnBackend {
-            model,
-            slot: Rc::new(RefCell::new(Some(m))),
-        }))
+        let m = lm::burn::BurnModel::new(model.clone(), device, "burn-webgpu");
+        Ok(Backend {
+            inner: lm::Backend::Burn(Lender::new(model, m, "burn (WebGPU)")),
+            adapter: None,
+        })
     }
 
     /// Without the `burn-engine` feature: says how to get it.
@@ -171,150 +152,63 @@ impl Backend {
 
     /// The model (header, configuration, tokenizer).
     pub fn model(&self) -> &Model {
-        match self {
-            Backend::Cpu(m) => m,
-            Backend::Gpu(g) => &g.model,
-            #[cfg(feature = "burn-engine")]
-            Backend::Burn(b) => &b.model,
-        }
+        self.inner.model()
     }
 
     /// Whether it runs on WebGPU.
     pub fn is_gpu(&self) -> bool {
-        match self {
-            Backend::Cpu(_) => false,
-            Backend::Gpu(_) => true,
-            // burn's WebGPU device lives on the page's thread too.
-            #[cfg(feature = "burn-engine")]
-            Backend::Burn(_) => true,
-        }
+        // burn's WebGPU device lives on the page's thread too.
+        !matches!(self.inner, lm::Backend::Cpu(_))
     }
 
     /// Why the WebGPU device can no longer run the model, if so (see `Engine::gpu_failure`).
     pub fn gpu_failure(&self) -> Option<String> {
-        let Backend::Gpu(g) = self else {
+        let lm::Backend::Gpu(g) = &self.inner else {
             return None;
         };
-        let slot = g.slot.try_borrow().ok()?;
-        slot.as_ref()?.gpu().check().err().map(|e| e.to_string())
+        g.with_engine(|m| m.gpu().check().err().map(|e| e.to_string()))
+            .flatten()
     }
 
     /// Destroys the WebGPU device (see `Engine::lose_gpu_device`).
     pub fn lose_gpu_device(&self) -> bool {
-        let Backend::Gpu(g) = self else {
+        let lm::Backend::Gpu(g) = &self.inner else {
             return false;
         };
-        match g.slot.try_borrow() {
-            Ok(slot) => match slot.as_ref() {
-                Some(m) => {
-                    m.gpu().device().destroy();
-                    true
-                }
-                None => false,
-            },
-            Err(_) => false,
-        }
+        g.with_engine(|m| m.gpu().device().destroy()).is_some()
     }
 
     /// Where it runs, for the page.
     pub fn name(&self) -> String {
-        match self {
-            Backend::Cpu(_) => "CPU (wasm)".into(),
-            #[cfg(feature = "burn-engine")]
-            Backend::Burn(_) => "burn on WebGPU (lm::burn)".into(),
-            Backend::Gpu(g) => format!(
-                "WebGPU ({}, {} of GPU buffers)",
-                g.adapter,
-                fmt_mb(g.buffer_bytes)
-            ),
+        match (&self.inner, &self.adapter) {
+            (lm::Backend::Cpu(_), _) => "CPU (wasm)".into(),
+            (lm::Backend::Gpu(_), Some((adapter, bytes))) => {
+                format!("WebGPU ({adapter}, {} of GPU buffers)", fmt_mb(*bytes))
+            }
+            _ => "burn on WebGPU (lm::burn)".into(),
         }
     }
 
     /// The model conditioned on `prompt`, as the samplers see it; its forward passes fail
-    /// with [`STOPPED`] once `stop` says so.
+    /// with [`STOPPED`] once `stop` says so. A prompt the engine cannot take is refused
+    /// before a GPU engine is lent out, so the backend keeps it for the next run.
     pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
-        let inner: DynLm<'static> = match self {
-            Backend::Cpu(m) => Box::new(FramePaced(PromptedModel::new(m.clone(), prompt)?)),
-            Backend::Gpu(g) => {
-                // A prompt the model cannot take is refused before the model is lent out,
-                // so the slot keeps it for the next run.
-                if let Some(m) = g.slot.borrow().as_ref() {
-                    GpuPromptedModel::check_prompt(m, &prompt)?;
-                }
-                let model = g.slot.borrow_mut().take().ok_or_else(|| {
-                    LmError("the GPU model was lost after an earlier error; reload the page".into())
-                })?;
-                if let Err(e) = model.gpu().check() {
-                    return Err(LmError(format!("WebGPU failed: {e}")));
-                }
-                Box::new(Lent {
-                    lm: Some(Box::new(GpuPromptedModel::new(model, prompt)?)),
-                    slot: g.slot.clone(),
-                    what: "WebGPU",
-                })
-            }
-            #[cfg(feature = "burn-engine")]
-            Backend::Burn(b) => {
-                if let Some(m) = b.slot.borrow().as_ref() {
-                    BurnPromptedModel::check_prompt(m, &prompt)?;
-                }
-                let model = b
-                    .slot
-                    .borrow_mut()
-                    .take()
-                    .ok_or_else(|| LmError("the burn model is in use by another run".into()))?;
-                Box::new(Lent {
-                    lm: Some(Box::new(BurnPromptedModel::new(model, prompt)?)),
-                    slot: b.slot.clone(),
-                    what: "burn (WebGPU)",
-                })
-            }
-        };
+        let inner: DynLm<'static> = Box::new(self.inner.lend::<FramePause>(prompt)?);
         Ok(BackendLm { inner, stop })
     }
-}
 
-/// The GPU model lent out of the backend for one run; it goes back when the loan drops.
-pub struct GpuLoan {
-    /// Always `Some` until dropped.
-    model: Option<GpuModel>,
-    slot: Rc<RefCell<Option<GpuModel>>>,
-}
-
-impl GpuLoan {
-    /// The lent model.
-    pub fn model(&mut self) -> &mut GpuModel {
-        self.model
-            .as_mut()
-            .expect("the GPU model is present until drop")
-    }
-}
-
-impl Drop for GpuLoan {
-    fn drop(&mut self) {
-        if let Some(m) = self.model.take() {
-            *self.slot.borrow_mut() = Some(m);
-        }
-    }
-}
-
-impl Backend {
     /// Lends the GPU model for a run that drives it directly (masked decoding on the GPU);
-    /// `Ok(None)` on the CPU path.
+    /// `Ok(None)` on the CPU path. It goes back when the loan drops.
     pub fn lend_gpu(&self) -> Result<Option<GpuLoan>, LmError> {
-        let Backend::Gpu(g) = self else {
+        let lm::Backend::Gpu(g) = &self.inner else {
             return Ok(None);
         };
-        let model = g.slot.borrow_mut().take().ok_or_else(|| {
-            LmError("the GPU model was lost after an earlier error; reload the page".into())
-        })?;
-        let loan = GpuLoan {
-            model: Some(model),
-            slot: g.slot.clone(),
-        };
-        Ok(Some(loan))
+        g.lend_engine().map(Some)
     }
 }
+
+/// The GPU model lent out of the backend for one run.
+pub type GpuLoan = EngineLoan<GpuModel>;
 
 /// A conditioned model that yields to the browser before every forward pass, so the page
 /// repaints each streamed token and Stop (Esc) takes effect before the next forward pass.
@@ -356,110 +250,6 @@ impl LanguageModel for BackendLm {
 
     fn forward_tokens(&self) -> u64 {
         self.inner.forward_tokens()
-    }
-}
-
-/// The CPU model, its forward passes split at layer boundaries so frames keep coming.
-struct FramePaced(PromptedModel);
-
-impl LanguageModel for FramePaced {
-    fn vocab_size(&self) -> usize {
-        self.0.vocab_size()
-    }
-
-    fn eos(&self) -> TokenId {
-        self.0.eos()
-    }
-
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        self.0
-            .logprobs_pausing(prefix, &mut FramePause::new())
-            .await
-    }
-
-    /// SMC particles: one pass over every particle's new token.
-    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
-        self.0
-            .logprobs_batch_pausing(prefixes, &mut FramePause::new())
-            .await
-    }
-
-    fn forward_tokens(&self) -> u64 {
-        self.0.forward_tokens()
-    }
-}
-
-/// A prompted model that gives its model back ([`GpuPromptedModel`], [`BurnPromptedModel`]).
-trait Lendable: LanguageModel {
-    /// The model underneath.
-    type Model;
-    /// Gives the model back.
-    fn into_model(self) -> Self::Model;
-}
-
-impl Lendable for GpuPromptedModel {
-    type Model = GpuModel;
-    fn into_model(self) -> GpuModel {
-        GpuPromptedModel::into_model(self)
-    }
-}
-
-#[cfg(feature = "burn-engine")]
-impl Lendable for BurnPromptedModel {
-    type Model = BurnModel;
-    fn into_model(self) -> BurnModel {
-        BurnPromptedModel::into_model(self)
-    }
-}
-
-/// A GPU model lent out of the backend for one run, conditioned on the prompt; the model
-/// goes back to the backend's slot when this drops.
-struct Lent<P: Lendable> {
-    /// Always `Some` until dropped.
-    lm: Option<Box<P>>,
-    slot: Rc<RefCell<Option<P::Model>>>,
-    /// The engine, in error messages.
-    what: &'static str,
-}
-
-impl<P: Lendable> Lent<P> {
-    fn lm(&self) -> &P {
-        self.lm
-            .as_ref()
-            .expect("the GPU model is present until drop")
-    }
-}
-
-impl<P: Lendable> Drop for Lent<P> {
-    fn drop(&mut self) {
-        if let Some(lm) = self.lm.take() {
-            *self.slot.borrow_mut() = Some(lm.into_model());
-        }
-    }
-}
-
-impl<P: Lendable> LanguageModel for Lent<P> {
-    fn vocab_size(&self) -> usize {
-        self.lm().vocab_size()
-    }
-
-    fn eos(&self) -> TokenId {
-        self.lm().eos()
-    }
-
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        let what = self.what;
-        let m = self
-            .lm
-            .as_mut()
-            .expect("the GPU model is present until drop");
-        m.logprobs(prefix)
-            .await
-            .map_err(|e| LmError(format!("{what} failed: {}", e.0)))
-    }
-
-    fn forward_tokens(&self) -> u64 {
-        self.lm().forward_tokens()
     }
 }
 

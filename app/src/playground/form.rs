@@ -118,6 +118,10 @@ impl Form {
                 self.toy_seed.set(seed.to_string());
                 self.toy_vocab.set(vocab.to_string());
             }
+            ModelChoice::Toy(ToyModel::RandomAb { seed }) => {
+                self.model.set("random-ab".into());
+                self.toy_seed.set(seed.to_string());
+            }
             ModelChoice::Real { url } => {
                 self.model.set("real".into());
                 self.model_url.set(url.clone());
@@ -147,6 +151,9 @@ impl Form {
             "random" => ModelChoice::Toy(ToyModel::Random {
                 seed: num(self.toy_seed, "The toy model's seed")?,
                 vocab: num(self.toy_vocab, "The toy vocabulary size")?,
+            }),
+            "random-ab" => ModelChoice::Toy(ToyModel::RandomAb {
+                seed: num(self.toy_seed, "The toy model's seed")?,
             }),
             _ => ModelChoice::Real {
                 url: self.model_url.get_untracked(),

@@ -8,7 +8,7 @@ use playground::constraint::{ConstraintBuilder, compile_note};
 use playground::exact::{ExactLimits, ground_truth, ground_truth_ready};
 use playground::runner::Run;
 use playground::state::{ModelChoice, PlaygroundState, ToyModel};
-use playground::toy::{ToyLm, toy_vocabulary};
+use playground::toy::ToyLm;
 use playground::views::Labels;
 use sampler_core::DynConstraint;
 use sampler_core::exact::ExactDistribution;
@@ -132,7 +132,7 @@ impl World {
     pub fn build(state: &PlaygroundState) -> Result<World, BuildError> {
         match &state.model {
             ModelChoice::Toy(t) => {
-                let (lm, vocab) = (ToyLm::new(*t), toy_vocabulary(*t));
+                let (lm, vocab) = (t.lm(), t.vocabulary());
                 let (constraint, compile_note) = compile(state, &vocab, BuilderKey::Toy(*t))?;
                 Ok(World::Toy {
                     lm,
@@ -197,11 +197,7 @@ impl World {
                 let ModelChoice::Toy(t) = &state.model else {
                     return Err("not a toy model".into());
                 };
-                ground_truth_ready(
-                    &mut ToyLm::new(*t),
-                    constraint,
-                    ExactLimits::toy(state.max_tokens),
-                )
+                ground_truth_ready(&mut t.lm(), constraint, ExactLimits::toy(state.max_tokens))
             }
             World::Real { .. } => REAL_EXACT.with(|c| match &*c.borrow() {
                 Some((key, e)) if *key == real_exact_key(state) => Ok(e.clone()),

@@ -356,10 +356,6 @@ impl crate::engine::Engine for BurnModel {
         self.model.tokenizer().eos()
     }
 
-    fn max_context(&self) -> usize {
-        self.model.config().context_length
-    }
-
     fn context_name(&self) -> &'static str {
         "the model's context"
     }

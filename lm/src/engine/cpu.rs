@@ -39,10 +39,6 @@ impl Engine for CpuEngine {
         self.model.tokenizer().eos()
     }
 
-    fn max_context(&self) -> usize {
-        self.model.config().context_length
-    }
-
     fn context_name(&self) -> &'static str {
         "the context"
     }

@@ -26,8 +26,10 @@ pub trait Engine {
     /// The end-of-sequence token.
     fn eos(&self) -> TokenId;
 
-    /// Positions the cache can hold (at most the model's context).
-    fn max_context(&self) -> usize;
+    /// Positions the cache can hold (at most the model's context; by default all of it).
+    fn max_context(&self) -> usize {
+        self.config().context_length
+    }
 
     /// How messages name [`Engine::max_context`] ("the context", "the GPU context").
     fn context_name(&self) -> &'static str;
@@ -46,6 +48,12 @@ pub trait Engine {
         tokens: &[TokenId],
         logits_from: usize,
     ) -> Result<Vec<f32>, LmError>;
+
+    /// Whether the device the engine runs on still works (a GPU can be lost); `Err` says
+    /// why not.
+    fn check_device(&self) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Whether `prompt` can condition this engine: non-empty, within
     /// [`Engine::max_context`], every token in the vocabulary.

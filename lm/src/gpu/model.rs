@@ -670,6 +670,10 @@ impl crate::engine::Engine for GpuModel {
         "the GPU context"
     }
 
+    fn check_device(&self) -> Result<(), String> {
+        self.gpu.check().map_err(|e| e.to_string())
+    }
+
     fn cached(&self) -> usize {
         self.cache_len
     }

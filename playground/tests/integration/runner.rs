@@ -8,7 +8,7 @@ use playground::on_call::OnCall;
 use playground::player::Player;
 use playground::runner::{BatchReader, Outcome, Run};
 use playground::state::{ModelChoice, PlaygroundState, ToyModel};
-use playground::toy::{GSK_REGEX, ToyLm, toy_vocabulary};
+use playground::toy::{GSK_REGEX, ToyLm};
 use playground::views::{Labels, Views};
 use sampler_core::Event;
 use sampler_core::samplers::{Method, Params};
@@ -18,7 +18,7 @@ use std::rc::Rc;
 /// A toy model that presses Stop on `run` at its `after`-th call.
 fn stop_after(run: &Run, after: u64) -> OnCall<ToyLm> {
     let run = run.clone();
-    OnCall::new(ToyLm::new(ToyModel::Gsk), move |calls| {
+    OnCall::new(ToyModel::Gsk.lm(), move |calls| {
         if calls >= after {
             run.cancel();
         }
@@ -35,7 +35,7 @@ fn gsk_params(n: usize) -> Params {
 
 #[test]
 fn stop_mid_run_keeps_what_was_recorded() {
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     let run = Run::new(Method::Cars, gsk_params(1000), 1);
     let mut lm = stop_after(&run, 25);
@@ -47,7 +47,7 @@ fn stop_mid_run_keeps_what_was_recorded() {
     assert!(run.samples().len() < 1000);
     // Driving it again changes nothing.
     let len = run.len();
-    let again = run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+    let again = run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
     assert!(matches!(again, Outcome::Failed(m) if m.contains("already driven")));
     assert_eq!(run.len(), len);
     assert_eq!(run.outcome(), Some(Outcome::Cancelled));
@@ -55,7 +55,7 @@ fn stop_mid_run_keeps_what_was_recorded() {
 
 #[test]
 fn the_budget_stops_each_compared_method_at_the_same_calls() {
-    let v = toy_vocabulary(TOY_RANDOM);
+    let v = TOY_RANDOM.vocabulary();
     let c = build_constraint(GrammarKind::Regex, "ab|ba|aab|c{1,2}", &v).unwrap();
     for m in [Method::Lcd, Method::Cars, Method::McmcUniform, Method::Rs] {
         let run = Run::new(
@@ -68,7 +68,7 @@ fn the_budget_stops_each_compared_method_at_the_same_calls() {
             3,
         )
         .with_lm_call_budget(60);
-        let o = run.drive_ready(&mut ToyLm::new(TOY_RANDOM), &c, Some(&v));
+        let o = run.drive_ready(&mut TOY_RANDOM.lm(), &c, Some(&v));
         assert_eq!(o, Outcome::BudgetReached, "{m}");
         assert_eq!(run.live_counters().lm_calls, 60, "{m}");
         // Samples before the budget carry counters within it.
@@ -81,7 +81,7 @@ fn the_budget_stops_each_compared_method_at_the_same_calls() {
 
 #[test]
 fn live_counters_agree_with_the_samples_counters() {
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     for m in [
         Method::Lcd,
@@ -90,7 +90,7 @@ fn live_counters_agree_with_the_samples_counters() {
         Method::McmcPriority,
     ] {
         let run = Run::new(m, gsk_params(20), 5);
-        let o = run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+        let o = run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
         let Outcome::Completed(total) = o else {
             panic!("{m}: {o:?}")
         };
@@ -111,7 +111,7 @@ fn live_counters_agree_with_the_samples_counters() {
 #[test]
 fn failures_are_one_line_outcomes() {
     // gcd-budget needs a regular constraint; G_sk as GBNF is context-free.
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(
         GrammarKind::Gbnf,
         include_str!("../../../assets/examples/gsk.gbnf"),
@@ -119,7 +119,7 @@ fn failures_are_one_line_outcomes() {
     )
     .unwrap();
     let run = Run::new(Method::GcdBudget, gsk_params(3), 1);
-    match run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v)) {
+    match run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v)) {
         Outcome::Failed(m) => assert!(m.contains("regular") && !m.contains('\n'), "{m}"),
         o => panic!("{o:?}"),
     }
@@ -133,10 +133,10 @@ fn failures_are_one_line_outcomes() {
 
 #[test]
 fn player_steps_and_ticks_at_its_speed() {
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     let run = Run::new(Method::Cars, gsk_params(5), 2);
-    run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+    run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
     let total = run.len();
     assert!(total > 10);
     let labels = Labels::from_vocabulary(&v);
@@ -181,10 +181,10 @@ fn run_toy_runs_a_state_and_refuses_real_ones() {
 
 #[test]
 fn past_the_event_cap_only_samples_are_kept() {
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     let run = Run::new(Method::Lcd, gsk_params(50), 1).with_max_events(100);
-    run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+    run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
     assert!(run.truncated());
     let events = run.events_from(0);
     let finished = events
@@ -205,10 +205,10 @@ fn export_writes_one_line_per_sample_and_event() {
         n: 7,
         ..PlaygroundState::default()
     };
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(s.grammar_kind, &s.grammar, &v).unwrap();
     let run = Run::from_state(&s).unwrap();
-    run.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+    run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
     let labels = Labels::from_vocabulary(&v);
     let samples = samples_jsonl(&run.samples(), &labels);
     assert_eq!(samples.lines().count(), 7);
@@ -231,7 +231,7 @@ fn export_writes_one_line_per_sample_and_event() {
 
 #[test]
 fn a_run_mirrored_batch_by_batch_equals_the_run() {
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
     for m in [
         Method::Lcd,
@@ -259,7 +259,7 @@ fn a_run_mirrored_batch_by_batch_equals_the_run() {
             })
         };
         let before_call = flush.clone();
-        let mut lm = OnCall::new(ToyLm::new(ToyModel::Gsk), move |_| before_call());
+        let mut lm = OnCall::new(ToyModel::Gsk.lm(), move |_| before_call());
         let o = run.drive_ready(&mut lm, &c, Some(&v));
         assert!(matches!(o, Outcome::Completed(_)), "{m}: {o:?}");
         flush();

@@ -8,7 +8,7 @@ use playground::exact::{ExactLimits, ground_truth_ready, tv};
 use playground::examples::{TOY_RANDOM, example};
 use playground::runner::{Outcome, Run};
 use playground::state::ToyModel;
-use playground::toy::{GSK_REGEX, ToyLm, toy_vocabulary};
+use playground::toy::{GSK_REGEX, ToyLm};
 use playground::views::{Labels, TrieView, Views};
 use sampler_core::DynConstraint;
 use sampler_core::samplers::trie::Trie;
@@ -18,15 +18,15 @@ use sampler_core::{Event, SeededRng, VecSink, Vocabulary, block_on};
 const RANDOM_GRAMMAR: &str = "ab|ba|aab|c{1,2}";
 
 fn gsk() -> (ToyLm, DynConstraint<'static>, Vocabulary) {
-    let v = toy_vocabulary(ToyModel::Gsk);
+    let v = ToyModel::Gsk.vocabulary();
     let c = build_constraint(GrammarKind::Regex, GSK_REGEX, &v).unwrap();
-    (ToyLm::new(ToyModel::Gsk), c, v)
+    (ToyModel::Gsk.lm(), c, v)
 }
 
 fn random() -> (ToyLm, DynConstraint<'static>, Vocabulary) {
-    let v = toy_vocabulary(TOY_RANDOM);
+    let v = TOY_RANDOM.vocabulary();
     let c = build_constraint(GrammarKind::Regex, RANDOM_GRAMMAR, &v).unwrap();
-    (ToyLm::new(TOY_RANDOM), c, v)
+    (TOY_RANDOM.lm(), c, v)
 }
 
 fn run(
@@ -487,7 +487,7 @@ fn compare_mode_shows_lcd_bias_against_cars_at_equal_budget() {
     let exact = ground_truth_ready(&mut lm, &c, ExactLimits::toy(state.max_tokens)).unwrap();
     let mut tvs = Vec::new();
     for r in &runs {
-        let o = r.drive_ready(&mut ToyLm::new(ToyModel::Gsk), &c, Some(&v));
+        let o = r.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
         assert!(
             matches!(o, Outcome::BudgetReached | Outcome::Completed(_)),
             "{o:?}"
@@ -590,10 +590,10 @@ fn smc_results_weigh_each_run_once() {
 fn every_toy_example_and_its_link_reproduce_the_same_samples() {
     let draw = |s: &playground::state::PlaygroundState| {
         let toy = s.model.toy().unwrap();
-        let v = toy_vocabulary(toy);
+        let v = toy.vocabulary();
         let c = build_constraint(s.grammar_kind, &s.grammar, &v).unwrap();
         let r = Run::from_state(s).unwrap();
-        r.drive_ready(&mut ToyLm::new(toy), &c, Some(&v));
+        r.drive_ready(&mut toy.lm(), &c, Some(&v));
         r.samples()
     };
     let toys: Vec<_> = playground::examples::examples()
@@ -660,10 +660,10 @@ fn every_method_runs_on_a_compiled_regex_p_gcd_included() {
             assert!(weighted.count() > 0, "{method}: {samples:?}");
         }
     }
-    let v = toy_vocabulary(TOY_RANDOM);
+    let v = TOY_RANDOM.vocabulary();
     let c = build_constraint(GrammarKind::Gbnf, "root ::= \"ab\" | \"ba\"", &v).unwrap();
     let r = Run::new(Method::PGcdSmc, params, 1);
-    match r.drive_ready(&mut ToyLm::new(TOY_RANDOM), &c, Some(&v)) {
+    match r.drive_ready(&mut TOY_RANDOM.lm(), &c, Some(&v)) {
         Outcome::Failed(m) => assert!(m.contains("needs a regular constraint"), "{m}"),
         o => panic!("p-gcd-smc on a grammar: {o:?}"),
     }

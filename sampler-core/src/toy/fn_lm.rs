@@ -3,6 +3,7 @@
 use crate::{LanguageModel, LmError, TokenId};
 
 /// A language model whose next-token distribution is `f(prefix)` (probabilities, summing to 1).
+#[derive(Clone, Debug)]
 pub struct FnLm<F> {
     vocab_size: usize,
     eos: TokenId,

@@ -19,21 +19,27 @@ pub fn gsk_vocabulary() -> Vocabulary {
     Vocabulary::new(vec![b"0".to_vec(), b"1".to_vec(), Vec::new()], EOS, &[EOS])
 }
 
+/// The G_sk language model's type: a plain function of the prefix.
+pub type GskLm = FnLm<fn(&[TokenId]) -> Vec<f64>>;
+
 /// The G_sk language model (see the module docs for its numbers).
-pub fn gsk_lm() -> FnLm<impl Fn(&[TokenId]) -> Vec<f64>> {
-    FnLm::new(3, EOS, |prefix: &[TokenId]| {
-        let mut p = vec![0.0; 3];
-        if prefix.len() >= 5 || prefix.contains(&EOS) {
-            p[EOS as usize] = 1.0;
-        } else if prefix == [ZERO; 4] {
-            p[ZERO as usize] = 0.45e-8;
-            p[ONE as usize] = 1.0 - 0.45e-8;
-        } else {
-            p[ZERO as usize] = 0.45;
-            p[ONE as usize] = 0.55;
-        }
-        p
-    })
+pub fn gsk_lm() -> GskLm {
+    FnLm::new(3, EOS, gsk_probs)
+}
+
+/// G_sk's next-token probabilities after `prefix`.
+fn gsk_probs(prefix: &[TokenId]) -> Vec<f64> {
+    let mut p = vec![0.0; 3];
+    if prefix.len() >= 5 || prefix.contains(&EOS) {
+        p[EOS as usize] = 1.0;
+    } else if prefix == [ZERO; 4] {
+        p[ZERO as usize] = 0.45e-8;
+        p[ONE as usize] = 1.0 - 0.45e-8;
+    } else {
+        p[ZERO as usize] = 0.45;
+        p[ONE as usize] = 0.55;
+    }
+    p
 }
 
 /// The G_sk constraint over [`gsk_vocabulary`].

@@ -9,6 +9,7 @@ use crate::playground::session::Session;
 use leptos::prelude::*;
 use playground::detect::detect_kind;
 use playground::examples::examples;
+use playground::state::ModelChoice;
 
 /// The rows of what is sampled.
 #[component]
@@ -43,13 +44,27 @@ pub fn SetupRows(form: Form, session: Session, compare_mode: RwSignal<bool>) -> 
                     prop:value=move || form.model.get()>
                     <option value="gsk">"toy: G_sk (skewed grammar, seed 004)"</option>
                     <option value="random">"toy: random n-gram LM"</option>
+                    <option value="random-ab">"toy: random LM with an ab token"</option>
                     <option value="real">"SmolLM2-135M (downloaded above)"</option>
                 </select>
             </label>
-            <Show when=move || form.model.get() == "random">
+            <Show when=move || form.model.get().starts_with("random")>
                 <label>"LM seed " <input id="pg-toy-seed" type="number" min="0" bind:value=form.toy_seed/></label>
-                <label>"vocab " <input id="pg-toy-vocab" type="number" min="2" max="16" bind:value=form.toy_vocab/></label>
             </Show>
+            <Show when=move || form.model.get() == "random">
+                <label>"vocab " <input id="pg-toy-vocab" type="number" min="2" max="8" bind:value=form.toy_vocab/></label>
+            </Show>
+            // The same model from the command line (one registry of toy models).
+            {move || {
+                // Read tracked, so the line follows the model, seed and vocabulary fields.
+                let _ = (form.model.get(), form.toy_seed.get(), form.toy_vocab.get());
+                form.state().ok().and_then(|s| match s.model {
+                    ModelChoice::Toy(t) => Some(view! {
+                        <span id="pg-toy-cli" class="hint">"strait "<code>{format!("--model {}", t.name())}</code></span>
+                    }),
+                    ModelChoice::Real { .. } => None,
+                })
+            }}
         </div>
         <GrammarEditor text=form.grammar kind=form.kind detected=detected error=grammar_error kinds=KINDS/>
         <Show when=move || form.model.get() == "real">

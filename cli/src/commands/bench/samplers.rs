@@ -12,11 +12,10 @@
 use super::harness::{EXAMPLE, Outcome, example, fresh, params, run_one};
 use crate::args::BenchArgs;
 use crate::failure::{Failure, Result};
-use crate::model_source::toy_random_vocabulary;
 use lm::Model;
 use sampler_core::exact::{ExactDistribution, Limits, enumerate, kl_divergence, total_variation};
 use sampler_core::samplers::{Counters, Method};
-use sampler_core::toy::{RandomLm, gsk_constraint, gsk_lm};
+use sampler_core::toy::{RandomLm, ToyModel, gsk_constraint, gsk_lm};
 use sampler_core::{
     Constraint, LanguageModel, LmError, RandomSource, RegexConstraint, SeededRng, TokenId,
     Vocabulary, block_on,
@@ -80,7 +79,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
     eprintln!("strait: bench samplers: toy problems");
     let gsk_exact = exact_of(&mut gsk_lm(), &gsk_constraint(), 8)?;
-    let toy_vocab = toy_random_vocabulary();
+    let toy_vocab = ToyModel::RandomAb { seed: 3 }.vocabulary();
     let toy_c = RegexConstraint::from_regex(TOY_REGEX, &toy_vocab)
         .map_err(|e| Failure(format!("{TOY_REGEX}: {e}")))?;
     let toy_lm = || RandomLm::new(5, 4, 1, 3);
