@@ -163,6 +163,8 @@ fn unknown_methods_and_toys_are_named() {
         "toy:letters:3:5",
         "--regex",
         "[abc]{2}",
+        "--method",
+        "cars",
         "--n",
         "4",
         "--seed",
