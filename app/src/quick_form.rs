@@ -6,7 +6,7 @@
 //! per token, with `data-p` and, under masking, `data-z`), `#generate`, `#stop`.
 
 use crate::clock::now_ms;
-use crate::engine::{Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
+use crate::engine::{Ended, Finished, Method, Output, Request, StopCheck, TokenOut};
 use crate::loader::Phase;
 use crate::page_state::{engine, reload_with_backend};
 use leptos::ev;
@@ -180,14 +180,13 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
                     });
                     result.set(Some(f));
                 }
-                Err(msg) => {
-                    if msg == STOPPED {
-                        run_state.set("stopped");
-                        run_msg.set("Stopped.".into());
-                    } else {
-                        run_state.set("error");
-                        run_msg.set(msg);
-                    }
+                Err(Ended::Stopped) => {
+                    run_state.set("stopped");
+                    run_msg.set("Stopped.".into());
+                }
+                Err(Ended::Failed(msg)) => {
+                    run_state.set("error");
+                    run_msg.set(msg);
                 }
             }
             phase.set(Phase::Ready);

@@ -1,6 +1,7 @@
 //! What a sampler reports while it runs: the UI animates it, the CLI writes it as JSON lines.
 
 use crate::TokenId;
+use crate::counters::Counters;
 use serde::{Deserialize, Serialize};
 
 /// One thing a sampler did.
@@ -173,10 +174,15 @@ pub enum Event {
 pub trait EventSink {
     /// Records one event.
     fn emit(&mut self, event: Event);
-    /// Whether the run should stop at the next check (the Stop button, Esc).
+    /// Whether the run should stop at the next check (the Stop button, Esc). Checked
+    /// before every model call; a model call that fails while this says so ends the run
+    /// as cancelled ([`crate::SampleError::Cancelled`]), whatever the model's error says.
     fn cancelled(&self) -> bool {
         false
     }
+    /// The run's counters so far, published by the sampler's context before and after
+    /// every model call (live progress; a cap on model calls reads them in `cancelled`).
+    fn progress(&mut self, _counters: &Counters) {}
 }
 
 /// Discards every event.

@@ -30,6 +30,7 @@
 pub mod block_on;
 pub mod byte_automaton;
 pub mod constraint;
+pub mod counters;
 pub mod dyn_constraint;
 pub mod dyn_lm;
 pub mod error;

@@ -3,12 +3,13 @@
 //! to the samplers or the UI.
 
 use super::browser_turn::{FramePause, yield_now};
-use super::request::{STOPPED, StopCheck};
+use super::request::StopCheck;
+use super::yielding::Yielding;
 use crate::format::fmt_mb;
 use lm::backend::EngineLoan;
 use lm::gpu::GpuModel;
 use lm::{Lender, Model};
-use sampler_core::{DynLm, LanguageModel, LmError, TokenId};
+use sampler_core::{DynLm, LmError, TokenId};
 use std::sync::Arc;
 
 /// Which backend the user asked for.
@@ -189,12 +190,12 @@ impl Backend {
         }
     }
 
-    /// The model conditioned on `prompt`, as the samplers see it; its forward passes fail
-    /// with [`STOPPED`] once `stop` says so. A prompt the engine cannot take is refused
+    /// The model conditioned on `prompt`, as the samplers see it; its calls end once `stop`
+    /// says so. A prompt the engine cannot take is refused
     /// before a GPU engine is lent out, so the backend keeps it for the next run.
     pub fn conditioned(&self, prompt: Vec<TokenId>, stop: StopCheck) -> Result<BackendLm, LmError> {
         let inner: DynLm<'static> = Box::new(self.inner.lend::<FramePause>(prompt)?);
-        Ok(BackendLm { inner, stop })
+        Ok(Yielding::every_call(inner, stop))
     }
 
     /// Lends the GPU model for a run that drives it directly (masked decoding on the GPU);
@@ -210,48 +211,9 @@ impl Backend {
 /// The GPU model lent out of the backend for one run.
 pub type GpuLoan = EngineLoan<GpuModel>;
 
-/// A conditioned model that yields to the browser before every forward pass, so the page
-/// repaints each streamed token and Stop (Esc) takes effect before the next forward pass.
-/// The model underneath is either backend's, behind sampler-core's one handle.
-pub struct BackendLm {
-    inner: DynLm<'static>,
-    stop: StopCheck,
-}
-
-impl BackendLm {
-    /// Fails with [`STOPPED`] once the user pressed Stop; yields to the browser first.
-    async fn pause(&self) -> Result<(), LmError> {
-        yield_now().await;
-        if (self.stop)() {
-            return Err(LmError(STOPPED.into()));
-        }
-        Ok(())
-    }
-}
-
-impl LanguageModel for BackendLm {
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-
-    fn eos(&self) -> TokenId {
-        self.inner.eos()
-    }
-
-    async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        self.pause().await?;
-        self.inner.logprobs(prefix).await
-    }
-
-    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
-        self.pause().await?;
-        self.inner.logprobs_batch(prefixes).await
-    }
-
-    fn forward_tokens(&self) -> u64 {
-        self.inner.forward_tokens()
-    }
-}
+/// A conditioned model as the page's samplers get it: the backend's loan behind
+/// sampler-core's one handle, giving the browser a turn before every forward pass.
+pub type BackendLm = Yielding<DynLm<'static>>;
 
 /// Whether an adapter description names a CPU implementation of WebGPU/Vulkan.
 fn is_software(adapter: &str) -> bool {

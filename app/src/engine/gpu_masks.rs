@@ -5,7 +5,7 @@
 //! both paths give the same tokens (the end-to-end test compares them).
 
 use super::backend::GpuLoan;
-use super::request::{Finished, Output, Request, STOPPED, StopCheck, TokenOut};
+use super::request::{Ended, Finished, Output, Request, StopCheck, TokenOut};
 use lm::gpu::{DecodeMask, MaskedDecoder};
 use sampler_core::{
     Constraint, RegexConstraint, SeededRng, TensorizedAutomaton, TokenId, Vocabulary,
@@ -22,7 +22,7 @@ pub async fn generate(
     prompt: &[TokenId],
     out: &mut dyn Output,
     stop: StopCheck,
-) -> Result<Finished, String> {
+) -> Result<Finished, Ended> {
     let model = loan.model();
     let gpu_failed = |m: String| format!("WebGPU failed: {m}");
     model.gpu().check().map_err(|e| gpu_failed(e.to_string()))?;
@@ -63,7 +63,7 @@ pub async fn generate(
             }
         })?;
     if decoding.stopped {
-        return Err(STOPPED.into());
+        return Err(Ended::Stopped);
     }
     let tokens: Vec<TokenId> = decoding.tokens.iter().map(|t| t.token).collect();
     let body = tokens.strip_suffix(&[eos]).unwrap_or(&tokens);

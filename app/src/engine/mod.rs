@@ -10,11 +10,13 @@ mod backend;
 mod browser_turn;
 mod gpu_masks;
 mod request;
+mod yielding;
 
 pub use backend::{BackendLm, Choice};
 pub use browser_turn::{set_pausing, yield_now};
 pub use playground::on_call::OnCall;
-pub use request::{Finished, Method, Output, Request, STOPPED, StopCheck, TokenOut};
+pub use request::{Ended, Finished, Method, Output, Request, StopCheck, TokenOut};
+pub use yielding::Yielding;
 
 use backend::Backend;
 use sampler_core::samplers::{Io, Params, Sample, Sampler};
@@ -117,7 +119,7 @@ impl Engine {
     }
 
     /// The model conditioned on `prompt`, for the playground's samplers; it yields to the
-    /// browser before every forward pass and fails with [`STOPPED`] once `stop` says so.
+    /// browser before every forward pass and ends its call once `stop` says so.
     pub fn lm(
         &self,
         prompt: Vec<sampler_core::TokenId>,
@@ -128,13 +130,13 @@ impl Engine {
             .map_err(|e| e.to_string())
     }
 
-    /// Runs one request, streaming tokens to `out`; `Err(STOPPED)` once `stop` says so.
+    /// Runs one request, streaming tokens to `out`; `Err(Ended::Stopped)` once `stop` says so.
     pub async fn generate(
         &self,
         req: &Request,
         out: &mut dyn Output,
         stop: StopCheck,
-    ) -> Result<Finished, String> {
+    ) -> Result<Finished, Ended> {
         let constraint =
             RegexConstraint::from_regex(&req.regex, &self.vocab).map_err(|e| e.to_string())?;
         let tokenizer = self.backend.model().tokenizer();
@@ -196,9 +198,8 @@ impl Engine {
                     gpu_masks: false,
                 })
             }
-            Err(SampleError::Cancelled) => Err(STOPPED.into()),
-            Err(SampleError::Lm(e)) if e.0 == STOPPED => Err(STOPPED.into()),
-            Err(e) => Err(e.to_string()),
+            Err(SampleError::Cancelled) => Err(Ended::Stopped),
+            Err(e) => Err(e.to_string().into()),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! What the page sends and gets back: a [`Request`] in, [`TokenOut`]s streamed to an
-//! [`Output`], a [`Finished`] (or an error message, [`STOPPED`] after Stop) at the end.
+//! [`Output`], a [`Finished`] (or why not: [`Ended`]) at the end.
 
 use sampler_core::samplers;
 
@@ -83,8 +83,31 @@ pub struct Finished {
     pub forward_tokens: u64,
 }
 
-/// The message a run ends with when the user pressed Stop.
-pub const STOPPED: &str = "stopped";
+/// Why a generation ended without a result: Stop, or a failure (one line).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Ended {
+    /// The user pressed Stop.
+    Stopped,
+    /// It failed; the message is one line.
+    Failed(String),
+}
+
+impl From<String> for Ended {
+    fn from(why: String) -> Self {
+        Ended::Failed(why)
+    }
+}
+
+impl From<&str> for Ended {
+    fn from(why: &str) -> Self {
+        Ended::Failed(why.into())
+    }
+}
+
+/// What a model call returns once Stop was pressed (the sampler's context turns any model
+/// error met while its sink says Stop into `SampleError::Cancelled`, so this text is never
+/// matched).
+pub(crate) const STOPPED: &str = "stopped";
 
 /// Says whether the user asked the run to stop.
 pub type StopCheck = std::rc::Rc<dyn Fn() -> bool>;

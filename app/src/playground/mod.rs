@@ -12,7 +12,8 @@
 //! - [`controls`]: the form, the buttons, the speed slider, the example menu (one file
 //!   each for what is sampled, how, and the run).
 //! - [`editor`]: the grammar editor with error marking.
-//! - [`session`], [`frames`], [`world`], [`yielding`]: one run, paced per animation frame.
+//! - [`session`], [`frames`], [`world`]: one run, paced per animation frame (the model
+//!   behind `crate::engine::Yielding`).
 //! - [`link`]: the URL hash (permalinks, example and lesson links), copy and export.
 //! - [`lesson_bar`]: the lesson list and the open lesson's bar (Back / Next, arrow keys).
 //! - [`snapshot`]: each view as an SVG or PNG file.
@@ -36,7 +37,6 @@ mod token_view;
 mod trie_view;
 mod worker_line;
 mod world;
-mod yielding;
 
 use crate::loader::Phase;
 use crate::page_state::Modes;

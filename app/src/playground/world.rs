@@ -2,7 +2,7 @@
 //! the state's grammar compiled over that model's vocabulary.
 
 use super::editor::GrammarErr;
-use super::yielding::Yielding;
+use crate::engine::Yielding;
 use crate::engine::{Engine, OnCall};
 use playground::constraint::{ConstraintBuilder, compile_note};
 use playground::exact::{ExactLimits, ground_truth, ground_truth_ready};
@@ -253,7 +253,7 @@ impl World {
                 constraint,
                 ..
             } => {
-                let mut lm = Yielding::new(lm, stop);
+                let mut lm = Yielding::sliced(lm, stop);
                 run.drive(&mut lm, &constraint, Some(&vocab)).await;
             }
             World::Real { state, .. } if let Some(worker) = crate::worker::client::ready() => {

@@ -8,7 +8,7 @@
 
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use crate::clock::shared_clock_ms;
-use crate::engine::{Finished, Output, Request};
+use crate::engine::{Ended, Finished, Output, Request};
 use playground::runner::{Outcome, Run};
 use playground::state::PlaygroundState;
 use sampler_core::Event;
@@ -128,7 +128,7 @@ struct PendingExact {
 
 /// A quick-form generation under way: where its tokens go, and what waits for its result.
 struct PendingGenerate {
-    waiter: Waiter<Finished>,
+    waiter: Waiter<Result<Finished, Ended>>,
     out: Box<dyn Output>,
 }
 
@@ -542,7 +542,7 @@ impl SamplingWorker {
             FromWorker::Generated { id, result } => {
                 let p = self.generates.borrow_mut().remove(&id);
                 if let Some(p) = p {
-                    p.waiter.finish(result);
+                    p.waiter.finish(Ok(result));
                 }
             }
             FromWorker::Exact { id, result } => {
@@ -603,7 +603,7 @@ impl SamplingWorker {
         request: &Request,
         out: Box<dyn Output>,
         stop: Rc<dyn Fn() -> bool>,
-    ) -> Result<Finished, String> {
+    ) -> Result<Finished, Ended> {
         let id = self.next_id();
         let msg = ToWorker::Generate {
             id,
@@ -615,6 +615,8 @@ impl SamplingWorker {
                 .insert(id, PendingGenerate { waiter, out });
         })
         .await
+        // The worker's answer, or why none came (it died, the post failed).
+        .unwrap_or_else(|why| Err(Ended::Failed(why)))
     }
 
     /// Registers job `id`'s waiter (`register`), posts `msg`, watches `stop` every 50 ms and

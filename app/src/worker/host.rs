@@ -5,7 +5,7 @@
 use super::peers::{self, HostView, PEER, PEER_GONE, PooledLm};
 use super::protocol::{FromWorker, LOAD, ToWorker};
 use crate::clock::shared_clock_ms;
-use crate::engine::{Choice, Engine, OnCall, Output, Request, StopCheck, TokenOut};
+use crate::engine::{Choice, Ended, Engine, OnCall, Output, Request, StopCheck, TokenOut};
 use hmm_burn::{BurnHmm, Precision};
 use playground::constraint::ConstraintBuilder;
 use playground::exact::{ExactLimits, ground_truth};
@@ -52,7 +52,7 @@ fn post(msg: &FromWorker) {
         },
         FromWorker::Generated { id, .. } => FromWorker::Generated {
             id: *id,
-            result: Err(why),
+            result: Err(Ended::Failed(why)),
         },
         FromWorker::Exact { id, .. } => FromWorker::Exact {
             id: *id,
@@ -253,7 +253,9 @@ async fn generate(id: u64, request: Request) {
                 .generate(&request, &mut PostTokens { id }, stop)
                 .await
         }
-        None => Err("the sampling worker has no model loaded".into()),
+        None => Err(Ended::Failed(
+            "the sampling worker has no model loaded".into(),
+        )),
     };
     HOST.with(|h| h.borrow_mut().jobs.remove(&id));
     post(&FromWorker::Generated { id, result });

@@ -4,7 +4,7 @@
 //! the pool's peers as `{ type: "peer", index, port }` and `{ type: "peer_gone", index }`
 //! (see `peers.rs`, which also holds what the workers say to each other).
 
-use crate::engine::{Finished, Request, TokenOut};
+use crate::engine::{Ended, Finished, Request, TokenOut};
 use playground::runner::{Batch, Outcome, RunSpec};
 use playground::state::PlaygroundState;
 use sampler_core::exact::ExactDistribution;
@@ -96,12 +96,12 @@ pub enum FromWorker {
         /// [`crate::clock::shared_clock_ms`] when it was posted.
         sent_at: f64,
     },
-    /// Generation `id` ended: how, or why it failed (`engine::STOPPED` after Stop).
+    /// Generation `id` ended: how, or why not (Stop, a failure).
     Generated {
         /// The job.
         id: u64,
         /// The outcome.
-        result: Result<Finished, String>,
+        result: Result<Finished, Ended>,
     },
     /// The worker computed `sequences` log-probability vectors for a peer's run.
     Helped {

@@ -13,12 +13,10 @@ use sampler_core::samplers::{Counters, Io, Method, Params, Sample, Sampler};
 use sampler_core::{
     Constraint, Event, EventSink, LanguageModel, SampleError, SeededRng, Vocabulary,
 };
-mod counting;
 mod remote;
 
 pub use remote::{Batch, BatchReader, RunSpec};
 
-use counting::{CountingConstraint, CountingLm};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
@@ -50,7 +48,8 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// Counters updated during the run (not only at samples), for live progress.
+/// Counters updated during the run (not only at samples), for live progress: what the
+/// sampler's context publishes before and after every model call (`EventSink::progress`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LiveCounters {
     /// Next-token distributions asked of the model so far.
@@ -123,6 +122,14 @@ impl EventSink for RunSink {
 
     fn cancelled(&self) -> bool {
         self.cancel.get() || self.budget.is_some_and(|b| self.live.get().lm_calls >= b)
+    }
+
+    fn progress(&mut self, c: &Counters) {
+        self.live.set(LiveCounters {
+            lm_calls: c.lm_calls,
+            forward_tokens: c.forward_tokens,
+            constraint_checks: c.constraint_checks,
+        });
     }
 }
 
@@ -225,14 +232,6 @@ impl Run {
             live: self.live.clone(),
             budget: self.budget,
         };
-        let mut lm = CountingLm {
-            inner: lm,
-            live: self.live.clone(),
-        };
-        let constraint = CountingConstraint {
-            inner: constraint,
-            live: self.live.clone(),
-        };
         let shared = self.shared.clone();
         let mut out = |s: &Sample| {
             let mut sh = shared.borrow_mut();
@@ -250,8 +249,8 @@ impl Run {
             .vocabulary(vocab)
             .hmm_engine(self.hmm_engine.as_deref().unwrap_or(&CpuHmm))
             .run(
-                &mut lm,
-                &constraint,
+                lm,
+                constraint,
                 Io {
                     rng: &mut rng,
                     sink: &mut sink,

@@ -88,14 +88,19 @@ fn live_counters_agree_with_the_samples_counters() {
         Method::Cars,
         Method::AwrsSmc,
         Method::McmcPriority,
+        Method::GcdBudget,
     ] {
         let run = Run::new(m, gsk_params(20), 5);
         let o = run.drive_ready(&mut ToyModel::Gsk.lm(), &c, Some(&v));
         let Outcome::Completed(total) = o else {
             panic!("{m}: {o:?}")
         };
-        assert_eq!(run.live_counters().lm_calls, total.lm_calls, "{m}");
-        assert!(run.live_counters().constraint_checks > 0, "{m}");
+        // One source of truth: what the sampler's context counted, budget masks included.
+        let live = run.live_counters();
+        assert_eq!(live.lm_calls, total.lm_calls, "{m}");
+        assert_eq!(live.forward_tokens, total.forward_tokens, "{m}");
+        assert_eq!(live.constraint_checks, total.constraint_checks, "{m}");
+        assert!(live.constraint_checks > 0, "{m}");
         // Every SampleFinished event carries its sample's counters.
         let events = run.events_from(0);
         let with: Vec<_> = events

@@ -4,8 +4,8 @@
 use super::{Counters, Params, Sample};
 use crate::hmm::{CpuHmm, HmmEngine};
 use crate::{
-    Constraint, Event, EventSink, LanguageModel, RandomSource, SampleError, TensorizedAutomaton,
-    TokenId, TokenSet, Vocabulary,
+    Constraint, Event, EventSink, LanguageModel, LmError, RandomSource, SampleError,
+    TensorizedAutomaton, TokenId, TokenSet, Vocabulary,
 };
 
 /// Everything a sampler needs during one run. The model and the constraint are reached
@@ -136,12 +136,35 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
     /// Next-token log-probabilities after `prefix` (counted; checks for Stop and for a
     /// constraint error first, so no decision is built on an unreliable answer).
     pub async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, SampleError> {
-        self.check_cancelled()?;
-        self.check_constraint()?;
+        self.before_model_call()?;
         self.counters.lm_calls += 1;
-        let lp = self.lm.logprobs(prefix).await?;
+        let lp = self.lm.logprobs(prefix).await;
+        self.after_model_call(lp)
+    }
+
+    /// Hands the counters so far to the sink ([`EventSink::progress`]).
+    pub fn publish_progress(&mut self) {
+        self.sink.progress(&self.counters);
+    }
+
+    /// Publishes the counters, then checks for Stop (a cap on model calls sees the calls
+    /// made so far) and for a constraint error.
+    fn before_model_call(&mut self) -> Result<(), SampleError> {
+        self.publish_progress();
+        self.check_cancelled()?;
+        self.check_constraint()
+    }
+
+    /// Counts the model's forward tokens and publishes the counters; a model error while
+    /// the sink says Stop is the run being cancelled (a model may abort its forward pass
+    /// at Stop), never a failure.
+    fn after_model_call<T>(&mut self, r: Result<T, LmError>) -> Result<T, SampleError> {
         self.counters.forward_tokens = self.lm.forward_tokens();
-        Ok(lp)
+        self.publish_progress();
+        match r {
+            Err(_) if self.sink.cancelled() => Err(SampleError::Cancelled),
+            r => Ok(r?),
+        }
     }
 
     /// Batched [`Ctx::logprobs`] (SMC particles).
@@ -149,12 +172,10 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         &mut self,
         prefixes: &[&[TokenId]],
     ) -> Result<Vec<Vec<f64>>, SampleError> {
-        self.check_cancelled()?;
-        self.check_constraint()?;
+        self.before_model_call()?;
         self.counters.lm_calls += prefixes.len() as u64;
-        let lp = self.lm.logprobs_batch(prefixes).await?;
-        self.counters.forward_tokens = self.lm.forward_tokens();
-        Ok(lp)
+        let lp = self.lm.logprobs_batch(prefixes).await;
+        self.after_model_call(lp)
     }
 
     /// The constraint's state after `token` (one counted check).
@@ -283,6 +304,7 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
             run,
             counters: self.counters,
         };
+        self.publish_progress();
         self.sink.emit(Event::SampleFinished {
             tokens: s.tokens.clone(),
             logp,

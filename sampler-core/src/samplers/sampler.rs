@@ -102,10 +102,134 @@ impl<'e> Sampler<'e> {
         let mut ctx = Ctx::new(lm, constraint, rng, sink, params, self.vocab, out)
             .with_hmm_engine(self.hmm_engine);
         let result = super::dispatch(method, &mut ctx).await;
+        // The final counters, for live progress (a run that ends on checks after its last
+        // model call or sample).
+        ctx.publish_progress();
         // A constraint that failed on the way explains any other ending (a pruned trie, a dead
         // end) and voids a success.
         ctx.check_constraint()?;
         result?;
         Ok(ctx.counters())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toy::{gsk_constraint, gsk_lm};
+    use crate::{Event, EventSink, LmError, SeededRng, TokenId};
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A sink that says Stop once `stop` is set, and keeps the last counters published.
+    struct StopSink {
+        stop: Rc<Cell<bool>>,
+        last: Counters,
+        published: usize,
+    }
+
+    impl EventSink for StopSink {
+        fn emit(&mut self, _: Event) {}
+        fn cancelled(&self) -> bool {
+            self.stop.get()
+        }
+        fn progress(&mut self, c: &Counters) {
+            self.last = *c;
+            self.published += 1;
+        }
+    }
+
+    /// G_sk's model that, at its `after`-th call, presses Stop and fails that call (as the
+    /// page's model does when Stop comes during a forward pass).
+    struct StopsAt {
+        calls: u64,
+        after: u64,
+        stop: Rc<Cell<bool>>,
+    }
+
+    impl LanguageModel for StopsAt {
+        fn vocab_size(&self) -> usize {
+            3
+        }
+        fn eos(&self) -> TokenId {
+            2
+        }
+        async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+            self.calls += 1;
+            if self.calls == self.after {
+                self.stop.set(true);
+                return Err(LmError("the forward pass was abandoned".into()));
+            }
+            gsk_lm().logprobs(prefix).await
+        }
+    }
+
+    fn run(lm: &mut impl LanguageModel, sink: &mut StopSink) -> Result<Counters, SampleError> {
+        let params = Params {
+            n: 50,
+            ..Params::default()
+        };
+        crate::block_on(Sampler::new(Method::Cars).params(&params).run(
+            lm,
+            &gsk_constraint(),
+            Io {
+                rng: &mut SeededRng::new(1),
+                sink,
+                out: &mut |_| {},
+            },
+        ))
+    }
+
+    /// Stop is typed: a model call that fails while the sink says Stop ends the run as
+    /// `Cancelled`, whatever the model's message; the same failure without Stop is the
+    /// model's error.
+    #[test]
+    fn a_model_error_under_stop_is_a_cancellation() {
+        let stop = Rc::new(Cell::new(false));
+        let mut sink = StopSink {
+            stop: stop.clone(),
+            last: Counters::default(),
+            published: 0,
+        };
+        let mut lm = StopsAt {
+            calls: 0,
+            after: 7,
+            stop: stop.clone(),
+        };
+        assert_eq!(run(&mut lm, &mut sink), Err(SampleError::Cancelled));
+        assert_eq!(
+            sink.last.lm_calls, 7,
+            "the counters published before the end"
+        );
+
+        struct Fails;
+        impl LanguageModel for Fails {
+            fn vocab_size(&self) -> usize {
+                3
+            }
+            fn eos(&self) -> TokenId {
+                2
+            }
+            async fn logprobs(&mut self, _: &[TokenId]) -> Result<Vec<f64>, LmError> {
+                Err(LmError("the GPU was lost".into()))
+            }
+        }
+        stop.set(false);
+        let e = run(&mut Fails, &mut sink).unwrap_err();
+        assert_eq!(e, SampleError::Lm(LmError("the GPU was lost".into())));
+    }
+
+    /// The counters reach the sink as the run goes (before and after every model call, at
+    /// every sample), and the last ones published are the run's totals.
+    #[test]
+    fn progress_is_published_from_the_context() {
+        let mut sink = StopSink {
+            stop: Rc::new(Cell::new(false)),
+            last: Counters::default(),
+            published: 0,
+        };
+        let total = run(&mut gsk_lm(), &mut sink).unwrap();
+        assert_eq!(sink.last, total);
+        assert!(sink.published as u64 >= 2 * total.lm_calls + 50);
     }
 }
