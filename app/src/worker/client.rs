@@ -6,7 +6,7 @@
 //! parallel. While no worker is ready, or when every one has failed, the page samples on
 //! its own thread as before.
 
-use super::protocol::{FromWorker, LOAD, ToWorker};
+use super::protocol::{FromWorker, ToWorker};
 use crate::clock::shared_clock_ms;
 use crate::engine::{Ended, Finished, Output, Request};
 use playground::runner::{Outcome, Run};
@@ -363,14 +363,14 @@ fn link_peers(w: &SamplingWorker) {
             (&w.worker, channel.port1(), o.index),
             (&o.worker, channel.port2(), w.index),
         ] {
-            let msg = js_sys::Object::new();
-            let _ = js_sys::Reflect::set(&msg, &"type".into(), &super::peers::PEER.into());
-            let _ = js_sys::Reflect::set(&msg, &"index".into(), &peer.into());
-            let _ = js_sys::Reflect::set(&msg, &"port".into(), &port);
-            if let Err(e) = to.post_message_with_transfer(&msg, &js_sys::Array::of1(&port)) {
-                web_sys::console::error_1(
-                    &format!("cannot link two workers: {}", js_error(&e)).into(),
-                );
+            let transfer = js_sys::Array::of1(&port);
+            let sent =
+                super::protocol::to_js(&ToWorker::Peer { index: peer, port }).and_then(|msg| {
+                    to.post_message_with_transfer(&msg, &transfer)
+                        .map_err(|e| js_error(&e))
+                });
+            if let Err(e) = sent {
+                web_sys::console::error_1(&format!("cannot link two workers: {e}").into());
             }
         }
     }
@@ -434,10 +434,8 @@ async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
     // 2. A copy of the model's bytes, its buffer transferred (not copied again).
     let bytes = js_sys::Uint8Array::new_with_length(model_bytes.len() as u32);
     bytes.copy_from(model_bytes);
-    let load = js_sys::Object::new();
-    js_sys::Reflect::set(&load, &"type".into(), &LOAD.into()).map_err(|e| js_error(&e))?;
-    js_sys::Reflect::set(&load, &"bytes".into(), &bytes).map_err(|e| js_error(&e))?;
     let transfer = js_sys::Array::of1(&bytes.buffer());
+    let load = super::protocol::to_js(&ToWorker::Load { bytes })?;
     match w.ask(&load, Some(&transfer)).await? {
         FromWorker::Loaded { .. } => Ok(w),
         FromWorker::LoadFailed { message } => {
@@ -687,10 +685,7 @@ impl SamplingWorker {
                 .collect()
         });
         for o in &others {
-            let msg = js_sys::Object::new();
-            let _ = js_sys::Reflect::set(&msg, &"type".into(), &super::peers::PEER_GONE.into());
-            let _ = js_sys::Reflect::set(&msg, &"index".into(), &self.index.into());
-            let _ = o.worker.post_message(&msg);
+            let _ = o.post(&ToWorker::PeerGone { index: self.index });
         }
         let others = !others.is_empty();
         if !others {

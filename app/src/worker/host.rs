@@ -2,8 +2,8 @@
 //! instantiated) listens for the page's messages, loads the model, drives runs,
 //! enumerates exact distributions and runs the quick form's generations.
 
-use super::peers::{self, HostView, PEER, PEER_GONE, PooledLm};
-use super::protocol::{FromWorker, LOAD, ToWorker};
+use super::peers::{self, HostView, PooledLm};
+use super::protocol::{FromWorker, ToWorker};
 use crate::clock::shared_clock_ms;
 use crate::engine::{Choice, Ended, Engine, OnCall, Output, Request, StopCheck, TokenOut};
 use hmm_burn::{BurnHmm, Precision};
@@ -88,42 +88,6 @@ static HOST_VIEW: HostView = HostView {
 };
 
 fn on_message(data: JsValue) {
-    let kind = js_sys::Reflect::get(&data, &"type".into())
-        .ok()
-        .and_then(|t| t.as_string());
-    let index = || {
-        js_sys::Reflect::get(&data, &"index".into())
-            .ok()
-            .and_then(|i| i.as_f64())
-            .map(|i| i as u32)
-    };
-    if kind.as_deref() == Some(PEER) {
-        let port = js_sys::Reflect::get(&data, &"port".into())
-            .ok()
-            .and_then(|p| p.dyn_into::<web_sys::MessagePort>().ok());
-        if let (Some(index), Some(port)) = (index(), port) {
-            peers::link(index, port, &HOST_VIEW);
-        }
-        return;
-    }
-    if kind.as_deref() == Some(PEER_GONE) {
-        if let Some(index) = index() {
-            peers::gone(index);
-        }
-        return;
-    }
-    if kind.as_deref() == Some(LOAD) {
-        let bytes = js_sys::Reflect::get(&data, &"bytes".into())
-            .ok()
-            .and_then(|b| b.dyn_into::<js_sys::Uint8Array>().ok());
-        match bytes {
-            Some(b) => wasm_bindgen_futures::spawn_local(load(b.to_vec())),
-            None => post(&FromWorker::LoadFailed {
-                message: "the load message carries no bytes".into(),
-            }),
-        }
-        return;
-    }
     match serde_wasm_bindgen::from_value::<ToWorker>(data) {
         Ok(ToWorker::Run { id, spec, state }) => {
             wasm_bindgen_futures::spawn_local(drive(id, spec, *state));
@@ -139,6 +103,9 @@ fn on_message(data: JsValue) {
                 stop();
             }
         }
+        Ok(ToWorker::Load { bytes }) => wasm_bindgen_futures::spawn_local(load(bytes.to_vec())),
+        Ok(ToWorker::Peer { index, port }) => peers::link(index, port, &HOST_VIEW),
+        Ok(ToWorker::PeerGone { index }) => peers::gone(index),
         Err(e) => web_sys::console::error_1(&format!("worker: unknown message: {e}").into()),
     }
 }

@@ -7,12 +7,14 @@
 //!   from the bytes the page transfers, builds each run's constraint and prompt, drives the
 //!   sampler and posts what it records before every model call.
 //! - [`peers`]: the workers of the pool sharing a run's batched model calls (SMC's
-//!   particles) over message channels the page sets up.
+//!   particles) over message channels the page sets up; [`peer_protocol`]: what they say
+//!   to each other.
 //! - [`client`]: the page's side: starts the worker, hands it the model, sends runs and
 //!   Stop, applies the batches to the page's own [`playground::runner::Run`], and measures
 //!   the message overhead.
 
 pub mod client;
 pub mod host;
+pub mod peer_protocol;
 pub mod peers;
 pub mod protocol;

@@ -1,17 +1,18 @@
 //! The workers of the pool helping each other: a run's batched model calls (SMC's
 //! particles, an enumeration's prefixes) split over the idle workers.
 //!
-//! The page links every two loaded workers with a `MessageChannel` (`{ type: "peer",
-//! index, port }`, the port transferred) and says when one is gone (`{ type: "peer_gone",
-//! index }`). A worker driving a job wraps its model in [`PooledLm`]: a batch of several
-//! sequences is cut into contiguous parts, the first computed here and each other part
-//! sent to a peer (`help`: the prompt and the prefixes as `Uint32Array`s); the peer answers
-//! with the log-probabilities (`helped`: `Float64Array`s, their buffers transferred) from
-//! its own copy of the model, conditioned on the same prompt and kept for the next call.
-//! A peer with a job of its own, or already helping, answers `busy`, and that part is
+//! The page links every two loaded workers with a `MessageChannel` (`ToWorker::Peer`, the
+//! port transferred) and says when one is gone (`ToWorker::PeerGone`). A worker driving a
+//! job wraps its model in [`PooledLm`]: a batch of several sequences is cut into
+//! contiguous parts, the first computed here and each other part sent to a peer
+//! ([`PeerMessage::Help`]: the prompt and the prefixes); the peer answers with the
+//! log-probabilities ([`PeerMessage::Helped`]: `Float64Array`s, their buffers transferred)
+//! from its own copy of the model, conditioned on the same prompt and kept for the next
+//! call. A peer with a job of its own, or already helping, answers `Busy`, and that part is
 //! computed here instead. A sequence's log-probabilities do not depend on which worker, cache
 //! slot or batch computed it, so a run draws the same samples however it is split.
 
+use super::peer_protocol::PeerMessage;
 use crate::engine::{BackendLm, Engine, StopCheck};
 use sampler_core::{LanguageModel, LmError, TokenId};
 use std::cell::{Cell, RefCell};
@@ -20,11 +21,6 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-
-/// The `type` of the page's message that links a peer.
-pub const PEER: &str = "peer";
-/// The `type` of the page's message that says a peer is gone.
-pub const PEER_GONE: &str = "peer_gone";
 
 /// Model calls a peer that answered `busy` is left alone for.
 const BUSY_BACKOFF: u64 = 4;
@@ -151,83 +147,44 @@ fn answer(w: Waiting, a: Answer) {
     let _ = w.resolve.call0(&JsValue::NULL);
 }
 
-fn get(obj: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn set(obj: &js_sys::Object, key: &str, v: &JsValue) {
-    let _ = js_sys::Reflect::set(obj, &key.into(), v);
-}
-
 fn on_message(link: &Rc<Link>, data: JsValue, host: &'static HostView) {
-    let kind = get(&data, "type").as_string().unwrap_or_default();
-    let id = get(&data, "id").as_f64().unwrap_or(-1.0) as u64;
-    match kind.as_str() {
-        "help" => {
-            let prompt = get(&data, "prompt")
-                .dyn_into::<js_sys::Uint32Array>()
-                .map(|a| a.to_vec());
-            let prefixes: Option<Vec<Vec<TokenId>>> = get(&data, "prefixes")
-                .dyn_into::<js_sys::Array>()
-                .ok()
-                .and_then(|a| {
-                    a.iter()
-                        .map(|p| p.dyn_into::<js_sys::Uint32Array>().ok().map(|p| p.to_vec()))
-                        .collect()
-                });
-            let reply_to = link.port.clone();
-            match (prompt, prefixes) {
-                (Ok(prompt), Some(prefixes)) => enqueue(
-                    Request {
-                        id,
-                        from: link.index,
-                        warm: get(&data, "warm").is_truthy(),
-                        prompt,
-                        prefixes,
-                        reply_to,
-                    },
-                    host,
-                ),
-                _ => reply(
-                    &reply_to,
-                    id,
-                    Answer::Failed("a malformed request from a peer".into()),
-                ),
-            }
+    let msg = match PeerMessage::from_js(data) {
+        Ok(m) => m,
+        Err(e) => {
+            web_sys::console::error_1(&format!("worker: {e}").into());
+            return;
         }
-        "helped" | "busy" | "failed" => {
-            let w = PEERS.with(|p| p.borrow_mut().waiting.remove(&id));
-            let Some(w) = w else { return };
-            let a = match kind.as_str() {
-                "helped" => {
-                    let rows: Option<Vec<Vec<f64>>> = get(&data, "logprobs")
-                        .dyn_into::<js_sys::Array>()
-                        .ok()
-                        .and_then(|a| {
-                            a.iter()
-                                .map(|r| {
-                                    r.dyn_into::<js_sys::Float64Array>()
-                                        .ok()
-                                        .map(|r| r.to_vec())
-                                })
-                                .collect()
-                        });
-                    let tokens = get(&data, "forward_tokens").as_f64().unwrap_or(0.0) as u64;
-                    match rows {
-                        Some(rows) => Answer::Done(rows, tokens),
-                        None => Answer::Failed("a malformed answer from a peer".into()),
-                    }
-                }
-                "busy" => Answer::Busy,
-                _ => Answer::Failed(
-                    get(&data, "message")
-                        .as_string()
-                        .unwrap_or_else(|| "a peer failed".into()),
-                ),
+    };
+    let (id, a) = match msg {
+        PeerMessage::Help {
+            id,
+            warm,
+            prompt,
+            prefixes,
+        } => {
+            let r = Request {
+                id,
+                from: link.index,
+                warm,
+                prompt,
+                prefixes,
+                reply_to: link.port.clone(),
             };
-            answer(w, a);
+            return enqueue(r, host);
         }
-        _ => web_sys::console::error_1(&format!("worker: unknown peer message {kind:?}").into()),
+        PeerMessage::Helped {
+            id,
+            logprobs,
+            forward_tokens,
+        } => match PeerMessage::rows(&logprobs) {
+            Some(rows) => (id, Answer::Done(rows, forward_tokens)),
+            None => (id, Answer::Failed("a malformed answer from a peer".into())),
+        },
+        PeerMessage::Busy { id } => (id, Answer::Busy),
+        PeerMessage::Failed { id, message } => (id, Answer::Failed(message)),
+    };
+    if let Some(w) = PEERS.with(|p| p.borrow_mut().waiting.remove(&id)) {
+        answer(w, a);
     }
 }
 
@@ -285,30 +242,13 @@ async fn serve_inner(prompt: Vec<TokenId>, prefixes: &[Vec<TokenId>], host: &Hos
 }
 
 fn reply(port: &web_sys::MessagePort, id: u64, a: Answer) {
-    let msg = js_sys::Object::new();
-    set(&msg, "id", &(id as f64).into());
-    let transfer = js_sys::Array::new();
-    match a {
-        Answer::Done(rows, tokens) => {
-            set(&msg, "type", &"helped".into());
-            let arr = js_sys::Array::new();
-            for r in &rows {
-                let f = js_sys::Float64Array::new_with_length(r.len() as u32);
-                f.copy_from(r);
-                transfer.push(&f.buffer());
-                arr.push(&f);
-            }
-            set(&msg, "logprobs", &arr);
-            set(&msg, "forward_tokens", &(tokens as f64).into());
-        }
-        Answer::Busy => set(&msg, "type", &"busy".into()),
-        Answer::Failed(m) => {
-            set(&msg, "type", &"failed".into());
-            set(&msg, "message", &m.into());
-        }
-    }
-    if let Err(e) = port.post_message_with_transferable(&msg, &transfer) {
-        web_sys::console::error_1(&format!("worker: cannot answer a peer: {e:?}").into());
+    let (msg, transfer) = match a {
+        Answer::Done(rows, tokens) => PeerMessage::helped(id, &rows, tokens),
+        Answer::Busy => (PeerMessage::Busy { id }, js_sys::Array::new()),
+        Answer::Failed(message) => (PeerMessage::Failed { id, message }, js_sys::Array::new()),
+    };
+    if let Err(e) = msg.post(port, &transfer) {
+        web_sys::console::error_1(&format!("worker: cannot answer a peer: {e}").into());
     }
 }
 
@@ -357,17 +297,13 @@ fn ask(link: &Link, prompt: &[TokenId], prefixes: &[&[TokenId]], warm: bool) -> 
         );
         id
     });
-    let msg = js_sys::Object::new();
-    set(&msg, "type", &"help".into());
-    set(&msg, "id", &(id as f64).into());
-    set(&msg, "warm", &warm.into());
-    set(&msg, "prompt", &js_sys::Uint32Array::from(prompt).into());
-    let arr = js_sys::Array::new();
-    for p in prefixes {
-        arr.push(&js_sys::Uint32Array::from(*p).into());
-    }
-    set(&msg, "prefixes", &arr);
-    if (link.gone.get() || link.port.post_message(&msg).is_err())
+    let msg = PeerMessage::Help {
+        id,
+        warm,
+        prompt: prompt.to_vec(),
+        prefixes: prefixes.iter().map(|p| p.to_vec()).collect(),
+    };
+    if (link.gone.get() || msg.post(&link.port, &js_sys::Array::new()).is_err())
         && let Some(w) = PEERS.with(|p| p.borrow_mut().waiting.remove(&id))
     {
         answer(w, Answer::Busy);

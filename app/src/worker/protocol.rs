@@ -1,17 +1,14 @@
 //! What the page and the sampling worker say to each other. Besides these, the page's first
-//! message is `{ module }` (the page's own `WebAssembly.Module`, read by `worker.js`) and
-//! the model arrives as `{ type: "load", bytes }` with the bytes' buffer transferred, and
-//! the pool's peers as `{ type: "peer", index, port }` and `{ type: "peer_gone", index }`
-//! (see `peers.rs`, which also holds what the workers say to each other).
+//! message is `{ module }` (the page's own `WebAssembly.Module`, read by `worker.js`).
+//! JavaScript objects that must travel as they are (the model's bytes, whose buffer is
+//! transferred; a peer's `MessagePort`) are kept as they are (`serde_wasm_bindgen::preserve`).
+//! What the workers say to each other is `peer_protocol.rs`.
 
 use crate::engine::{Ended, Finished, Request, TokenOut};
 use playground::runner::{Batch, Outcome, RunSpec};
 use playground::state::PlaygroundState;
 use sampler_core::exact::ExactDistribution;
 use serde::{Deserialize, Serialize};
-
-/// The `type` of the message that carries the model's bytes.
-pub const LOAD: &str = "load";
 
 /// From the page to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -45,6 +42,25 @@ pub enum ToWorker {
     Stop {
         /// The run.
         id: u64,
+    },
+    /// The model's file (its buffer transferred).
+    Load {
+        /// The GGUF bytes.
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        bytes: js_sys::Uint8Array,
+    },
+    /// Worker `index` of the pool is linked to this one through `port` (transferred).
+    Peer {
+        /// The other worker.
+        index: u32,
+        /// This worker's end of their channel.
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        port: web_sys::MessagePort,
+    },
+    /// Worker `index` of the pool is gone.
+    PeerGone {
+        /// The worker.
+        index: u32,
     },
 }
 

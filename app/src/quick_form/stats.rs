@@ -1,0 +1,48 @@
+//! The current run's timing (first token, decode rate) and the [`Output`] that streams its
+//! tokens into the page's signals.
+
+use crate::clock::now_ms;
+use crate::engine::{Output, TokenOut};
+use leptos::prelude::*;
+
+/// Timing of the current run, in milliseconds of `performance.now()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Stats {
+    pub(super) started: f64,
+    pub(super) first: Option<f64>,
+    pub(super) last: f64,
+    pub(super) tokens: usize,
+}
+
+impl Stats {
+    pub(super) fn time_to_first_ms(&self) -> Option<f64> {
+        self.first.map(|f| f - self.started)
+    }
+    /// Decode rate: tokens after the first over the time since the first.
+    pub(super) fn tokens_per_s(&self) -> Option<f64> {
+        let first = self.first?;
+        (self.tokens > 1 && self.last > first)
+            .then(|| (self.tokens - 1) as f64 * 1000.0 / (self.last - first))
+    }
+}
+
+/// What the sampler's tokens do to the page.
+pub(super) struct PageOutput {
+    pub(super) tokens: RwSignal<Vec<(usize, TokenOut)>>,
+    pub(super) stats: RwSignal<Stats>,
+}
+
+impl Output for PageOutput {
+    fn token(&mut self, t: TokenOut) {
+        let now = now_ms();
+        self.stats.update(|s| {
+            s.first.get_or_insert(now);
+            s.last = now;
+            s.tokens += 1;
+        });
+        self.tokens.update(|v| {
+            let i = v.len();
+            v.push((i, t));
+        });
+    }
+}
