@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-/// One message between two workers of the pool.
+/// One message between two workers of the pool. Externally tagged (`{ "helped": { … } }`):
+/// serde reads an internally tagged enum through a buffer that cannot hold the
+/// `Float64Array`s `preserve` keeps.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum PeerMessage {
     /// Compute the log-probabilities after each of `prefixes` (after `prompt`).
     Help {

@@ -10,9 +10,11 @@ use playground::state::PlaygroundState;
 use sampler_core::exact::ExactDistribution;
 use serde::{Deserialize, Serialize};
 
-/// From the page to the worker.
+/// From the page to the worker. Externally tagged (`{ "run": { … } }`), not by a `type`
+/// field: serde reads an internally tagged enum through a buffer that cannot hold the
+/// JavaScript objects `preserve` keeps (the model's bytes, a port).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum ToWorker {
     /// Drive the run `spec` on the loaded model, with the grammar and prompt of `state`.
     Run {
