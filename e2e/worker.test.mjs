@@ -4,6 +4,7 @@
 // forward passes), counts animation frames during each, and prints frames per second, the
 // run's time and the worker's message overhead side by side. Asserted: the same samples
 // both ways; Stop mid-run reaches the worker (its messages stop) and the next run works;
+// a worker that crashes mid-run ends the run with a message and is replaced;
 // a worker that cannot start leaves the page sampling on its own thread. With a pool of two
 // workers (`?workers=2`), compare mode's samplers run side by side — both workers busy at
 // once — and draw what one worker draws; the run's time with one worker and with two is
@@ -174,7 +175,7 @@ describe('the playground samples the real model in a Web Worker', () => {
     }
   });
 
-  it('Stop reaches the worker, and the next run works', async () => {
+  it('Stop reaches the worker, and the next run works; a worker that crashes mid-run is replaced', async () => {
     try {
       const { page } = shared.b;
       await open(page, '?backend=cpu', 'ready');
@@ -208,6 +209,35 @@ describe('the playground samples the real model in a Web Worker', () => {
       await page.waitForFunction(
         (n) => Number(document.querySelector('#pg-worker').dataset.messages) > n,
         settled, { timeout: 5_000, polling: 50 });
+
+      // The worker crashes mid-run (a panic aborts its module, as a bug or running out of
+      // memory would): the run ends with a message saying so, a new worker takes its
+      // place, and the next run works on it.
+      await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
+      const before = Number(await page.getAttribute('#pg-status', 'data-run'));
+      await page.click('#pg-run');
+      await unlessCrash(page, page.waitForFunction(
+        (n) => Number(document.querySelector('#pg-status').dataset.run) > n
+          && Number(document.querySelector('#pg-status').dataset.items) > 3,
+        before, { timeout: RUN_MS, polling: 100 }));
+      const errorsBefore = page.straitErrors.length;
+      const workers = await page.getAttribute('#pg-worker', 'data-workers');
+      assert.ok(await page.evaluate(() => window.__straitCrashWorker()), 'a busy worker to crash');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state === 'error',
+        null, { timeout: 30_000, polling: 100 });
+      assert.match(await page.textContent('#pg-status'),
+        /a sampling worker stopped \(.+\); what it was running ended with it, and a new worker takes its place/);
+      await page.waitForFunction((n) => document.querySelector('#pg-worker').dataset.replaced === '1'
+        && document.querySelector('#pg-worker').dataset.workers === n, workers, { timeout: 60_000, polling: 250 })
+        .catch(async () => assert.fail(`no new worker: ${(await worker(page)).text}`));
+      assert.match((await worker(page)).text, /1 worker stopped and was replaced/);
+      // The worker's trap stays the worker's: the page itself threw nothing.
+      assert.deepEqual(page.straitErrors.slice(errorsBefore), []);
+      await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, n: 1 });
+      const after = await measured(page);
+      assert.equal(after.state, 'done', after.message);
+      assert.match(after.outputs[0], /^(yes|no|maybe)×1$/);
+      await page.screenshot({ path: join(ARTIFACTS, 'worker-replaced.png'), fullPage: true });
     } catch (e) {
       shared.failed = true;
       throw e;

@@ -49,6 +49,7 @@ pub fn App() -> impl IntoView {
     spawn_local(loader.start(url.clone()));
     loader.watch_gpu();
     expose_lose_device_hook();
+    crate::worker::client::expose_crash_hook();
     let present = modes.present;
 
     view! {

@@ -9,8 +9,8 @@
 //! `data-mean-apply-ms` (the page's time to decode and apply one batch), `data-refreshes`
 //! (how many times the line has read the pool: a test waits for more of them rather than
 //! for a fixed time), `data-warmed` (prefills the idle workers have finished, for the next
-//! lesson step); one `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`)
-//! per started worker.
+//! lesson step), `data-replaced` (workers replaced after a crash); one
+//! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per worker.
 
 use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
 use leptos::prelude::*;
@@ -76,6 +76,7 @@ pub fn WorkerLine() -> impl IntoView {
                 data-workers=ready.to_string() data-planned=pool.planned.to_string()
                 data-busy=busy.to_string()
                 data-helped=helped.to_string() data-warmed=pool.warmed.to_string()
+                data-replaced=pool.replaced.0.to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())
@@ -116,6 +117,15 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                     ready - busy,
                 )
             };
+            if pool.replaced.0 > 0 {
+                s.push_str(&format!(
+                    " {} worker{} stopped and {} replaced (last: {}).",
+                    pool.replaced.0,
+                    if pool.replaced.0 == 1 { "" } else { "s" },
+                    if pool.replaced.0 == 1 { "was" } else { "were" },
+                    pool.replaced.1
+                ));
+            }
             if o.messages > 0 {
                 s.push_str(&format!(
                     " {} messages ({} tokens): {:.2} ms from a worker's post to the page's \

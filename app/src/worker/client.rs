@@ -74,6 +74,8 @@ pub struct Pool {
     pub helped: Vec<u64>,
     /// Prefills idle workers have finished so far ([`warm`]).
     pub warmed: u64,
+    /// Workers replaced after a crash since the pool started, and the last crash's cause.
+    pub replaced: (u32, String),
 }
 
 impl WorkerState {
@@ -174,6 +176,10 @@ thread_local! {
     static WARMED: Cell<u64> = const { Cell::new(0) };
     /// Counts starts and stops, so a start that was overtaken does not set the state.
     static STARTS: Cell<u64> = const { Cell::new(0) };
+    /// The next worker's index (unique while the page lives: peers name each other by it).
+    static NEXT_INDEX: Cell<u32> = const { Cell::new(0) };
+    /// Workers replaced after a crash since the pool started, and the last crash's cause.
+    static REPLACED: RefCell<(u32, String)> = const { RefCell::new((0, String::new())) };
     static STATE: RefCell<WorkerState> =
         RefCell::new(WorkerState::Off("the model is not loaded yet".into()));
 }
@@ -267,6 +273,7 @@ pub fn pool() -> Pool {
         members,
         helped,
         warmed: WARMED.with(Cell::get),
+        replaced: REPLACED.with(|r| r.borrow().clone()),
     }
 }
 
@@ -293,6 +300,7 @@ pub fn stop(why: &str) {
         w.die(why);
     }
     PLAN.with(|p| *p.borrow_mut() = (0, String::new()));
+    REPLACED.with(|r| *r.borrow_mut() = (0, String::new()));
     set_state(WorkerState::Off(why.into()));
 }
 
@@ -376,6 +384,87 @@ fn link_peers(w: &SamplingWorker) {
     }
 }
 
+/// Workers replaced after crashes, at most, before the pool is left as it is (a model
+/// that crashes every worker would otherwise restart them forever).
+const MAX_REPLACED: u32 = 3;
+
+/// A worker crashed (its `error` event): its jobs end with a message, its peers are told,
+/// and a new worker with its own copy of the model takes its place in the pool.
+fn crashed(w: &Rc<SamplingWorker>, why: &str) {
+    if w.dead.get() {
+        return;
+    }
+    let replace = REPLACED.with(|r| r.borrow().0) < MAX_REPLACED;
+    w.die(&format!(
+        "a sampling worker stopped ({why}); what it was running ended with it{}",
+        if replace {
+            ", and a new worker takes its place"
+        } else {
+            ""
+        }
+    ));
+    if !replace {
+        return;
+    }
+    REPLACED.with(|r| {
+        let mut r = r.borrow_mut();
+        r.0 += 1;
+        r.1 = why.to_string();
+    });
+    POOL.with(|p| p.borrow_mut().retain(|o| !Rc::ptr_eq(o, w)));
+    let this_start = STARTS.with(|n| n.get());
+    wasm_bindgen_futures::spawn_local(async move {
+        let Some(engine) = crate::page_state::engine() else {
+            return;
+        };
+        let result = start_one(engine.model_bytes()).await;
+        let overtaken = STARTS.with(|n| n.get()) != this_start;
+        match result {
+            Ok(w) if overtaken => w.die("replaced"),
+            Ok(w) => {
+                w.loaded.set(true);
+                link_peers(&w);
+                if !matches!(state(), WorkerState::Ready { .. }) {
+                    set_state(WorkerState::Ready { ms: 0.0 });
+                }
+            }
+            Err(e) => {
+                web_sys::console::error_1(&format!("the new sampling worker failed: {e}").into());
+                let last = POOL.with(|p| p.borrow().last().cloned());
+                if let Some(w) = last.filter(|w| !w.loaded.get()) {
+                    w.die(&e);
+                }
+            }
+        }
+    });
+}
+
+/// `window.__straitCrashWorker()`: makes the busiest worker crash (a panic, which aborts
+/// its module), so that tests can exercise a worker dying mid-run; returns whether there
+/// was a worker.
+pub fn expose_crash_hook() {
+    use wasm_bindgen::closure::Closure;
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let f = Closure::<dyn Fn() -> bool>::new(|| {
+        let busiest = POOL.with(|p| {
+            p.borrow()
+                .iter()
+                .filter(|w| w.loaded.get() && !w.dead.get())
+                .max_by_key(|w| w.jobs())
+                .cloned()
+        });
+        busiest.is_some_and(|w| w.post(&ToWorker::Crash).is_ok())
+    });
+    let _ = js_sys::Reflect::set(
+        &window,
+        &"__straitCrashWorker".into(),
+        f.as_ref().unchecked_ref(),
+    );
+    f.forget();
+}
+
 /// Starts one worker, adds it to the pool, and waits until it has loaded its copy of the
 /// model.
 async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
@@ -385,7 +474,11 @@ async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
         .map_err(|e| format!("the browser refused the worker: {}", js_error(&e)))?;
     let w = Rc::new(SamplingWorker {
         worker,
-        index: POOL.with(|p| p.borrow().len()) as u32,
+        index: NEXT_INDEX.with(|n| {
+            let i = n.get();
+            n.set(i + 1);
+            i
+        }),
         helped: Cell::new(0),
         loaded: Cell::new(false),
         next_id: Cell::new(0),
@@ -414,8 +507,10 @@ async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
             .and_then(|e| js_sys::Reflect::get(e, &"message".into()).ok())
             .and_then(|m| m.as_string())
             .unwrap_or_else(|| "its script (worker.js) could not be loaded".into());
+        // Handled here: not reported again as the page's own uncaught error.
+        e.prevent_default();
         if let Some(w) = weak.upgrade() {
-            w.die(&format!("the sampling worker failed: {why}"));
+            crashed(&w, &why);
         }
     });
     w.worker

@@ -106,6 +106,9 @@ fn on_message(data: JsValue) {
         Ok(ToWorker::Load { bytes }) => wasm_bindgen_futures::spawn_local(load(bytes.to_vec())),
         Ok(ToWorker::Peer { index, port }) => peers::link(index, port, &HOST_VIEW),
         Ok(ToWorker::PeerGone { index }) => peers::gone(index),
+        // A panic aborts the module (a wasm trap), which the page sees as the worker's
+        // `error` event: the path a real crash takes.
+        Ok(ToWorker::Crash) => panic!("the page asked this worker to crash (a test hook)"),
         Err(e) => web_sys::console::error_1(&format!("worker: unknown message: {e}").into()),
     }
 }

@@ -64,6 +64,9 @@ pub enum ToWorker {
         /// The worker.
         index: u32,
     },
+    /// Crash now, as a worker that runs out of memory or hits a bug does (a test hook:
+    /// `window.__straitCrashWorker()`).
+    Crash,
 }
 
 /// From the worker to the page.
