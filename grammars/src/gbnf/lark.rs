@@ -55,50 +55,98 @@ struct Emitter<'a> {
     next_helper: usize,
 }
 
+/// Where an expression is written, which decides whether it needs parentheses: Lark's
+/// `|` binds loosest, then juxtaposition, then the postfix operators. Writing only the
+/// parentheses the meaning needs keeps Lark's nesting within the GBNF's (each group or
+/// postfix operator of the source is at most one level here), which `MAX_NESTING` bounds
+/// below llguidance's own limit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A rule's body, or inside parentheses: anything goes.
+    Top,
+    /// A branch of `|`, or an item of a sequence: a sequence needs none.
+    Branch,
+    /// The operand of `*`, `+` or `?`: only an atom goes bare.
+    Operand,
+}
+
 impl Emitter<'_> {
     fn expr(&mut self, e: &Expr) -> String {
-        match e {
-            Expr::Alt(xs) => {
-                let parts: Vec<String> = xs.iter().map(|x| self.expr(x)).collect();
-                format!("({})", parts.join(" | "))
-            }
-            Expr::Seq(xs) if xs.is_empty() => "\"\"".to_string(),
-            Expr::Seq(xs) => {
-                let parts: Vec<String> = xs.iter().map(|x| self.expr(x)).collect();
-                format!("({})", parts.join(" "))
-            }
-            Expr::Literal(cs) if cs.is_empty() => "\"\"".to_string(),
-            Expr::Literal(cs) => {
-                let parts: Vec<String> = cs.iter().map(|&c| char_terminal(c)).collect();
-                if parts.len() == 1 {
-                    parts.concat()
-                } else {
-                    format!("({})", parts.join(" "))
-                }
-            }
-            Expr::Class { negated, ranges } => class_terminal(*negated, ranges),
-            Expr::Any => "/(?s:.)/".to_string(),
-            Expr::Ref(name, _) => self.names[name.as_str()].clone(),
-            Expr::Repeat { item, min, max } => self.repeat(item, *min, *max),
-        }
+        self.expr_at(e, Place::Top)
     }
 
-    fn repeat(&mut self, item: &Expr, min: u32, max: Option<u32>) -> String {
-        let x = self.expr(item);
+    fn expr_at(&mut self, e: &Expr, at: Place) -> String {
+        let (text, kind) = match e {
+            Expr::Alt(xs) => {
+                let parts: Vec<String> =
+                    xs.iter().map(|x| self.expr_at(x, Place::Branch)).collect();
+                (parts.join(" | "), Place::Top)
+            }
+            Expr::Seq(xs) if xs.is_empty() => ("\"\"".to_string(), Place::Operand),
+            Expr::Seq(xs) if xs.len() == 1 => return self.expr_at(&xs[0], at),
+            Expr::Seq(xs) => {
+                let parts: Vec<String> =
+                    xs.iter().map(|x| self.expr_at(x, Place::Branch)).collect();
+                (parts.join(" "), Place::Branch)
+            }
+            Expr::Literal(cs) if cs.is_empty() => ("\"\"".to_string(), Place::Operand),
+            Expr::Literal(cs) => {
+                let parts: Vec<String> = cs.iter().map(|&c| char_terminal(c)).collect();
+                let kind = if parts.len() == 1 {
+                    Place::Operand
+                } else {
+                    Place::Branch
+                };
+                (parts.join(" "), kind)
+            }
+            Expr::Class { negated, ranges } => (class_terminal(*negated, ranges), Place::Operand),
+            Expr::Any => ("/(?s:.)/".to_string(), Place::Operand),
+            Expr::Ref(name, _) => (self.names[name.as_str()].clone(), Place::Operand),
+            Expr::Repeat { item, min, max } => self.repeat(item, *min, *max),
+        };
+        // A loose expression in a tighter place is parenthesized.
+        let fits = match at {
+            Place::Top => true,
+            Place::Branch => kind != Place::Top,
+            Place::Operand => kind == Place::Operand,
+        };
+        if fits { text } else { format!("({text})") }
+    }
+
+    /// `item` repeated `min` to `max` times, and how tightly the text binds.
+    fn repeat(&mut self, item: &Expr, min: u32, max: Option<u32>) -> (String, Place) {
         match (min, max) {
-            (0, None) => return format!("({x})*"),
-            (1, None) => return format!("({x})+"),
-            (0, Some(1)) => return format!("({x})?"),
+            // A postfix operator's result is a sequence item, not an operand: another
+            // operator after it takes it in parentheses.
+            (0, None) => {
+                return (
+                    format!("{}*", self.expr_at(item, Place::Operand)),
+                    Place::Branch,
+                );
+            }
+            (1, None) => {
+                return (
+                    format!("{}+", self.expr_at(item, Place::Operand)),
+                    Place::Branch,
+                );
+            }
+            (0, Some(1)) => {
+                return (
+                    format!("{}?", self.expr_at(item, Place::Operand)),
+                    Place::Branch,
+                );
+            }
             _ => {}
         }
         // Name the item once so the expansion stays linear in the counts.
+        let x = self.expr(item);
         let item_rule = self.helper(&x);
         let mut parts: Vec<String> = (0..min).map(|_| item_rule.clone()).collect();
         match max {
             None => parts.push(format!("{item_rule}*")),
             Some(max) if max > min => {
                 // opt_k: (x opt_{k-1})?  — unambiguous and not nested in the text.
-                let mut opt = self.helper(&format!("({item_rule})?"));
+                let mut opt = self.helper(&format!("{item_rule}?"));
                 for _ in 1..(max - min) {
                     opt = self.helper(&format!("({item_rule} {opt})?"));
                 }
@@ -106,10 +154,10 @@ impl Emitter<'_> {
             }
             Some(_) => {}
         }
-        if parts.is_empty() {
-            "\"\"".to_string()
-        } else {
-            format!("({})", parts.join(" "))
+        match parts.len() {
+            0 => ("\"\"".to_string(), Place::Operand),
+            1 if !parts[0].ends_with('*') => (parts.remove(0), Place::Operand),
+            _ => (parts.join(" "), Place::Branch),
         }
     }
 

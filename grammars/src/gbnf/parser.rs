@@ -10,8 +10,9 @@ pub const MAX_REPETITION: u32 = 10_000;
 
 /// Deepest nesting of groups and stacked `*`/`+`/`?`/`{m,n}` allowed: deeper trees would
 /// overflow the stack of the recursive passes (1 MB on wasm), and llguidance's Lark, which
-/// the grammar is translated to, stops at 30 anyway.
-pub const MAX_NESTING: usize = 30;
+/// the grammar is translated to, refuses 29 nested parentheses (the translation nests no
+/// deeper than the source: `lark.rs` writes only the parentheses the meaning needs).
+pub const MAX_NESTING: usize = 28;
 
 /// Parses GBNF source into rules.
 pub fn parse(source: &str) -> Result<Grammar, GrammarError> {
