@@ -8,7 +8,9 @@ import init, { worker_main } from './app.js';
 self.onmessage = async (event) => {
   self.onmessage = null;
   try {
-    await init({ module_or_path: event.data.module });
+    const wasm = await init({ module_or_path: event.data.module });
+    // The module's memory, for the soak test (e2e/soak.test.mjs).
+    self.__straitWasmBytes = () => wasm.memory.buffer.byteLength;
     worker_main();
   } catch (e) {
     // The page's `onerror` handler reports it and samples on its own thread.

@@ -18,6 +18,7 @@
 //!   then a table of each stage's build and run time; the last line is
 //!   `N passed, N failed`.
 //! - `e2e [--no-build]`: only the end-to-end test.
+//! - `soak [--runs N] [--no-build]`: the soak test alone, with N real-model runs (200).
 //! - `bench samplers|decode|masks|smc|hmm [FLAGS]`: the model (fetched if missing), then
 //!   `strait bench WHAT` from a release build with burn's wgpu backend; `samplers` writes
 //!   `docs/bench/samplers.md`.
@@ -57,6 +58,8 @@ commands:
                              `N passed, N failed`
   test --list                name the stages and what each covers
   e2e [--no-build]           run only the end-to-end browser test
+  soak [--runs N] [--no-build]
+                             the soak test alone: N real-model runs in one tab (200)
   bench samplers|decode|masks|smc|hmm [FLAGS]
                              run `strait bench` in release on the model; `samplers`
                              writes docs/bench/samplers.md (or --out FILE)
@@ -78,7 +81,7 @@ fn main() -> ExitCode {
     let needs = match cmd.as_str() {
         "setup" | "build" | "dist" | "serve" => Some(system::For::Serve),
         "test" if flags.iter().any(|f| f == "--list") => None,
-        "test" | "e2e" => Some(system::For::Test),
+        "test" | "e2e" | "soak" => Some(system::For::Test),
         "bench" if flags.first().is_some_and(|f| f == "page") => Some(system::For::Test),
         _ => None,
     };
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         "serve" => serve::command(flags),
         "test" => test::command(flags),
         "e2e" => test::e2e_command(flags),
+        "soak" => test::soak_command(flags),
         "bench" => bench::command(flags),
         "fuzz" => fuzz::command(flags),
         "-h" | "--help" | "help" => {

@@ -377,6 +377,44 @@ pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
     })
 }
 
+/// `cargo xtask soak [--runs N] [--no-build]`: `e2e/soak.test.mjs` alone, with `N`
+/// real-model runs (200 unless told; the `e2e` stage runs its short form).
+pub fn soak_command(flags: &[String]) -> Result<ExitCode> {
+    let mut runs = 200u32;
+    let mut it = flags.iter();
+    while let Some(f) = it.next() {
+        match f.as_str() {
+            "--runs" => {
+                let v = it.next().ok_or("--runs needs a number")?;
+                runs = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("--runs {v}: not a positive number"))?;
+            }
+            "--no-build" => {}
+            other => return Err(format!("cargo xtask soak: unexpected `{other}`")),
+        }
+    }
+    let dist = if flags.iter().any(|f| f == "--no-build") {
+        setup::ensure_model()?;
+        root().join("dist")
+    } else {
+        setup::setup()?;
+        build::build_page()?.dist
+    };
+    let c = run_e2e(&dist, &[SOAK_E2E.to_string()], &[("STRAIT_SOAK_RUNS", runs.to_string())]);
+    println!("{} passed, {} failed", c.passed, c.failed);
+    Ok(if c.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The soak test (`cargo xtask soak`; the `e2e` stage runs its short form).
+const SOAK_E2E: &str = "soak.test.mjs";
+
 /// `rustup target add TARGET`; false (with a message) when it fails.
 fn add_target(target: &str) -> bool {
     let added = Command::new("rustup")
@@ -641,13 +679,6 @@ const BURN_E2E: &str = "burn.test.mjs";
 /// Serves `dist` on a free local port and runs `node --test` on `e2e/*.test.mjs`.
 fn e2e(dist: &Path) -> Count {
     let e2e = root().join("e2e");
-    let addr = match serve::spawn(dist.to_path_buf()) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("xtask: cannot serve {}: {e}", dist.display());
-            return Count::ONE_FAILED;
-        }
-    };
     let mut tests: Vec<String> = std::fs::read_dir(&e2e)
         .map(|d| {
             d.filter_map(|e| e.ok())
@@ -661,9 +692,23 @@ fn e2e(dist: &Path) -> Count {
         eprintln!("xtask: no e2e/*.test.mjs found");
         return Count::ONE_FAILED;
     }
+    run_e2e(dist, &tests, &[])
+}
+
+/// Serves `dist` and runs the e2e test files `tests` in one node test run, with `env` set.
+fn run_e2e(dist: &Path, tests: &[String], env: &[(&str, String)]) -> Count {
+    let e2e = root().join("e2e");
+    let addr = match serve::spawn(dist.to_path_buf()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("xtask: cannot serve {}: {e}", dist.display());
+            return Count::ONE_FAILED;
+        }
+    };
     let mut cmd = Command::new("node");
     cmd.args(["--test", "--test-reporter=tap", "--test-concurrency=1"])
-        .args(&tests)
+        .args(tests)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .current_dir(&e2e)
         .env("STRAIT_URL", format!("http://{addr}/"))
         .env("STRAIT_DIST", dist)
