@@ -26,6 +26,7 @@
 mod attention;
 mod bias;
 mod buffers;
+mod dispatches;
 mod error;
 mod format;
 mod gpu;
@@ -43,6 +44,7 @@ mod token_mask;
 pub use attention::{Attention, AttentionShape, attention_reference};
 pub use bias::{Bias, bias_reference};
 pub use buffers::{f32_bytes, u32_bytes};
+pub use dispatches::dispatches;
 pub use error::GpuError;
 pub use format::WeightFormat;
 pub use gpu::Gpu;

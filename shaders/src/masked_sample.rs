@@ -152,7 +152,8 @@ impl MaskedSample {
         let nb = binding.vocab.div_ceil(binding.block) as u32;
         pass.set_pipeline(&self.stats);
         pass.set_bind_group(0, &binding.stats_bind, &[]);
-        pass.dispatch_workgroups(
+        crate::dispatches::record(
+            pass,
             match self.strategy {
                 MatVecStrategy::WorkgroupPerRow => nb,
                 MatVecStrategy::InvocationPerRow => nb.div_ceil(64),
@@ -162,7 +163,7 @@ impl MaskedSample {
         );
         pass.set_pipeline(&self.finish);
         pass.set_bind_group(0, &binding.finish_bind, &[]);
-        pass.dispatch_workgroups(1, 1, 1);
+        crate::dispatches::record(pass, 1, 1, 1);
     }
 
     /// Queues the uniform `u` of the next draw (then [`MaskedSample::dispatch`] and

@@ -196,7 +196,7 @@ impl MatVec {
         let [x, y, z] = MatVec::workgroups(self.strategy, rows, tokens);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        pass.dispatch_workgroups(x, y, z);
+        crate::dispatches::record(pass, x, y, z);
     }
 
     /// The workgroup grid of a product of `rows` rows for `tokens` tokens.
@@ -254,7 +254,7 @@ impl GetRows {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        pass.dispatch_workgroups(((cols / 8) as u32).div_ceil(64), tokens as u32, 1);
+        crate::dispatches::record(pass, ((cols / 8) as u32).div_ceil(64), tokens as u32, 1);
     }
 }
 

@@ -403,7 +403,11 @@ pub fn soak_command(flags: &[String]) -> Result<ExitCode> {
         setup::setup()?;
         build::build_page()?.dist
     };
-    let c = run_e2e(&dist, &[SOAK_E2E.to_string()], &[("STRAIT_SOAK_RUNS", runs.to_string())]);
+    let c = run_e2e(
+        &dist,
+        &[SOAK_E2E.to_string()],
+        &[("STRAIT_SOAK_RUNS", runs.to_string())],
+    );
     println!("{} passed, {} failed", c.passed, c.failed);
     Ok(if c.failed == 0 {
         ExitCode::SUCCESS

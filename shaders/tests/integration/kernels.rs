@@ -401,7 +401,10 @@ gpu_tests! {
         let ob = gpu.zeroed("out", n * d).unwrap();
         let dims = RmsNorm::dims(&gpu, d, 1e-5);
         let bind = k.bind(&gpu, &xb, &gb, &ob, &dims, &step);
+        let before = shaders::dispatches();
         gpu.run(|p| k.dispatch(p, &bind, n)).unwrap();
+        // Counted where it is recorded (other tests may dispatch meanwhile: at least one).
+        assert!(shaders::dispatches() > before);
         let got = gpu.read_f32(&ob, 0, n * d).await.unwrap();
         let want = rms_norm_reference(&x, &g, 1e-5);
         // One f32 sum of 576 squares and a reciprocal square root: relative error < 1e-5.

@@ -172,11 +172,13 @@ fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json
     let logits = block_on(m.forward(prompt, prompt.len() - 1))?;
     let prefill_s = t0.elapsed().as_secs_f64();
     let mut next = argmax(&logits);
+    let before = shaders::dispatches();
     let t1 = Instant::now();
     for _ in 0..tokens {
         next = argmax(&block_on(m.forward(&[next], 0))?);
     }
     let decode_s = t1.elapsed().as_secs_f64();
+    let dispatches = shaders::dispatches() - before;
     Ok(serde_json::json!({
         "engine": "strait-wgpu",
         "adapter": adapter,
@@ -187,6 +189,8 @@ fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json
         "prefill_tok_s": prompt.len() as f64 / prefill_s,
         "decode_tokens": tokens,
         "decode_tok_s": tokens as f64 / decode_s,
+        // Counted where the kernels record them (`shaders::dispatches`).
+        "dispatches_per_token": dispatches as f64 / tokens.max(1) as f64,
     }))
 }
 
