@@ -28,7 +28,7 @@ use crate::serve;
 use crate::setup;
 use crate::util::{self, Result, root, step};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
@@ -361,20 +361,30 @@ fn cargo_stage(stage: &str, args: &[&str], env: &[(&str, String)], what: &str) -
 
 /// `cargo xtask e2e [--no-build]`: only the end-to-end test.
 pub fn e2e_command(flags: &[String]) -> Result<ExitCode> {
-    let dist = if flags.iter().any(|f| f == "--no-build") {
+    let dist = served_page(flags)?;
+    Ok(report(e2e(&dist)))
+}
+
+/// The page the e2e tests drive: `dist/` as it is with `--no-build` (the model made sure
+/// of), else built now.
+fn served_page(flags: &[String]) -> Result<PathBuf> {
+    if flags.iter().any(|f| f == "--no-build") {
         setup::ensure_model()?;
-        root().join("dist")
+        Ok(root().join("dist"))
     } else {
         setup::setup()?;
-        build::build_page()?.dist
-    };
-    let c = e2e(&dist);
+        Ok(build::build_page()?.dist)
+    }
+}
+
+/// Prints the count's last line and exits by it.
+fn report(c: Count) -> ExitCode {
     println!("{} passed, {} failed", c.passed, c.failed);
-    Ok(if c.failed == 0 {
+    if c.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
+    }
 }
 
 /// `cargo xtask soak [--runs N] [--no-build]`: `e2e/soak.test.mjs` alone, with `N`
@@ -396,24 +406,9 @@ pub fn soak_command(flags: &[String]) -> Result<ExitCode> {
             other => return Err(format!("cargo xtask soak: unexpected `{other}`")),
         }
     }
-    let dist = if flags.iter().any(|f| f == "--no-build") {
-        setup::ensure_model()?;
-        root().join("dist")
-    } else {
-        setup::setup()?;
-        build::build_page()?.dist
-    };
-    let c = run_e2e(
-        &dist,
-        &[SOAK_E2E.to_string()],
-        &[("STRAIT_SOAK_RUNS", runs.to_string())],
-    );
-    println!("{} passed, {} failed", c.passed, c.failed);
-    Ok(if c.failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    let dist = served_page(flags)?;
+    let env = [("STRAIT_SOAK_RUNS", runs.to_string())];
+    Ok(report(run_e2e(&dist, &[SOAK_E2E.to_string()], &env)))
 }
 
 /// The soak test (`cargo xtask soak`; the `e2e` stage runs its short form).
