@@ -1,6 +1,7 @@
 //! Rendering a model's Jinja chat template (`tokenizer.chat_template`) with minijinja.
 
 use crate::error::LoadError;
+use minijinja::syntax::SyntaxConfig;
 use minijinja::{Environment, Error, ErrorKind, context};
 
 /// Most template instructions one rendering may run: a model file's template is untrusted,
@@ -18,8 +19,11 @@ pub fn render(
 ) -> Result<String, LoadError> {
     refuse_repetition(template)?;
     let mut env = Environment::new();
-    env.set_trim_blocks(true);
-    env.set_lstrip_blocks(true);
+    let syntax = SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .build();
+    env.set_syntax(syntax.map_err(|e| LoadError::ChatTemplate(format!("{e:#}")))?);
     env.set_fuel(Some(TEMPLATE_FUEL));
     env.add_function("raise_exception", |msg: String| -> Result<String, Error> {
         Err(Error::new(ErrorKind::InvalidOperation, msg))
@@ -122,6 +126,19 @@ mod tests {
         assert!(e.to_string().contains("multiplies"), "{e}");
         let ok = render("* {{ '*' ~ \"a*b\" }} {{ 2 ** 3 }} *", "x", "", "").unwrap();
         assert_eq!(ok, "* *a*b 8 *");
+    }
+
+    /// The fuzzer's panic (`fuzz/regressions/chat_template/crash-2026-11-27-slice-*`):
+    /// minijinja 2.24 indexed an empty sequence sliced with a negative step. Such slices
+    /// render as Python's do, and the reversal real templates use (`messages[::-1]`) works.
+    #[test]
+    fn negative_slice_steps_render_like_python() {
+        let t = "{{ ''[::-1] }}|{{ [][::-2] | length }}|{{ 'abc'[:5:-1] }}|{{ [1, 2, 3][5:][::-1] | length }}|{{ 'abc'[::-1] }}|{{ [1, 2, 3][::-2] | join(',') }}";
+        assert_eq!(render(t, "x", "", "").unwrap(), "|0||0|cba|3,1");
+        let t = "{% for m in messages[::-1] %}{{ m.content }}{% endfor %}";
+        assert_eq!(render(t, "hello", "", "").unwrap(), "hello");
+        let e = render("{{ P[:] [:8] [::-----8] }}", "x", "", "");
+        assert!(e.is_ok() || e.unwrap_err().to_string().contains("chat template"));
     }
 
     #[test]
