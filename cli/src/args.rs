@@ -33,6 +33,25 @@ pub enum Command {
     Enumerate(EnumerateArgs),
     /// Benchmarks that print figures side by side.
     Bench(BenchArgs),
+    /// Run a plan's grid of sampler runs, keep each cell's samples, summarize and plot.
+    Sweep(SweepArgs),
+}
+
+/// Arguments of `strait sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The plan (TOML): models, constraints, prompts, samplers, seeds, parameters.
+    pub plan: PathBuf,
+    /// The folder for the cells' samples, the summary and the plots (finished cells found
+    /// there are kept).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Run the models with the CPU forward pass.
+    #[arg(long, conflicts_with = "gpu")]
+    pub cpu: bool,
+    /// Run the models on the GPU even on a software adapter.
+    #[arg(long)]
+    pub gpu: bool,
 }
 
 /// Where the model comes from and what it is conditioned on.
@@ -72,6 +91,29 @@ pub struct ModelArgs {
     pub activations: Activations,
 }
 
+impl ModelArgs {
+    /// How to load the model (the library's form of these flags).
+    pub fn spec(&self) -> headless::ModelSpec {
+        headless::ModelSpec {
+            model: self.model.clone(),
+            cpu: self.cpu,
+            gpu: self.gpu,
+            engine: self.engine.clone(),
+            activations: self.activations,
+        }
+    }
+
+    /// The prompt's text: `--prompt`, the file of `--prompt-file`, or empty.
+    pub fn prompt_text(&self) -> headless::Result<String> {
+        match (&self.prompt, &self.prompt_file) {
+            (Some(p), _) => Ok(p.clone()),
+            (None, Some(f)) => std::fs::read_to_string(f)
+                .map_err(|e| headless::Failure(format!("{}: {e}", f.display()))),
+            (None, None) => Ok(String::new()),
+        }
+    }
+}
+
 /// The constraint: exactly one of a grammar file, a regex or a JSON Schema file.
 #[derive(Args, Debug, Clone)]
 #[group(required = true, multiple = false)]
@@ -85,6 +127,18 @@ pub struct ConstraintArgs {
     /// A JSON Schema file.
     #[arg(long)]
     pub json_schema: Option<PathBuf>,
+}
+
+impl ConstraintArgs {
+    /// The library's form of these flags.
+    pub fn spec(&self) -> headless::ConstraintSpec {
+        headless::ConstraintSpec {
+            grammar: self.grammar.clone(),
+            regex: self.regex.clone(),
+            json_schema: self.json_schema.clone(),
+            ..headless::ConstraintSpec::default()
+        }
+    }
 }
 
 /// Arguments of `strait sample`.

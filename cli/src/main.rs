@@ -7,11 +7,10 @@
 
 mod args;
 mod commands;
-mod constraint_source;
-mod failure;
-mod hmm_engine;
-mod model_source;
 mod stdout;
+
+// What the commands share with the Python package lives in the `headless` library.
+use headless::{constraint_source, failure, hmm_engine};
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -42,6 +41,7 @@ fn main() -> ExitCode {
         Command::Score(a) => commands::score::run(&a),
         Command::Enumerate(a) => commands::enumerate::run(&a),
         Command::Bench(a) => commands::bench::run(&a),
+        Command::Sweep(a) => commands::sweep::run(&a),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

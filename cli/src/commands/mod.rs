@@ -4,3 +4,4 @@ pub mod bench;
 pub mod enumerate;
 pub mod sample;
 pub mod score;
+pub mod sweep;

@@ -1,7 +1,6 @@
 //! What the benchmarks share: the example problem, a prefilled real model, run
 //! parameters, and one timed, budgeted sampler run with its costs ([`run_one`]).
 
-use crate::args::ConstraintArgs;
 use crate::constraint_source::build;
 use crate::failure::{Failure, Result};
 use lm::{Model, PromptedModel};
@@ -24,10 +23,9 @@ pub(super) fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, Str
     let schema = format!("{EXAMPLE}.json");
     let prompt = std::fs::read_to_string(format!("{EXAMPLE}.prompt.txt"))
         .map_err(|e| Failure(format!("{EXAMPLE}.prompt.txt: {e}")))?;
-    let args = ConstraintArgs {
-        grammar: None,
-        regex: None,
+    let args = headless::ConstraintSpec {
         json_schema: Some(Path::new(&schema).to_path_buf()),
+        ..headless::ConstraintSpec::default()
     };
     Ok((build(&args, None, vocab)?, prompt))
 }

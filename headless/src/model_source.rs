@@ -1,13 +1,41 @@
 //! Where the language model comes from: a GGUF file, or one of the analytic toy models.
 
-use crate::args::ModelArgs;
-use crate::failure::{Result, fail};
+use crate::failure::{Failure, Result, fail};
 use lm::burn::BurnModel;
 use lm::gpu::GpuModel;
 use lm::{Backend, Lender, Model, NoPause};
 use sampler_core::toy::ToyModel;
 use sampler_core::{DynLanguageModel, TokenId, Vocabulary};
 use std::sync::Arc;
+
+/// How to load a model: `strait`'s model flags without the prompt (docs/cli.md).
+#[derive(Clone, Debug)]
+pub struct ModelSpec {
+    /// A GGUF file's path, or a toy model's name (`toy:gsk`, …).
+    pub model: String,
+    /// Force the CPU forward pass.
+    pub cpu: bool,
+    /// Force the GPU (wgpu + WGSL), even on a software adapter.
+    pub gpu: bool,
+    /// `strait`, `burn` or `burn-flex`.
+    pub engine: String,
+    /// Activations of the CPU pass's quantized products.
+    pub activations: lm::forward::Activations,
+}
+
+impl ModelSpec {
+    /// `model` with the defaults: a hardware GPU when present, else the CPU; our engine;
+    /// f32 activations.
+    pub fn new(model: impl Into<String>) -> ModelSpec {
+        ModelSpec {
+            model: model.into(),
+            cpu: false,
+            gpu: false,
+            engine: "strait".into(),
+            activations: lm::forward::Activations::F32,
+        }
+    }
+}
 
 /// A loaded model with the vocabulary its constraints are built over.
 pub enum Source {
@@ -19,8 +47,8 @@ pub enum Source {
 }
 
 impl Source {
-    /// Loads what `--model` names.
-    pub fn load(args: &ModelArgs) -> Result<Source> {
+    /// Loads what `spec` names.
+    pub fn load(args: &ModelSpec) -> Result<Source> {
         if args.model.starts_with("toy:") {
             return ToyModel::parse(&args.model).map(Source::Toy).or_else(fail);
         }
@@ -51,20 +79,17 @@ impl Source {
         }
     }
 
-    /// The prompt's tokens (`--prompt` or `--prompt-file`, chat-templated with `--chat`).
-    pub fn prompt_tokens(&self, args: &ModelArgs) -> Result<Vec<TokenId>> {
-        let text = match (&args.prompt, &args.prompt_file) {
-            (Some(p), _) => p.clone(),
-            (None, Some(f)) => std::fs::read_to_string(f)
-                .map_err(|e| crate::failure::Failure(format!("{}: {e}", f.display())))?,
-            (None, None) => String::new(),
-        };
+    /// The prompt's tokens, wrapped in the model's chat template when `chat` is set. A GGUF
+    /// model needs a prompt; the toy models take none.
+    pub fn prompt_tokens(&self, text: &str, chat: bool) -> Result<Vec<TokenId>> {
         match self {
             Source::Real(b) => {
                 if text.is_empty() {
-                    return fail("--prompt (or --prompt-file) is required with a GGUF model");
+                    return fail(
+                        "a prompt is required with a GGUF model (--prompt or --prompt-file)",
+                    );
                 }
-                Ok(b.model().tokenizer().encode_prompt(&text, args.chat)?)
+                Ok(b.model().tokenizer().encode_prompt(text, chat)?)
             }
             _ => Ok(Vec::new()),
         }
@@ -147,7 +172,7 @@ fn open_burn(model: Arc<Model>, engine: &str) -> Result<Backend> {
 }
 
 /// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.
-fn open_gpu(model: &Model, args: &ModelArgs) -> Result<Option<GpuModel>> {
+fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
     if args.cpu {
         return Ok(None);
     }
@@ -166,7 +191,7 @@ fn open_gpu(model: &Model, args: &ModelArgs) -> Result<Option<GpuModel>> {
         model,
         lm::gpu::DEFAULT_GPU_CONTEXT,
     ))
-    .map_err(|e| crate::failure::Failure(format!("GPU ({name}): {e}")))?;
+    .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
     eprintln!(
         "strait: model on {name}: {:.1} MB of GPU buffers",
         m.buffer_bytes() as f64 / 1e6

@@ -5,14 +5,30 @@
 //! page builds its constraints there too). Either way the result is one [`DynConstraint`],
 //! so the samplers are compiled once for every kind.
 
-use crate::args::ConstraintArgs;
 use crate::failure::{Failure, Result, fail};
 use grammars::{Format, TextError, constraint_from_text};
 use sampler_core::{DynConstraint, Vocabulary};
+use std::path::PathBuf;
 
-/// Builds the constraint the arguments name, over `vocab`.
+/// A constraint as the command line or a sweep plan gives it: exactly one of these.
+#[derive(Clone, Debug, Default)]
+pub struct ConstraintSpec {
+    /// A grammar file (format from `format`, else the extension, else detection).
+    pub grammar: Option<PathBuf>,
+    /// A regular expression the whole output must match.
+    pub regex: Option<String>,
+    /// A JSON Schema file.
+    pub json_schema: Option<PathBuf>,
+    /// A grammar given as text (a sweep plan's inline grammar or a file it read; format
+    /// as for `grammar`, detection when none is given).
+    pub text: Option<String>,
+    /// What an error in `text` calls it (a file name, or a sweep's constraint name).
+    pub name: Option<String>,
+}
+
+/// Builds the constraint `args` names, over `vocab`; `format` is `--grammar-format`.
 pub fn build(
-    args: &ConstraintArgs,
+    args: &ConstraintSpec,
     format: Option<&str>,
     vocab: &Vocabulary,
 ) -> Result<DynConstraint<'static>> {
@@ -23,6 +39,15 @@ pub fn build(
     if let Some(re) = &args.regex {
         return constraint_from_text(Format::Regex, re, vocab)
             .map_err(|e| Failure(format!("--regex: {e}")));
+    }
+    if let Some(text) = &args.text {
+        let format = format.unwrap_or_else(|| Format::detect(text));
+        return constraint_from_text(format, text, vocab).map_err(|e| {
+            Failure(match e {
+                TextError::Regex(e) => format!("{}: {e}", name(args)),
+                TextError::Grammar(e) => e.in_file(name(args)).to_string(),
+            })
+        });
     }
     let (path, default) = match (&args.grammar, &args.json_schema) {
         (Some(p), _) => (p, None),
@@ -54,4 +79,9 @@ pub fn build(
             TextError::Grammar(e) => e.in_file(&name).to_string(),
         })
     })
+}
+
+/// What errors in an inline grammar call it.
+fn name(args: &ConstraintSpec) -> String {
+    args.name.clone().unwrap_or_else(|| "grammar".into())
 }

@@ -1,0 +1,113 @@
+//! One sampler run over a loaded model: the lines `strait sample` prints, one per output
+//! sample (docs/cli.md, "Output lines").
+
+use crate::failure::Result;
+use crate::model_source::{Source, with_lm};
+use sampler_core::samplers::{Counters, Io, Method, Params, Sample, Sampler};
+use sampler_core::{DynConstraint, Event, EventSink, SeededRng, TokenId, Vocabulary, block_on};
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// What to run: the sampler, its parameters, the seed, and where P-GCD's HMM work runs.
+#[derive(Clone, Debug)]
+pub struct SampleJob {
+    /// The sampler.
+    pub method: Method,
+    /// n, steps, particles, max tokens, batch, the HMM's settings.
+    pub params: Params,
+    /// Seed of every random choice: the same seed gives the same run.
+    pub seed: u64,
+    /// `--hmm-engine` (`burn-flex`, `cpu`, …; see [`crate::hmm_engine`]).
+    pub hmm_engine: String,
+}
+
+impl SampleJob {
+    /// `method` with the default parameters, seed 0, HMM work on burn-flex.
+    pub fn new(method: Method) -> SampleJob {
+        SampleJob {
+            method,
+            params: Params::default(),
+            seed: 0,
+            hmm_engine: "burn-flex".into(),
+        }
+    }
+}
+
+/// Runs `job` on `source` conditioned on `prompt`: each output sample is handed to `out` as
+/// its line, each event too when `events` is set (a line with a `type` field). Returns the
+/// run's final counters.
+pub fn sample(
+    source: &mut Source,
+    prompt: Vec<TokenId>,
+    constraint: &DynConstraint<'static>,
+    job: &SampleJob,
+    events: bool,
+    out: &mut dyn FnMut(Value),
+) -> Result<Counters> {
+    job.params.hmm.validate()?;
+    job.params.validate()?;
+    let hmm_engine = crate::hmm_engine::engine(&job.hmm_engine)?;
+    let vocab = source.vocabulary();
+    let start = Instant::now();
+    let mut rng = SeededRng::new(job.seed);
+    // Events and samples go to one callback, in the order they happen.
+    let out = std::cell::RefCell::new(out);
+    let mut sink = LineSink {
+        on: events,
+        out: &out,
+    };
+    with_lm(source, prompt, |mut lm| {
+        let mut print = |s: &Sample| (out.borrow_mut())(sample_line(&vocab, s, start));
+        Ok(block_on(
+            Sampler::new(job.method)
+                .params(&job.params)
+                .vocabulary(&vocab)
+                .hmm_engine(hmm_engine.as_ref())
+                .run(
+                    &mut lm,
+                    constraint,
+                    Io {
+                        rng: &mut rng,
+                        sink: &mut sink,
+                        out: &mut print,
+                    },
+                ),
+        )?)
+    })
+}
+
+/// Hands events to the output as JSON lines when `--events` is given.
+struct LineSink<'a, 'b> {
+    on: bool,
+    out: &'a std::cell::RefCell<&'b mut dyn FnMut(Value)>,
+}
+
+impl EventSink for LineSink<'_, '_> {
+    fn emit(&mut self, event: Event) {
+        if self.on {
+            match serde_json::to_value(&event) {
+                Ok(line) => (self.out.borrow_mut())(line),
+                Err(e) => eprintln!("strait: cannot write event: {e}"),
+            }
+        }
+    }
+}
+
+/// The contract's line: text, tokens, logp, valid, weight, counters, elapsed_ms (+ run).
+pub fn sample_line(vocab: &Vocabulary, s: &Sample, start: Instant) -> Value {
+    let mut line = json!({
+        "text": String::from_utf8_lossy(&vocab.decode(&s.tokens)),
+        "tokens": s.tokens,
+        "logp": s.logp,
+        "valid": s.valid,
+        "weight": s.weight,
+        "lm_calls": s.counters.lm_calls,
+        "forward_tokens": s.counters.forward_tokens,
+        "constraint_checks": s.counters.constraint_checks,
+        "elapsed_ms": start.elapsed().as_secs_f64() * 1e3,
+    });
+    if let Some(r) = s.run {
+        line["run"] = json!(r);
+    }
+    line
+}

@@ -1,0 +1,441 @@
+//! A sweep plan (a TOML file) and the grid of cells it stands for.
+//!
+//! ```toml
+//! title = "G_sk"
+//! models = ["toy:gsk"]              # GGUF paths (relative to the plan) or toy names
+//! prompts = [""]                    # optional (default: one empty prompt)
+//! chat = false                      # wrap prompts in the chat template
+//! samplers = ["lcd", "cars", "mcmc-uniform", "awrs-smc"]
+//! seeds = 3                         # 0, 1, 2; or a list of seeds
+//!
+//! [constraints.sk]                  # a name, then one of regex / grammar / json_schema / text
+//! regex = "00000|1[01]{4}"
+//!
+//! [params]                          # a list is an axis of the grid, a value is fixed
+//! n = 20
+//! max_tokens = 8
+//! steps = [1, 4]                    # MCMC samplers only
+//! particles = [4, 16]               # SMC samplers only
+//! batch = 1                         # rejection samplers only
+//! ```
+
+use crate::failure::{Failure, Result, fail};
+use sampler_core::samplers::Method;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A plan, read and expanded: its title and every cell of the grid, in a fixed order.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The title on the summary and the plots.
+    pub title: String,
+    /// Every cell, models outermost and seeds innermost.
+    pub cells: Vec<Cell>,
+}
+
+/// One sampler run of the grid: everything needed to run it anywhere (grammar files are
+/// read into `constraint.text` when the plan is read, so a cell needs no file of the
+/// plan's folder).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The model: a GGUF path (made absolute) or a toy name.
+    pub model: String,
+    /// The model's position in the plan's list (cells ids use it).
+    pub model_index: usize,
+    /// The constraint's name in the plan.
+    pub constraint: String,
+    /// What the constraint is.
+    pub definition: Definition,
+    /// The prompt text.
+    pub prompt: String,
+    /// The prompt's position in the plan's list.
+    pub prompt_index: usize,
+    /// Whether the prompt is wrapped in the model's chat template.
+    pub chat: bool,
+    /// The sampler.
+    pub method: Method,
+    /// Samples, chains or SMC runs (as `strait sample --n`).
+    pub n: usize,
+    /// MCMC steps per chain (1 for other samplers).
+    pub steps: usize,
+    /// SMC particles per run (1 for other samplers).
+    pub particles: usize,
+    /// Most tokens per sequence, EOS included.
+    pub max_tokens: usize,
+    /// Rejection samplers' batch (1 for other samplers).
+    pub batch: usize,
+    /// The seed.
+    pub seed: u64,
+    /// Where P-GCD's HMM work runs.
+    pub hmm_engine: String,
+}
+
+/// A constraint of the plan: a regex, or a grammar's text with its format (`None`: detect).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Definition {
+    /// A regex the whole output must match.
+    pub regex: Option<String>,
+    /// A grammar's text (inline, or read from the file the plan names).
+    pub text: Option<String>,
+    /// The grammar's format (`lark`, `gbnf`, `json-schema`, `regex`).
+    pub format: Option<String>,
+    /// Whether the summary tries exact P^L by enumeration (finite languages only).
+    pub exact: bool,
+}
+
+impl Cell {
+    /// A name for the cell's files, unique within its plan: model, constraint, prompt,
+    /// sampler, the parameters it uses, seed.
+    pub fn id(&self) -> String {
+        let mut id = format!(
+            "{}.{}.p{}.{}.n{}.t{}",
+            self.model_slug(),
+            slug(&self.constraint),
+            self.prompt_index,
+            self.method,
+            self.n,
+            self.max_tokens
+        );
+        if self.method.is_mcmc() {
+            id += &format!(".k{}", self.steps);
+        }
+        if self.method.is_smc() {
+            id += &format!(".m{}", self.particles);
+        }
+        if self.method.is_exact() {
+            id += &format!(".b{}", self.batch);
+        }
+        id + &format!(".s{}", self.seed)
+    }
+
+    /// The cells that share exact P^L (same model, constraint, prompt and token limit).
+    pub fn group(&self) -> String {
+        format!(
+            "{}.{}.p{}.t{}",
+            self.model_slug(),
+            slug(&self.constraint),
+            self.prompt_index,
+            self.max_tokens
+        )
+    }
+
+    /// The sampler and the parameters it uses, as the summary names a row.
+    pub fn setting(&self) -> String {
+        let mut s = self.method.to_string();
+        if self.method.is_mcmc() {
+            s += &format!(" k={}", self.steps);
+        }
+        if self.method.is_smc() {
+            s += &format!(" M={}", self.particles);
+        }
+        if self.method.is_exact() && self.batch > 1 {
+            s += &format!(" B={}", self.batch);
+        }
+        s
+    }
+
+    /// `m0-gsk` for `toy:gsk`, `m1-SmolLM2-135M-Instruct.Q4_1` for a file.
+    fn model_slug(&self) -> String {
+        let stem = Path::new(&self.model)
+            .file_stem()
+            .map_or_else(|| self.model.clone(), |s| s.to_string_lossy().into_owned());
+        format!(
+            "m{}-{}",
+            self.model_index,
+            slug(stem.trim_start_matches("toy:"))
+        )
+    }
+}
+
+/// Letters, digits, `-` and `_` kept; anything else becomes `-`.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    title: Option<String>,
+    models: Vec<String>,
+    #[serde(default)]
+    prompts: Option<OneOrMany<String>>,
+    #[serde(default)]
+    chat: bool,
+    samplers: Vec<String>,
+    seeds: Seeds,
+    constraints: BTreeMap<String, ConstraintFile>,
+    #[serde(default)]
+    params: ParamsFile,
+    #[serde(default)]
+    hmm_engine: Option<String>,
+}
+
+/// `seeds = 3` (0, 1, 2) or `seeds = [7, 9]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Seeds {
+    Count(u64),
+    List(Vec<u64>),
+}
+
+/// A value or a list of values (an axis of the grid).
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    fn values(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(v) => vec![v.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// `[constraints.NAME]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConstraintFile {
+    regex: Option<String>,
+    grammar: Option<PathBuf>,
+    json_schema: Option<PathBuf>,
+    text: Option<String>,
+    format: Option<String>,
+    exact: Option<bool>,
+}
+
+/// `[params]`: each a value or a list.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ParamsFile {
+    n: Option<OneOrMany<usize>>,
+    max_tokens: Option<OneOrMany<usize>>,
+    steps: Option<OneOrMany<usize>>,
+    particles: Option<OneOrMany<usize>>,
+    batch: Option<OneOrMany<usize>>,
+}
+
+/// Reads and expands the plan at `path`; an error names the file and what is wrong.
+pub fn load(path: &Path) -> Result<Plan> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    parse(&text, path.parent().unwrap_or(Path::new(".")))
+        .map_err(|e| Failure(format!("{}: {}", path.display(), e.0)))
+}
+
+/// Expands a plan's text; files it names are relative to `dir`.
+pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
+    let f: PlanFile = toml::from_str(text).map_err(|e| Failure(one_line(&e.to_string())))?;
+    if f.models.is_empty() || f.samplers.is_empty() || f.constraints.is_empty() {
+        return fail("a plan needs at least one model, one sampler and one constraint");
+    }
+    let methods = f
+        .samplers
+        .iter()
+        .map(|s| {
+            s.parse::<Method>()
+                .map_err(|e| Failure(format!("samplers: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let seeds = match f.seeds {
+        Seeds::Count(0) => return fail("seeds: at least one"),
+        Seeds::Count(k) => (0..k).collect(),
+        Seeds::List(v) if v.is_empty() => return fail("seeds: at least one"),
+        Seeds::List(v) => v,
+    };
+    let prompts = f
+        .prompts
+        .map_or_else(|| vec![String::new()], |p| p.values());
+    let axis = |v: &Option<OneOrMany<usize>>, default: usize, name: &str| -> Result<Vec<usize>> {
+        let values = v.as_ref().map_or_else(|| vec![default], |v| v.values());
+        if values.is_empty() || values.contains(&0) {
+            return fail(format!("params.{name}: give values of at least 1"));
+        }
+        Ok(values)
+    };
+    let p = &f.params;
+    let (ns, max_tokens) = (axis(&p.n, 10, "n")?, axis(&p.max_tokens, 32, "max_tokens")?);
+    let (steps, particles) = (
+        axis(&p.steps, 10, "steps")?,
+        axis(&p.particles, 8, "particles")?,
+    );
+    let batches = axis(&p.batch, 1, "batch")?;
+    let mut constraints = Vec::new();
+    for (name, c) in &f.constraints {
+        constraints.push((name.clone(), definition(name, c, dir)?));
+    }
+    let models: Vec<String> = f
+        .models
+        .iter()
+        .map(|m| {
+            if m.starts_with("toy:") || Path::new(m).is_absolute() {
+                m.clone()
+            } else {
+                dir.join(m).to_string_lossy().into_owned()
+            }
+        })
+        .collect();
+    let hmm_engine = f.hmm_engine.unwrap_or_else(|| "burn-flex".into());
+    let mut cells = Vec::new();
+    for (model_index, model) in models.iter().enumerate() {
+        for (constraint, definition) in &constraints {
+            for (prompt_index, prompt) in prompts.iter().enumerate() {
+                for &method in &methods {
+                    let only = |on: bool, v: &Vec<usize>| if on { v.clone() } else { vec![1] };
+                    for &max_tokens in &max_tokens {
+                        for &n in &ns {
+                            for &steps in &only(method.is_mcmc(), &steps) {
+                                for &particles in &only(method.is_smc(), &particles) {
+                                    for &batch in &only(method.is_exact(), &batches) {
+                                        for &seed in &seeds {
+                                            cells.push(Cell {
+                                                model: model.clone(),
+                                                model_index,
+                                                constraint: constraint.clone(),
+                                                definition: definition.clone(),
+                                                prompt: prompt.clone(),
+                                                prompt_index,
+                                                chat: f.chat,
+                                                method,
+                                                n,
+                                                steps,
+                                                particles,
+                                                max_tokens,
+                                                batch,
+                                                seed,
+                                                hmm_engine: hmm_engine.clone(),
+                                            });
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Plan {
+        title: f.title.unwrap_or_else(|| "sweep".into()),
+        cells,
+    })
+}
+
+/// A `[constraints.NAME]` table as a [`Definition`]: exactly one source, files read now.
+fn definition(name: &str, c: &ConstraintFile, dir: &Path) -> Result<Definition> {
+    let given = [
+        c.regex.is_some(),
+        c.grammar.is_some(),
+        c.json_schema.is_some(),
+        c.text.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return fail(format!(
+            "constraints.{name}: give exactly one of regex, grammar, json_schema, text"
+        ));
+    }
+    let read = |p: &PathBuf| {
+        let path = dir.join(p);
+        std::fs::read_to_string(&path)
+            .map_err(|e| Failure(format!("constraints.{name}: {}: {e}", path.display())))
+    };
+    let (regex, text, format) = if let Some(re) = &c.regex {
+        (Some(re.clone()), None, None)
+    } else if let Some(p) = &c.grammar {
+        let format = c
+            .format
+            .clone()
+            .or_else(|| grammars::Format::from_path(&p.to_string_lossy()).map(|f| f.to_string()));
+        (None, Some(read(p)?), format)
+    } else if let Some(p) = &c.json_schema {
+        (
+            None,
+            Some(read(p)?),
+            Some(c.format.clone().unwrap_or_else(|| "json-schema".into())),
+        )
+    } else {
+        (None, c.text.clone(), c.format.clone())
+    };
+    Ok(Definition {
+        regex,
+        text,
+        format,
+        exact: c.exact.unwrap_or(true),
+    })
+}
+
+/// A TOML error's message on one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = r#"
+        models = ["toy:gsk"]
+        samplers = ["lcd", "mcmc-uniform", "awrs-smc", "cars"]
+        seeds = 2
+        [constraints.sk]
+        regex = "00000|1[01]{4}"
+        [params]
+        n = 5
+        max_tokens = 8
+        steps = [1, 4]
+        particles = [2, 8, 16]
+        batch = [1, 4]
+    "#;
+
+    #[test]
+    fn axes_apply_only_to_the_samplers_that_use_them() {
+        let plan = parse(PLAN, Path::new(".")).unwrap();
+        // lcd 1 + mcmc 2 steps + smc 3 particles + cars 2 batches, times 2 seeds.
+        assert_eq!(plan.cells.len(), (1 + 2 + 3 + 2) * 2);
+        let ids: std::collections::HashSet<_> = plan.cells.iter().map(Cell::id).collect();
+        assert_eq!(ids.len(), plan.cells.len(), "ids are unique");
+        let mcmc = plan
+            .cells
+            .iter()
+            .find(|c| c.method == Method::McmcUniform)
+            .unwrap();
+        assert_eq!(mcmc.id(), "m0-gsk.sk.p0.mcmc-uniform.n5.t8.k1.s0");
+        assert_eq!(mcmc.group(), "m0-gsk.sk.p0.t8");
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = |t: &str| parse(t, Path::new(".")).unwrap_err().0;
+        let bad_method = PLAN.replace("\"cars\"", "\"carz\"");
+        assert!(e(&bad_method).contains("carz"), "{}", e(&bad_method));
+        let two = PLAN.replace("regex = ", "text = \"a\"\nregex = ");
+        assert!(e(&two).contains("exactly one"), "{}", e(&two));
+        let unknown = PLAN.replace("n = 5", "n = 5\nsteeps = 3");
+        assert!(e(&unknown).contains("steeps"), "{}", e(&unknown));
+        let zero = PLAN.replace("n = 5", "n = 0");
+        assert!(e(&zero).contains("params.n"), "{}", e(&zero));
+        let missing = parse(
+            &PLAN.replace("regex = \"00000|1[01]{4}\"", "grammar = \"nope.gbnf\""),
+            Path::new("/nonexistent"),
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            missing.contains("constraints.sk") && missing.contains("nope.gbnf"),
+            "{missing}"
+        );
+    }
+}

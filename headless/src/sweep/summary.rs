@@ -1,0 +1,345 @@
+//! The summary of a sweep's folder: a row per cell (`summary.csv`), a table per group of
+//! cells with the seeds pooled (`summary.md`), and the measures the plots draw.
+//!
+//! KL and TV compare the distribution of a setting's output samples, pooled over seeds
+//! (SMC particles by their weights, normalized within each run; every other sample with
+//! weight 1), with exact P^L of the group: KL(q̂ ‖ P^L) in nats (+∞ as soon as one output
+//! is outside the language, e.g. an invalid one) and TV = ½ Σ |q̂ − P^L|.
+
+use super::job::{ExactFile, Row};
+use super::plan::{Cell, Plan};
+use super::store;
+use crate::failure::Result;
+use sampler_core::TokenId;
+use sampler_core::exact::{kl_divergence, total_variation};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One setting of one group (a sampler with its parameters), its seeds pooled.
+#[derive(Clone, Debug)]
+pub struct Setting {
+    /// The group's first cell (seed aside, every cell of the setting is like it).
+    pub cell: Cell,
+    /// Finished seeds.
+    pub seeds: usize,
+    /// Output samples, all seeds.
+    pub samples: usize,
+    /// Valid samples, all seeds.
+    pub valid: usize,
+    /// Mean LM calls of a run.
+    pub lm_calls: f64,
+    /// Mean forward tokens of a run.
+    pub forward_tokens: f64,
+    /// Generations, all seeds.
+    pub generations: u64,
+    /// Seconds, all seeds.
+    pub seconds: f64,
+    /// KL(q̂ ‖ P^L) and TV, when the group has exact P^L.
+    pub distance: Option<(f64, f64)>,
+    /// The first error of a seed, if any.
+    pub error: Option<String>,
+}
+
+impl Setting {
+    /// Seconds per valid sample (∞ with none).
+    pub fn seconds_per_valid(&self) -> f64 {
+        self.seconds / self.valid as f64
+    }
+
+    /// Generations per 100 valid samples (the measure of seed 002's tables).
+    pub fn generations_per_100_valid(&self) -> f64 {
+        100.0 * self.generations as f64 / self.valid as f64
+    }
+}
+
+/// What the folder holds for a plan.
+pub struct Summary {
+    /// Cells of the plan.
+    pub cells: usize,
+    /// Cells finished.
+    pub finished: usize,
+    /// Finished cells whose run ended in an error.
+    pub failed: usize,
+    /// Settings, in the plan's order.
+    pub settings: Vec<Setting>,
+}
+
+/// Reads every finished cell of `plan` in `out` and pools each setting's seeds.
+pub fn read(plan: &Plan, out: &Path) -> Result<Summary> {
+    let mut finished = Vec::new();
+    for cell in &plan.cells {
+        if let Some(row) = store::finished_row(out, cell) {
+            finished.push(row);
+        }
+    }
+    let mut exact: HashMap<String, Option<ExactFile>> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut pooled: HashMap<String, (Setting, Outputs, f64)> = HashMap::new();
+    for row in &finished {
+        let key = setting_key(&row.cell);
+        let q = read_samples(out, &row.cell)?;
+        let entry = pooled.entry(key.clone()).or_insert_with(|| {
+            order.push(key.clone());
+            (empty(&row.cell), HashMap::new(), 0.0)
+        });
+        add(&mut entry.0, row);
+        for (tokens, w) in q {
+            *entry.1.entry(tokens).or_default() += w;
+            entry.2 += w;
+        }
+    }
+    let mut settings = Vec::new();
+    for key in order {
+        let (mut s, q, total) = pooled.remove(&key).unwrap_or_else(|| unreachable!());
+        let group = s.cell.group();
+        let file = exact
+            .entry(group)
+            .or_insert_with(|| store::finished_exact(out, &s.cell))
+            .as_ref();
+        if let Some(file) = file.filter(|f| f.error.is_none() && total > 0.0) {
+            s.distance = Some(distance(file, &q, total));
+        }
+        s.lm_calls /= s.seeds as f64;
+        s.forward_tokens /= s.seeds as f64;
+        settings.push(s);
+    }
+    Ok(Summary {
+        cells: plan.cells.len(),
+        finished: finished.len(),
+        failed: finished.iter().filter(|r| r.error.is_some()).count(),
+        settings,
+    })
+}
+
+/// Output sequences with their summed weights.
+type Outputs = HashMap<Vec<TokenId>, f64>;
+
+/// A setting's name: the cell's id without its seed.
+fn setting_key(cell: &Cell) -> String {
+    Cell {
+        seed: 0,
+        ..cell.clone()
+    }
+    .id()
+}
+
+/// A setting with nothing added yet.
+fn empty(cell: &Cell) -> Setting {
+    Setting {
+        cell: cell.clone(),
+        seeds: 0,
+        samples: 0,
+        valid: 0,
+        lm_calls: 0.0,
+        forward_tokens: 0.0,
+        generations: 0,
+        seconds: 0.0,
+        distance: None,
+        error: None,
+    }
+}
+
+/// Adds one seed's row.
+fn add(s: &mut Setting, row: &Row) {
+    s.seeds += 1;
+    s.samples += row.samples;
+    s.valid += row.valid;
+    s.lm_calls += row.lm_calls as f64;
+    s.forward_tokens += row.forward_tokens as f64;
+    s.generations += row.generations;
+    s.seconds += row.seconds;
+    if s.error.is_none() {
+        s.error.clone_from(&row.error);
+    }
+}
+
+/// A cell's outputs as (tokens, weight): SMC weights as normalized within their run,
+/// every other sample 1.
+fn read_samples(out: &Path, cell: &Cell) -> Result<Vec<(Vec<TokenId>, f64)>> {
+    let path = store::samples_path(out, cell);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| crate::Failure(format!("{}: {e}", path.display())))?;
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let l: serde_json::Value = serde_json::from_str(line)?;
+        let tokens: Vec<TokenId> = serde_json::from_value(l["tokens"].clone())?;
+        let w = l["weight"].as_f64().unwrap_or(1.0);
+        if w > 0.0 {
+            v.push((tokens, w));
+        }
+    }
+    Ok(v)
+}
+
+/// KL(q̂ ‖ P^L) and TV of the pooled outputs `q` (weights summing to `total`).
+fn distance(exact: &ExactFile, q: &HashMap<Vec<TokenId>, f64>, total: f64) -> (f64, f64) {
+    let p: Vec<f64> = exact.entries.iter().map(|(_, p)| *p).collect();
+    let mut inside = 0.0;
+    let qv: Vec<f64> = exact
+        .entries
+        .iter()
+        .map(|(t, _)| {
+            let w = q.get(t).copied().unwrap_or(0.0) / total;
+            inside += w;
+            w
+        })
+        .collect();
+    let outside = (1.0 - inside).max(0.0);
+    let kl = if outside > 1e-12 {
+        f64::INFINITY
+    } else {
+        kl_divergence(&qv, &p)
+    };
+    (kl, total_variation(&qv, &p) + 0.5 * outside)
+}
+
+/// `summary.csv`: one row per finished cell.
+pub fn csv(plan: &Plan, out: &Path) -> String {
+    let mut s = String::from(
+        "model,constraint,prompt,sampler,n,steps,particles,batch,max_tokens,seed,samples,valid,\
+         lm_calls,forward_tokens,constraint_checks,generations,seconds,s_per_valid,\
+         generations_per_100_valid,error\n",
+    );
+    for cell in &plan.cells {
+        let Some(r) = store::finished_row(out, cell) else {
+            continue;
+        };
+        let c = &r.cell;
+        let fields = [
+            c.model.clone(),
+            c.constraint.clone(),
+            c.prompt.clone(),
+            c.method.to_string(),
+            c.n.to_string(),
+            c.steps.to_string(),
+            c.particles.to_string(),
+            c.batch.to_string(),
+            c.max_tokens.to_string(),
+            c.seed.to_string(),
+            r.samples.to_string(),
+            r.valid.to_string(),
+            r.lm_calls.to_string(),
+            r.forward_tokens.to_string(),
+            r.constraint_checks.to_string(),
+            r.generations.to_string(),
+            format!("{:.4}", r.seconds),
+            ratio(r.seconds, r.valid as f64, 1.0),
+            ratio(r.generations as f64, r.valid as f64, 100.0),
+            r.error.clone().unwrap_or_default(),
+        ];
+        let quoted: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        s += &quoted.join(",");
+        s.push('\n');
+    }
+    s
+}
+
+/// `scale · a / b`, empty when `b` is 0.
+fn ratio(a: f64, b: f64, scale: f64) -> String {
+    if b > 0.0 {
+        format!("{:.4}", scale * a / b)
+    } else {
+        String::new()
+    }
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(f: &str) -> String {
+    if f.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", f.replace('"', "\"\""))
+    } else {
+        f.to_string()
+    }
+}
+
+/// `summary.md`: a table per group (model, constraint, prompt, token limit), seeds pooled.
+pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> String {
+    let mut s = format!("# {}\n\n", plan.title);
+    let _ = writeln!(
+        s,
+        "{} of {} cells finished{}. KL and TV compare each setting's outputs (seeds pooled) \
+         with exact P^L where the language is finite; KL(q̂ ‖ P^L) in nats, ∞ when an output \
+         is outside the language.\n",
+        summary.finished,
+        summary.cells,
+        if summary.failed > 0 {
+            format!(", {} of them ended in an error (below)", summary.failed)
+        } else {
+            String::new()
+        }
+    );
+    let mut group = String::new();
+    for st in &summary.settings {
+        let g = st.cell.group();
+        if g != group {
+            group = g;
+            let c = &st.cell;
+            let _ = writeln!(
+                s,
+                "## {} · {} · prompt {} · at most {} tokens\n",
+                c.model, c.constraint, c.prompt_index, c.max_tokens
+            );
+            s += "| sampler | seeds | samples | valid | LM calls per run | forward tokens per run \
+                  | s per valid | generations per 100 valid | KL | TV |\n\
+                  |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        }
+        let (kl, tv) = st
+            .distance
+            .map_or(("—".into(), "—".into()), |(k, t)| (num(k), num(t)));
+        let _ = writeln!(
+            s,
+            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {kl} | {tv} |",
+            st.cell.setting(),
+            if st.error.is_some() { " (error)" } else { "" },
+            st.seeds,
+            st.samples,
+            st.valid,
+            num(st.lm_calls),
+            num(st.forward_tokens),
+            num(st.seconds_per_valid()),
+            num(st.generations_per_100_valid()),
+        );
+    }
+    let errors: Vec<&Setting> = summary
+        .settings
+        .iter()
+        .filter(|s| s.error.is_some())
+        .collect();
+    if !errors.is_empty() {
+        s += "\n## Errors\n\n";
+        for st in errors {
+            let _ = writeln!(
+                s,
+                "- {} on {}: {}",
+                st.cell.setting(),
+                st.cell.constraint,
+                st.error.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    if !plots.is_empty() {
+        s += "\n## Plots\n\n";
+        for (title, file) in plots {
+            let _ = writeln!(s, "![{title}]({file})\n");
+        }
+    }
+    s
+}
+
+/// A figure for a table: ∞, three significant digits, or a power of ten when tiny.
+pub fn num(x: f64) -> String {
+    if x.is_infinite() || x.is_nan() {
+        "∞".into()
+    } else if x == 0.0 {
+        "0".into()
+    } else if x.abs() < 1e-3 {
+        format!("{x:.1e}")
+    } else if x.abs() < 10.0 {
+        format!("{x:.3}")
+    } else if x.abs() < 1000.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}
