@@ -589,3 +589,131 @@ fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
     let e = error(&strait(&unknown));
     assert!(e.contains("--hmm-engine") && e.contains("burn-flex"), "{e}");
 }
+
+/// A fresh folder under the system's temporary folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("strait-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A folder's files (relative name → text), `.part` leftovers included.
+fn files(dir: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for sub in ["cells", "exact"] {
+        for e in std::fs::read_dir(dir.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = format!("{sub}/{}", e.file_name().to_string_lossy());
+            out.insert(name, std::fs::read_to_string(e.path()).unwrap());
+        }
+    }
+    out
+}
+
+/// A cell file without what differs between two runs of the same seed (wall time).
+fn without_times(text: &str) -> String {
+    let strip = |mut v: Value| {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("elapsed_ms");
+            o.remove("seconds");
+        }
+        v
+    };
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return strip(v).to_string();
+    }
+    text.lines()
+        .map(|l| strip(serde_json::from_str(l).unwrap()).to_string() + "\n")
+        .collect()
+}
+
+/// `strait sweep` killed in the middle of a cell and run again ends with exactly the files
+/// of an uninterrupted sweep: the finished cells kept, the cut one redone, nothing twice.
+#[test]
+fn a_sweep_killed_mid_cell_resumes_to_the_same_files() {
+    let dir = scratch("sweep-resume");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "title = \"resume\"\nmodels = [\"toy:gsk\"]\nsamplers = [\"lcd\", \"cars\", \"awrs-smc\"]\n\
+         seeds = 2\n[constraints.sk]\nregex = \"00000|1[01]{4}\"\n[params]\nn = 20\n\
+         max_tokens = 8\nparticles = [2, 4]\n",
+    )
+    .unwrap();
+    let sweep = |out: &str, exit_after: Option<u32>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_strait"));
+        cmd.args([
+            "sweep",
+            plan.to_str().unwrap(),
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        if let Some(n) = exit_after {
+            cmd.env("STRAIT_SWEEP_EXIT_AFTER_SAMPLES", n.to_string());
+        }
+        cmd.output().unwrap()
+    };
+    let whole = sweep("whole", None);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    // 2 lcd cells of 20 samples finish; the 50th sample is the 10th of the first cars cell.
+    let cut = sweep("cut", Some(50));
+    assert_eq!(cut.status.code(), Some(137));
+    let rows = |d: &str| {
+        files(&dir.join(d))
+            .keys()
+            .filter(|k| k.starts_with("cells/") && k.ends_with(".json"))
+            .count()
+    };
+    assert_eq!(rows("cut"), 2, "{:?}", files(&dir.join("cut")).keys());
+    let again = sweep("cut", None);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{err}");
+    assert!(err.contains("2 of 8 cells already finished"), "{err}");
+    let (a, b) = (files(&dir.join("whole")), files(&dir.join("cut")));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    assert_eq!(a.len(), 8 * 2 + 1, "8 cells of two files, one exact P^L");
+    for (name, text) in &a {
+        assert_eq!(without_times(text), without_times(&b[name]), "{name}");
+    }
+    let csv = std::fs::read_to_string(dir.join("cut/summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 8, "a header and a row per cell");
+    let md = std::fs::read_to_string(dir.join("cut/summary.md")).unwrap();
+    assert!(md.contains("| cars | 2 | 40 | 40 |"), "{md}");
+    for plot in ["kl", "generations"] {
+        let svg = dir.join(format!("cut/plots/m0-gsk.sk.p0.t8.{plot}.svg"));
+        assert!(
+            std::fs::read_to_string(&svg).unwrap().starts_with("<svg"),
+            "{plot}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A plan's mistakes end `strait sweep` with one line naming the file and the key.
+#[test]
+fn a_bad_plan_is_named_in_one_line() {
+    let dir = scratch("sweep-bad");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "models = [\"toy:gsk\"]\nsamplers = [\"carz\"]\nseeds = 1\n[constraints.a]\nregex = \"0\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let e = error(&strait(&[
+        "sweep",
+        plan.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(e.contains("plan.toml") && e.contains("carz"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

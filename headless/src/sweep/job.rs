@@ -137,6 +137,7 @@ fn run_cell(source: &mut Source, cell: &Cell, vocab: &Vocabulary) -> CellOutput 
                 particles: cell.particles,
                 max_tokens: cell.max_tokens,
                 batch: cell.batch,
+                max_generations: cell.max_generations,
                 ..Params::default()
             },
             seed: cell.seed,

@@ -139,7 +139,7 @@ fn plots(summary: &summary::Summary, out: &Path) -> Result<Vec<(String, String)>
 }
 
 /// A model's name for a title: a file's name, or the toy's.
-fn model_name(model: &str) -> String {
+pub(crate) fn model_name(model: &str) -> String {
     Path::new(model)
         .file_name()
         .map_or_else(|| model.to_string(), |f| f.to_string_lossy().into_owned())

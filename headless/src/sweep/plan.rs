@@ -10,6 +10,8 @@
 //!
 //! [constraints.sk]                  # a name, then one of regex / grammar / json_schema / text
 //! regex = "00000|1[01]{4}"
+//! # prompt = "…" or prompt_file = "…", chat = true: this constraint's own prompt
+//! # exact = false: no enumeration of P^L for this one (an infinite language)
 //!
 //! [params]                          # a list is an axis of the grid, a value is fixed
 //! n = 20
@@ -17,6 +19,7 @@
 //! steps = [1, 4]                    # MCMC samplers only
 //! particles = [4, 16]               # SMC samplers only
 //! batch = 1                         # rejection samplers only
+//! max_generations = 2000            # exact samplers give up after this many in a row
 //! ```
 
 use crate::failure::{Failure, Result, fail};
@@ -67,6 +70,8 @@ pub struct Cell {
     pub batch: usize,
     /// The seed.
     pub seed: u64,
+    /// Exact samplers give up after this many generations in a row without a valid one.
+    pub max_generations: u64,
     /// Where P-GCD's HMM work runs.
     pub hmm_engine: String,
 }
@@ -215,6 +220,9 @@ struct ConstraintFile {
     text: Option<String>,
     format: Option<String>,
     exact: Option<bool>,
+    prompt: Option<String>,
+    prompt_file: Option<PathBuf>,
+    chat: Option<bool>,
 }
 
 /// `[params]`: each a value or a list.
@@ -226,6 +234,7 @@ struct ParamsFile {
     steps: Option<OneOrMany<usize>>,
     particles: Option<OneOrMany<usize>>,
     batch: Option<OneOrMany<usize>>,
+    max_generations: Option<u64>,
 }
 
 /// Reads and expands the plan at `path`; an error names the file and what is wrong.
@@ -273,9 +282,29 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
         axis(&p.particles, 8, "particles")?,
     );
     let batches = axis(&p.batch, 1, "batch")?;
+    let max_generations = p.max_generations.unwrap_or(10_000).max(1);
+    // Each constraint with its prompts: its own, or the plan's.
     let mut constraints = Vec::new();
     for (name, c) in &f.constraints {
-        constraints.push((name.clone(), definition(name, c, dir)?));
+        let own =
+            match (&c.prompt, &c.prompt_file) {
+                (Some(_), Some(_)) => {
+                    return fail(format!(
+                        "constraints.{name}: give prompt or prompt_file, not both"
+                    ));
+                }
+                (Some(p), None) => Some(p.clone()),
+                (None, Some(file)) => {
+                    let path = dir.join(file);
+                    Some(std::fs::read_to_string(&path).map_err(|e| {
+                        Failure(format!("constraints.{name}: {}: {e}", path.display()))
+                    })?)
+                }
+                (None, None) => None,
+            };
+        let prompts = own.map_or_else(|| prompts.clone(), |p| vec![p]);
+        let chat = c.chat.unwrap_or(f.chat);
+        constraints.push((name.clone(), definition(name, c, dir)?, prompts, chat));
     }
     let models: Vec<String> = f
         .models
@@ -284,14 +313,16 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
             if m.starts_with("toy:") || Path::new(m).is_absolute() {
                 m.clone()
             } else {
-                dir.join(m).to_string_lossy().into_owned()
+                lexically_normal(&dir.join(m))
+                    .to_string_lossy()
+                    .into_owned()
             }
         })
         .collect();
     let hmm_engine = f.hmm_engine.unwrap_or_else(|| "burn-flex".into());
     let mut cells = Vec::new();
     for (model_index, model) in models.iter().enumerate() {
-        for (constraint, definition) in &constraints {
+        for (constraint, definition, prompts, chat) in &constraints {
             for (prompt_index, prompt) in prompts.iter().enumerate() {
                 for &method in &methods {
                     let only = |on: bool, v: &Vec<usize>| if on { v.clone() } else { vec![1] };
@@ -308,7 +339,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
                                                 definition: definition.clone(),
                                                 prompt: prompt.clone(),
                                                 prompt_index,
-                                                chat: f.chat,
+                                                chat: *chat,
                                                 method,
                                                 n,
                                                 steps,
@@ -316,6 +347,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
                                                 max_tokens,
                                                 batch,
                                                 seed,
+                                                max_generations,
                                                 hmm_engine: hmm_engine.clone(),
                                             });
                                         }
@@ -377,6 +409,24 @@ fn definition(name: &str, c: &ConstraintFile, dir: &Path) -> Result<Definition> 
     })
 }
 
+/// `a/b/../c` as `a/c`: the path a plan names, without the detour through its folder.
+fn lexically_normal(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A TOML error's message on one line.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -414,6 +464,12 @@ mod tests {
             .unwrap();
         assert_eq!(mcmc.id(), "m0-gsk.sk.p0.mcmc-uniform.n5.t8.k1.s0");
         assert_eq!(mcmc.group(), "m0-gsk.sk.p0.t8");
+        let p = lexically_normal(Path::new("assets/sweeps/../models/./m.gguf"));
+        assert_eq!(p, Path::new("assets/models/m.gguf"));
+        assert_eq!(
+            lexically_normal(Path::new("../a/../../b")),
+            Path::new("../../b")
+        );
     }
 
     #[test]

@@ -277,8 +277,11 @@ pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> S
             let c = &st.cell;
             let _ = writeln!(
                 s,
-                "## {} · {} · prompt {} · at most {} tokens\n",
-                c.model, c.constraint, c.prompt_index, c.max_tokens
+                "\n## {} · {} · prompt {} · at most {} tokens\n",
+                super::model_name(&c.model),
+                c.constraint,
+                c.prompt_index,
+                c.max_tokens
             );
             s += "| sampler | seeds | samples | valid | LM calls per run | forward tokens per run \
                   | s per valid | generations per 100 valid | KL | TV |\n\
@@ -341,5 +344,40 @@ pub fn num(x: f64) -> String {
         format!("{x:.1}")
     } else {
         format!("{x:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(entries: Vec<(Vec<TokenId>, f64)>) -> ExactFile {
+        let plan = super::super::plan::parse(
+            "models = [\"toy:gsk\"]\nsamplers = [\"lcd\"]\nseeds = 1\n[constraints.a]\nregex = \"0\"\n",
+            Path::new("."),
+        )
+        .unwrap();
+        ExactFile {
+            cell: plan.cells[0].clone(),
+            entries,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn distances_are_kl_and_tv_of_the_pooled_weights() {
+        let e = exact(vec![(vec![0], 0.5), (vec![1], 0.5)]);
+        // q̂ = (3/4, 1/4) from weights 3 and 1.
+        let q: Outputs = [(vec![0], 3.0), (vec![1], 1.0)].into_iter().collect();
+        let (kl, tv) = distance(&e, &q, 4.0);
+        let want = 0.75 * (1.5f64).ln() + 0.25 * (0.5f64).ln();
+        assert!(
+            (kl - want).abs() < 1e-12 && (tv - 0.25).abs() < 1e-12,
+            "{kl} {tv}"
+        );
+        // A sample outside the language: KL is infinite, TV counts its mass.
+        let q: Outputs = [(vec![0], 1.0), (vec![7], 1.0)].into_iter().collect();
+        let (kl, tv) = distance(&e, &q, 2.0);
+        assert!(kl.is_infinite() && (tv - 0.5).abs() < 1e-12, "{kl} {tv}");
     }
 }
