@@ -1,0 +1,235 @@
+//! `strait._native`: the headless library (`headless`) as a Python extension module.
+//!
+//! Every function takes and returns plain values or JSON text; `python/strait/` turns
+//! them into dictionaries and keyword arguments. Sampling runs with the GIL released, on
+//! the forward pass's pool thread (as the CLI's commands do). A failure raises
+//! `strait.StraitError` with the CLI's one-line message.
+
+use headless::sweep::{self, Job, JobResult};
+use headless::{ConstraintSpec, ModelSpec, SampleJob, Source, build};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use sampler_core::samplers::{Method, Params};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+create_exception!(
+    _native,
+    StraitError,
+    PyException,
+    "A strait failure: the CLI's one-line message."
+);
+
+/// A failure as `StraitError`.
+fn err(e: impl std::fmt::Display) -> PyErr {
+    StraitError::new_err(e.to_string().replace('\n', " "))
+}
+
+/// A loaded model (a GGUF file or a toy), shared by the calls made on it.
+#[pyclass(module = "strait._native")]
+struct Model {
+    source: Mutex<Source>,
+}
+
+/// The keyword arguments of a constraint: exactly one of them.
+fn constraint_spec(
+    regex: Option<String>,
+    grammar: Option<String>,
+    json_schema: Option<String>,
+) -> ConstraintSpec {
+    let text = grammar.or(json_schema);
+    ConstraintSpec {
+        regex,
+        text,
+        name: Some("grammar".into()),
+        ..ConstraintSpec::default()
+    }
+}
+
+#[pymethods]
+impl Model {
+    /// Loads `model` (a GGUF path or `toy:…`); `cpu`/`gpu`/`engine` as the CLI's flags.
+    #[new]
+    #[pyo3(signature = (model, cpu=false, gpu=false, engine="strait".to_string()))]
+    fn new(py: Python<'_>, model: String, cpu: bool, gpu: bool, engine: String) -> PyResult<Model> {
+        let spec = ModelSpec {
+            cpu,
+            gpu,
+            engine,
+            ..ModelSpec::new(model)
+        };
+        let source = py.detach(|| Source::load(&spec)).map_err(err)?;
+        Ok(Model {
+            source: Mutex::new(source),
+        })
+    }
+
+    /// The lines of `strait sample`, as JSON text each; `constraint` holds exactly one of
+    /// regex / grammar (text) / json_schema (text); `format` is `--grammar-format`.
+    #[pyo3(signature = (method, prompt, chat, regex, grammar, json_schema, format, n, steps, particles, max_tokens, batch, seed, hmm_engine))]
+    #[allow(clippy::too_many_arguments)]
+    fn sample(
+        &self,
+        py: Python<'_>,
+        method: String,
+        prompt: String,
+        chat: bool,
+        regex: Option<String>,
+        grammar: Option<String>,
+        json_schema: Option<String>,
+        format: Option<String>,
+        n: usize,
+        steps: usize,
+        particles: usize,
+        max_tokens: usize,
+        batch: usize,
+        seed: u64,
+        hmm_engine: String,
+    ) -> PyResult<Vec<String>> {
+        let method: Method = method.parse().map_err(err)?;
+        let job = SampleJob {
+            method,
+            params: Params {
+                n,
+                steps,
+                particles,
+                max_tokens,
+                batch,
+                ..Params::default()
+            },
+            seed,
+            hmm_engine,
+        };
+        let spec = constraint_spec(regex, grammar, json_schema);
+        self.with_source(py, move |source| {
+            let vocab = source.vocabulary();
+            let prompt = source.prompt_tokens(&prompt, chat)?;
+            let constraint = build(&spec, format.as_deref(), &vocab)?;
+            let mut lines = Vec::new();
+            headless::sample(source, prompt, &constraint, &job, false, &mut |l| {
+                lines.push(l.to_string())
+            })?;
+            Ok(lines)
+        })
+    }
+
+    /// The lines of `strait enumerate`, most probable first.
+    #[pyo3(signature = (prompt, chat, regex, grammar, json_schema, format, max_tokens))]
+    #[allow(clippy::too_many_arguments)]
+    fn enumerate(
+        &self,
+        py: Python<'_>,
+        prompt: String,
+        chat: bool,
+        regex: Option<String>,
+        grammar: Option<String>,
+        json_schema: Option<String>,
+        format: Option<String>,
+        max_tokens: usize,
+    ) -> PyResult<Vec<String>> {
+        let spec = constraint_spec(regex, grammar, json_schema);
+        self.with_source(py, move |source| {
+            let vocab = source.vocabulary();
+            let prompt = source.prompt_tokens(&prompt, chat)?;
+            let constraint = build(&spec, format.as_deref(), &vocab)?;
+            let max = headless::enumerate::MAX_SEQUENCES;
+            let dist = headless::enumerate::exact(source, prompt, &constraint, max_tokens, max)?;
+            let lines = headless::enumerate::lines(&vocab, &dist);
+            Ok(lines.iter().map(|l| l.to_string()).collect())
+        })
+    }
+
+    /// The line of `strait score`.
+    fn score(&self, py: Python<'_>, text: String, prompt: String, chat: bool) -> PyResult<String> {
+        self.with_source(py, move |source| {
+            let prompt = source.prompt_tokens(&prompt, chat)?;
+            Ok(headless::score::score(source, prompt, &text)?.to_string())
+        })
+    }
+
+    /// Runs one sweep job (JSON, from `pending_jobs`) on this model; its result as JSON.
+    fn run_job(&self, py: Python<'_>, job: String) -> PyResult<String> {
+        let job: Job = serde_json::from_str(&job).map_err(err)?;
+        self.with_source(py, move |source| {
+            let result = sweep::job::run(source, &job)?;
+            Ok(serde_json::to_string(&result)?)
+        })
+    }
+}
+
+impl Model {
+    /// Runs `f` on the model with the GIL released, on the forward pass's pool thread.
+    fn with_source<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Source) -> headless::Result<R> + Send,
+    ) -> PyResult<R> {
+        py.detach(|| {
+            let mut source = self
+                .source
+                .lock()
+                .map_err(|_| headless::Failure("the model failed in an earlier call".into()))?;
+            let source: &mut Source = &mut source;
+            lm::forward::run_on_pool(move || f(source))
+        })
+        .map_err(err)
+    }
+}
+
+/// Runs a plan here, one model at a time (`strait sweep`); the summary's counts as JSON.
+#[pyfunction]
+fn sweep_local(py: Python<'_>, plan: PathBuf, out: PathBuf) -> PyResult<String> {
+    let s = py
+        .detach(|| lm::forward::run_on_pool(|| sweep::run_file(&plan, &out, &ModelSpec::new(""))))
+        .map_err(err)?;
+    Ok(counts(&s))
+}
+
+/// Reads a plan, deletes a killed run's leftovers in `out`, and lists the jobs left to do
+/// as (model, job JSON) pairs.
+#[pyfunction]
+fn pending_jobs(plan: PathBuf, out: PathBuf) -> PyResult<Vec<(String, String)>> {
+    let plan = sweep::plan::load(&plan).map_err(err)?;
+    std::fs::create_dir_all(&out).map_err(|e| err(format!("{}: {e}", out.display())))?;
+    let jobs = sweep::store::pending(&plan, &out).map_err(err)?;
+    jobs.iter()
+        .map(|j| {
+            Ok((
+                j.model().to_string(),
+                serde_json::to_string(j).map_err(err)?,
+            ))
+        })
+        .collect()
+}
+
+/// Writes a job's result (JSON, from `Model.run_job`) into `out`.
+#[pyfunction]
+fn write_result(out: PathBuf, result: String) -> PyResult<()> {
+    let result: JobResult = serde_json::from_str(&result).map_err(err)?;
+    sweep::store::write(&out, &result).map_err(err)
+}
+
+/// Writes the summary and plots of `out` for the plan; its counts as JSON.
+#[pyfunction]
+fn finish(plan: PathBuf, out: PathBuf) -> PyResult<String> {
+    let plan = sweep::plan::load(&plan).map_err(err)?;
+    Ok(counts(&sweep::finish(&plan, &out).map_err(err)?))
+}
+
+/// `{"cells", "finished", "failed"}`.
+fn counts(s: &sweep::summary::Summary) -> String {
+    serde_json::json!({"cells": s.cells, "finished": s.finished, "failed": s.failed}).to_string()
+}
+
+/// The module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Model>()?;
+    m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
+    m.add_function(wrap_pyfunction!(pending_jobs, m)?)?;
+    m.add_function(wrap_pyfunction!(write_result, m)?)?;
+    m.add_function(wrap_pyfunction!(finish, m)?)?;
+    m.add("StraitError", m.py().get_type::<StraitError>())?;
+    Ok(())
+}
