@@ -4,6 +4,8 @@
 //! The stages ([`STAGES`], `cargo xtask test --list`), in the order they run:
 //! - `native`: `cargo test --workspace --exclude app --features cli/burn-wgpu` (GPU tests,
 //!   burn's wgpu backend among them, on lavapipe where there is no GPU);
+//! - `python`: the Python package (`py/`): the pinned tools with pip, `pip install ./py`,
+//!   pytest on `py/tests/` against the `strait` binary, Ray on a local cluster included;
 //! - `wasm`: the CPU kernels (`cpu-kernels`) built for wasm32-wasip1 with simd128, as the
 //!   page's are, and run by node's WASI against their scalar references;
 //! - `aarch64`: the same crate built for aarch64 and run by qemu-user (the NEON kernels);
@@ -70,6 +72,10 @@ pub const STAGES: &[Stage] = &[
     Stage {
         name: "native",
         covers: "cargo test of every crate but the page, burn's wgpu backend on (GPU tests on lavapipe without a GPU)",
+    },
+    Stage {
+        name: "python",
+        covers: "the Python package: pip install ./py (PyO3, maturin), pytest against the strait binary, a sweep on a local Ray cluster",
     },
     Stage {
         name: "wasm",
@@ -157,7 +163,7 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     let web = ["page", "browser", "e2e", "burn"].iter().any(|s| wants(s));
     let setup_ok = if web {
         setup::setup().map(|_| ())
-    } else if wants("native") {
+    } else if wants("native") || wants("python") {
         setup::ensure_model().and_then(|_| setup::ensure_gguf_package())
     } else {
         Ok(())
@@ -188,6 +194,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
             "cli/burn-wgpu",
         ];
         rows.push(cargo_stage("native", &args, &[], "native cargo test"));
+    }
+    if wants("python") {
+        rows.push(python_stage(wants("native")));
     }
     if wants("wasm") {
         rows.push(kernels_wasm());
@@ -353,6 +362,32 @@ fn cargo_stage(stage: &str, args: &[&str], env: &[(&str, String)], what: &str) -
     };
     Row {
         stage: stage.into(),
+        count,
+        build_s,
+        run_s: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// The Python package: installed (its build counted as the stage's build), then tested.
+fn python_stage(native_ran: bool) -> Row {
+    let t = Instant::now();
+    let installed = crate::python::install(native_ran);
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let count = match installed {
+        Err(e) => {
+            eprintln!("xtask: the Python package: {e}");
+            Count::ONE_FAILED
+        }
+        Ok(()) => {
+            let (count, ok) = run_counting(&mut crate::python::pytest(), |line| {
+                crate::python::parse_summary(line).map(|(passed, failed)| Count { passed, failed })
+            });
+            finish("pytest", count, ok)
+        }
+    };
+    Row {
+        stage: "python".into(),
         count,
         build_s,
         run_s: t.elapsed().as_secs_f64(),
