@@ -44,9 +44,23 @@ pub fn sample(
     events: bool,
     out: &mut dyn FnMut(Value),
 ) -> Result<Counters> {
-    job.params.hmm.validate()?;
-    job.params.validate()?;
-    let hmm_engine = crate::hmm_engine::engine(&job.hmm_engine)?;
+    sample_counted(source, prompt, constraint, job, events, out).map_err(|(e, _)| e)
+}
+
+/// [`sample`], whose error also carries what the run had cost when it failed (a sweep keeps
+/// it in the cell's row).
+pub fn sample_counted(
+    source: &mut Source,
+    prompt: Vec<TokenId>,
+    constraint: &DynConstraint<'static>,
+    job: &SampleJob,
+    events: bool,
+    out: &mut dyn FnMut(Value),
+) -> std::result::Result<Counters, (crate::Failure, Counters)> {
+    let none = |e: crate::Failure| (e, Counters::default());
+    job.params.hmm.validate().map_err(|e| none(e.into()))?;
+    job.params.validate().map_err(|e| none(e.into()))?;
+    let hmm_engine = crate::hmm_engine::engine(&job.hmm_engine).map_err(none)?;
     let vocab = source.vocabulary();
     let start = Instant::now();
     let mut rng = SeededRng::new(job.seed);
@@ -55,8 +69,9 @@ pub fn sample(
     let mut sink = LineSink {
         on: events,
         out: &out,
+        counters: Counters::default(),
     };
-    with_lm(source, prompt, |mut lm| {
+    let result = with_lm(source, prompt, |mut lm| {
         let mut print = |s: &Sample| (out.borrow_mut())(sample_line(&vocab, s, start));
         Ok(block_on(
             Sampler::new(job.method)
@@ -73,13 +88,16 @@ pub fn sample(
                     },
                 ),
         )?)
-    })
+    });
+    result.map_err(|e| (e, sink.counters))
 }
 
 /// Hands events to the output as JSON lines when `--events` is given.
 struct LineSink<'a, 'b> {
     on: bool,
     out: &'a std::cell::RefCell<&'b mut dyn FnMut(Value)>,
+    /// The latest counters the run published (what it cost, should it fail).
+    counters: Counters,
 }
 
 impl EventSink for LineSink<'_, '_> {
@@ -90,6 +108,10 @@ impl EventSink for LineSink<'_, '_> {
                 Err(e) => eprintln!("strait: cannot write event: {e}"),
             }
         }
+    }
+
+    fn progress(&mut self, counters: &Counters) {
+        self.counters = *counters;
     }
 }
 

@@ -6,8 +6,8 @@ use super::plan::{Cell, Definition};
 use crate::constraint_source::{ConstraintSpec, build};
 use crate::failure::Result;
 use crate::model_source::Source;
-use crate::sample::{SampleJob, sample};
-use sampler_core::samplers::Params;
+use crate::sample::{SampleJob, sample_counted};
+use sampler_core::samplers::{Counters, Params};
 use sampler_core::{DynConstraint, TokenId, Vocabulary};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -127,8 +127,11 @@ fn run_cell(source: &mut Source, cell: &Cell, vocab: &Vocabulary) -> CellOutput 
     let start = Instant::now();
     let mut lines = Vec::new();
     let result = (|| {
-        let constraint = constraint(cell, vocab)?;
-        let prompt = source.prompt_tokens(&cell.prompt, cell.chat)?;
+        let none = |e| (e, Counters::default());
+        let constraint = constraint(cell, vocab).map_err(none)?;
+        let prompt = source
+            .prompt_tokens(&cell.prompt, cell.chat)
+            .map_err(none)?;
         let job = SampleJob {
             method: cell.method,
             params: Params {
@@ -143,25 +146,16 @@ fn run_cell(source: &mut Source, cell: &Cell, vocab: &Vocabulary) -> CellOutput 
             seed: cell.seed,
             hmm_engine: cell.hmm_engine.clone(),
         };
-        sample(source, prompt, &constraint, &job, false, &mut |l| {
+        sample_counted(source, prompt, &constraint, &job, false, &mut |l| {
             lines.push(l);
             super::abort_hook::sample_written();
         })
     })();
     let seconds = start.elapsed().as_secs_f64();
     let valid = lines.iter().filter(|l| l["valid"] == true).count();
-    let last = |key: &str| lines.last().and_then(|l| l[key].as_u64()).unwrap_or(0);
     let (counters, error) = match result {
         Ok(c) => (c, None),
-        Err(e) => {
-            let mut c = sampler_core::samplers::Counters::default();
-            (c.lm_calls, c.forward_tokens, c.constraint_checks) = (
-                last("lm_calls"),
-                last("forward_tokens"),
-                last("constraint_checks"),
-            );
-            (c, Some(e.0))
-        }
+        Err((e, c)) => (c, Some(e.0)),
     };
     CellOutput {
         row: Row {
@@ -194,4 +188,33 @@ fn constraint(cell: &Cell, vocab: &Vocabulary) -> Result<DynConstraint<'static>>
         ..ConstraintSpec::default()
     };
     build(&spec, format.as_deref(), vocab)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model_source::ModelSpec;
+
+    /// An exact sampler that gives up: the row keeps the error and what the run cost up to
+    /// then (the generations, the model calls), which the summary's measures need.
+    #[test]
+    fn a_failed_cell_keeps_its_error_and_its_cost() {
+        let plan = super::super::plan::parse(
+            "models = [\"toy:gsk\"]\nsamplers = [\"rs\"]\nseeds = 1\n[constraints.z]\n\
+             regex = \"00000\"\n[params]\nn = 1\nmax_tokens = 8\nmax_generations = 5\n",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let mut source = Source::load(&ModelSpec::new("toy:gsk")).unwrap();
+        let Ok(JobResult::Cell(out)) = run(&mut source, &Job::Cell(plan.cells[0].clone())) else {
+            panic!("a cell's failure is a result");
+        };
+        assert!(
+            out.row.error.is_some() && out.lines.is_empty(),
+            "{:?}",
+            out.row
+        );
+        assert_eq!(out.row.generations, 5, "{:?}", out.row);
+        assert!(out.row.lm_calls >= 5, "{:?}", out.row);
+    }
 }

@@ -28,6 +28,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Most cells one plan may expand to.
+pub const MAX_CELLS: usize = 100_000;
+
 /// A plan, read and expanded: its title and every cell of the grid, in a fixed order.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -42,7 +45,8 @@ pub struct Plan {
 /// plan's folder).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
-    /// The model: a GGUF path (made absolute) or a toy name.
+    /// The model: a GGUF path (made absolute, so that a worker in another folder finds it)
+    /// or a toy name.
     pub model: String,
     /// The model's position in the plan's list (cells ids use it).
     pub model_index: usize,
@@ -56,7 +60,8 @@ pub struct Cell {
     pub prompt_index: usize,
     /// Whether the prompt is wrapped in the model's chat template.
     pub chat: bool,
-    /// The sampler.
+    /// The sampler (written by its command-line name).
+    #[serde(with = "method_name")]
     pub method: Method,
     /// Samples, chains or SMC runs (as `strait sample --n`).
     pub n: usize,
@@ -140,7 +145,7 @@ impl Cell {
         s
     }
 
-    /// `m0-gsk` for `toy:gsk`, `m1-SmolLM2-135M-Instruct.Q4_1` for a file.
+    /// `m0-gsk` for `toy:gsk`, `m1-SmolLM2-135M-Instruct-Q4_1` for a file.
     fn model_slug(&self) -> String {
         let stem = Path::new(&self.model)
             .file_stem()
@@ -153,11 +158,27 @@ impl Cell {
     }
 }
 
+/// A [`Method`] in a sweep's files: its command-line name (`mcmc-uniform`).
+mod method_name {
+    use sampler_core::samplers::Method;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &Method, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(m.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Method, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// Letters, digits, `-` and `_` kept; anything else becomes `-`.
 fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                 c
             } else {
                 '-'
@@ -313,9 +334,8 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
             if m.starts_with("toy:") || Path::new(m).is_absolute() {
                 m.clone()
             } else {
-                lexically_normal(&dir.join(m))
-                    .to_string_lossy()
-                    .into_owned()
+                let path = std::path::absolute(dir.join(m)).unwrap_or_else(|_| dir.join(m));
+                lexically_normal(&path).to_string_lossy().into_owned()
             }
         })
         .collect();
@@ -332,6 +352,12 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
                                 for &particles in &only(method.is_smc(), &particles) {
                                     for &batch in &only(method.is_exact(), &batches) {
                                         for &seed in &seeds {
+                                            if cells.len() == MAX_CELLS {
+                                                return fail(format!(
+                                                    "the plan's grid has more than {MAX_CELLS} \
+                                                     cells: split it"
+                                                ));
+                                            }
                                             cells.push(Cell {
                                                 model: model.clone(),
                                                 model_index,
@@ -358,6 +384,27 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
                     }
                 }
             }
+        }
+    }
+    // Names that differ only in what a file name cannot hold would share files.
+    let mut ids = std::collections::HashMap::new();
+    for c in &cells {
+        // Case folded: some file systems do not tell `SK` from `sk`.
+        match ids.insert(c.id().to_ascii_lowercase(), &c.constraint) {
+            Some(other) if *other != c.constraint => {
+                return fail(format!(
+                    "constraints {other:?} and {:?} would share files ({}): rename one",
+                    c.constraint,
+                    c.id()
+                ));
+            }
+            Some(_) => {
+                return fail(format!(
+                    "the plan lists one cell twice ({}): a seed or a parameter value is repeated",
+                    c.id()
+                ));
+            }
+            None => {}
         }
     }
     Ok(Plan {
@@ -481,6 +528,13 @@ mod tests {
         assert!(e(&two).contains("exactly one"), "{}", e(&two));
         let unknown = PLAN.replace("n = 5", "n = 5\nsteeps = 3");
         assert!(e(&unknown).contains("steeps"), "{}", e(&unknown));
+        let clash = PLAN.replace(
+            "[params]",
+            "[constraints.\"s k\"]\nregex = \"1\"\n[constraints.s-k]\nregex = \"0\"\n[params]",
+        );
+        assert!(e(&clash).contains("would share files"), "{}", e(&clash));
+        let twice = PLAN.replace("seeds = 2", "seeds = [3, 3]");
+        assert!(e(&twice).contains("one cell twice"), "{}", e(&twice));
         let zero = PLAN.replace("n = 5", "n = 0");
         assert!(e(&zero).contains("params.n"), "{}", e(&zero));
         let missing = parse(

@@ -40,7 +40,10 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     let mut part = path.as_os_str().to_owned();
     part.push(".part");
-    std::fs::write(&part, bytes).map_err(err)?;
+    // On disk before the rename, so that a machine that loses power keeps whole files.
+    let mut file = std::fs::File::create(&part).map_err(err)?;
+    std::io::Write::write_all(&mut file, bytes).map_err(err)?;
+    file.sync_all().map_err(err)?;
     std::fs::rename(&part, path).map_err(err)
 }
 
@@ -48,7 +51,15 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn finished_row(out: &Path, cell: &Cell) -> Option<Row> {
     let text = std::fs::read_to_string(row_path(out, cell)).ok()?;
     let row: Row = serde_json::from_str(&text).ok()?;
-    (row.cell == *cell && samples_path(out, cell).exists()).then_some(row)
+    (same_run(&row.cell, cell) && samples_path(out, cell).exists()).then_some(row)
+}
+
+/// Whether a finished cell's samples stand for `cell`: everything equal but `exact`
+/// (whether the summary compares with P^L, which changes no sample).
+pub fn same_run(done: &Cell, cell: &Cell) -> bool {
+    let mut done = done.clone();
+    done.definition.exact = cell.definition.exact;
+    done == *cell
 }
 
 /// The exact file of the cell's group, if it was computed for this group.
@@ -102,6 +113,17 @@ pub fn write(out: &Path, result: &JobResult) -> Result<()> {
     match result {
         JobResult::Exact(file) => write_whole(&exact_path(out, &file.cell), &json(file)?),
         JobResult::Cell(CellOutput { lines, row }) => {
+            // The old row goes first: until the new one is written, the cell is unfinished
+            // whatever its samples file holds.
+            match std::fs::remove_file(row_path(out, &row.cell)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Failure(format!(
+                        "{}: {e}",
+                        row_path(out, &row.cell).display()
+                    )));
+                }
+                _ => {}
+            }
             let mut text = String::new();
             for l in lines {
                 text += &l.to_string();

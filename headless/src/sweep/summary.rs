@@ -269,8 +269,11 @@ pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> S
             String::new()
         }
     );
+    // Each group's settings together, in the plan's order within it.
+    let mut settings: Vec<&Setting> = summary.settings.iter().collect();
+    settings.sort_by_key(|s| s.cell.group());
     let mut group = String::new();
-    for st in &summary.settings {
+    for st in settings {
         let g = st.cell.group();
         if g != group {
             group = g;
