@@ -43,7 +43,13 @@ pub fn install(native_ran: bool) -> Result<(), String> {
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .args(["--force-reinstall", "--no-deps", "./py"])
+            // maturin is installed above: no isolated build environment to set up.
+            .args([
+                "--force-reinstall",
+                "--no-deps",
+                "--no-build-isolation",
+                "./py",
+            ])
             .env("MATURIN_PEP517_ARGS", "--features burn-wgpu")
             .current_dir(root()),
     )
