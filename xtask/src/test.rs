@@ -23,8 +23,9 @@
 //!   on its own port and driven by `e2e/burn.test.mjs` (left out of `e2e`).
 //!
 //! Cargo stages build first (`--no-run`) and then run, so the table tells the two apart.
-//! The `loom` stage runs beside the `page` stage when both are asked for (the page's
-//! link-time optimization leaves a core idle); its lines then interleave with the page's.
+//! The `loom` and `python` stages run beside the `page` stage, one after the other, when it
+//! is asked for too (the page's link-time optimization leaves a core idle; they build into
+//! other folders of `target/` than the page's); their lines then interleave with the page's.
 
 use crate::build;
 use crate::serve;
@@ -200,8 +201,15 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         ];
         rows.push(cargo_stage("native", &args, &[], "native cargo test"));
     }
-    if wants("python") {
-        rows.push(python_stage(wants("native")));
+    // The page's release build ends in a link-time optimization on one core, so the loom
+    // and python stages (a minute or two each) run beside it on the other, one after the
+    // other; each in its place when the page is not built.
+    let page_soon = wants("page") && setup_ok.is_ok();
+    let loom_beside = wants("loom") && page_soon;
+    let python_beside = wants("python") && page_soon;
+    let native_ran = wants("native");
+    if wants("python") && !python_beside {
+        rows.push(python_stage(native_ran));
     }
     if wants("wasm") {
         rows.push(kernels_wasm());
@@ -209,12 +217,19 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     if wants("aarch64") {
         rows.push(kernels_aarch64());
     }
-    // The page's release build ends in a link-time optimization on one core, so the loom
-    // stage (small, about a minute) runs beside it on the other; alone when the page is
-    // not built.
-    let beside_page = wants("loom") && wants("page") && setup_ok.is_ok();
-    let loom = beside_page.then(|| std::thread::spawn(pool_loom));
-    if wants("loom") && !beside_page {
+    let beside = (loom_beside || python_beside).then(|| {
+        std::thread::spawn(move || {
+            let mut rows = Vec::new();
+            if loom_beside {
+                rows.push(pool_loom());
+            }
+            if python_beside {
+                rows.push(python_stage(native_ran));
+            }
+            rows
+        })
+    });
+    if wants("loom") && !loom_beside {
         rows.push(pool_loom());
     }
 
@@ -231,8 +246,12 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                 run_s: 0.0,
             });
         }
-        if let Some(loom) = loom {
-            rows.push(loom.join().unwrap_or_else(|_| not_started("loom")));
+        if let Some(beside) = beside {
+            rows.extend(
+                beside
+                    .join()
+                    .unwrap_or_else(|_| vec![not_started("loom and python")]),
+            );
         }
         if wants("browser") {
             let mut row = Row {
