@@ -36,6 +36,9 @@ pub fn render(
     .map_err(|e| LoadError::ChatTemplate(format!("{e:#}")))
 }
 
+/// Most `+`/`-` signs in a row inside a tag (real templates write one or two).
+const MAX_SIGNS: usize = 16;
+
 /// Refuses a template that multiplies (`*`) inside its `{{ … }}` or `{% … %}` tags.
 ///
 /// minijinja repeats a sequence lazily (`[1] * 10000000000`) and its fuel does not count
@@ -46,6 +49,9 @@ pub fn render(
 fn refuse_repetition(template: &str) -> Result<(), LoadError> {
     let b = template.as_bytes();
     let (mut i, mut in_tag, mut quote) = (0, false, None::<u8>);
+    // Signs in a row (`- - - x`): each is one more level of minijinja's recursive parser, and
+    // a long chain overflows the stack (found by `cargo xtask fuzz chat_template`).
+    let mut signs = 0;
     let (mut line, mut col) = (1, 1);
     while i < b.len() {
         let c = b[i];
@@ -63,6 +69,20 @@ fn refuse_repetition(template: &str) -> Result<(), LoadError> {
                 col += 1;
             }
         } else {
+            match c {
+                b'-' | b'+' => signs += 1,
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                _ => signs = 0,
+            }
+            if signs > MAX_SIGNS {
+                return Err(LoadError::ChatTemplate(format!(
+                    "the chat template chains more than {MAX_SIGNS} signs (`{}` at line {line}, \
+                     column {col}), which this renderer refuses: such an expression nests \
+                     without bound; sample without the chat template (no --chat) or fix the \
+                     template",
+                    c as char
+                )));
+            }
             match c {
                 b'\'' | b'"' => quote = Some(c),
                 b'}' | b'%' if next == Some(b'}') => in_tag = false,
@@ -139,6 +159,19 @@ mod tests {
         assert_eq!(render(t, "hello", "", "").unwrap(), "hello");
         let e = render("{{ P[:] [:8] [::-----8] }}", "x", "", "");
         assert!(e.is_ok() || e.unwrap_err().to_string().contains("chat template"));
+    }
+
+    /// The fuzzer's stack overflows (`fuzz/regressions/chat_template/crash-2026-11-27-signs-*`):
+    /// a long chain of unary signs. Refused with its position; a few signs render.
+    #[test]
+    fn long_chains_of_signs_are_refused() {
+        let t = format!("x\n{{{{ 1 {} 2 }}}}", "- ".repeat(40));
+        let e = render(&t, "x", "", "").unwrap_err().to_string();
+        assert!(e.contains("signs") && e.contains("line 2"), "{e}");
+        assert_eq!(
+            render("{{ 5 - -2 - 1 }}{%- if 1 -%} y {%- endif -%}", "x", "", "").unwrap(),
+            "6y"
+        );
     }
 
     #[test]
