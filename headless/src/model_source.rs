@@ -95,6 +95,20 @@ impl Source {
         }
     }
 
+    /// What a run needs beside the model: the prompt's tokens (see [`Source::prompt_tokens`])
+    /// and the constraint `spec` names over this model's vocabulary (`format` as
+    /// `--grammar-format`).
+    pub fn prompt_and_constraint(
+        &self,
+        prompt: &str,
+        chat: bool,
+        spec: &crate::ConstraintSpec,
+        format: Option<&str>,
+    ) -> Result<(Vec<TokenId>, sampler_core::DynConstraint<'static>)> {
+        let prompt = self.prompt_tokens(prompt, chat)?;
+        Ok((prompt, crate::build(spec, format, &self.vocabulary())?))
+    }
+
     /// Tokenizes a continuation (the text of `strait score`).
     pub fn encode(&self, text: &str) -> Result<Vec<TokenId>> {
         match self {

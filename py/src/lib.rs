@@ -6,7 +6,7 @@
 //! `strait.StraitError` with the CLI's one-line message.
 
 use headless::sweep::{self, Job, JobResult};
-use headless::{ConstraintSpec, ModelSpec, SampleJob, Source, build};
+use headless::{ConstraintSpec, ModelSpec, SampleJob, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -103,9 +103,8 @@ impl Model {
         };
         let spec = constraint_spec(regex, grammar, json_schema);
         self.with_source(py, move |source| {
-            let vocab = source.vocabulary();
-            let prompt = source.prompt_tokens(&prompt, chat)?;
-            let constraint = build(&spec, format.as_deref(), &vocab)?;
+            let (prompt, constraint) =
+                source.prompt_and_constraint(&prompt, chat, &spec, format.as_deref())?;
             let mut lines = Vec::new();
             headless::sample(source, prompt, &constraint, &job, false, &mut |l| {
                 lines.push(l.to_string())
@@ -131,8 +130,8 @@ impl Model {
         let spec = constraint_spec(regex, grammar, json_schema);
         self.with_source(py, move |source| {
             let vocab = source.vocabulary();
-            let prompt = source.prompt_tokens(&prompt, chat)?;
-            let constraint = build(&spec, format.as_deref(), &vocab)?;
+            let (prompt, constraint) =
+                source.prompt_and_constraint(&prompt, chat, &spec, format.as_deref())?;
             let max = headless::enumerate::MAX_SEQUENCES;
             let dist = headless::enumerate::exact(source, prompt, &constraint, max_tokens, max)?;
             let lines = headless::enumerate::lines(&vocab, &dist);

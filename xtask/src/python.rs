@@ -15,18 +15,8 @@ pub const TOOLS: &[&str] = &["maturin==1.16.0", "pytest==8.4.2", "ray==2.60.0"];
 /// stage's `cargo test` has just built it).
 pub fn install(native_ran: bool) -> Result<(), String> {
     step(format!("python tools: {}", TOOLS.join(" ")));
-    util::run(
-        Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(TOOLS),
-    )
-    .map_err(|e| format!("{e}\npip could not install the Python tools: is PyPI reachable?"))?;
+    util::run(pip().args(TOOLS))
+        .map_err(|e| format!("{e}\npip could not install the Python tools: is PyPI reachable?"))?;
     if !native_ran {
         util::run(
             Command::new("cargo")
@@ -35,14 +25,7 @@ pub fn install(native_ran: bool) -> Result<(), String> {
         )?;
     }
     util::run(
-        Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
+        pip()
             // maturin is installed above: no isolated build environment to set up.
             .args([
                 "--force-reinstall",
@@ -53,6 +36,19 @@ pub fn install(native_ran: bool) -> Result<(), String> {
             .env("MATURIN_PEP517_ARGS", "--features burn-wgpu")
             .current_dir(root()),
     )
+}
+
+/// `python3 -m pip install`, quietly.
+fn pip() -> Command {
+    let mut cmd = Command::new("python3");
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    cmd
 }
 
 /// pytest on the package's tests; Ray's test may not be skipped.

@@ -3,18 +3,18 @@
 
 use crate::args::EnumerateArgs;
 use crate::failure::Result;
+use headless::Source;
 use headless::enumerate::{MAX_SEQUENCES, exact, lines};
-use headless::{Source, build};
 
 /// Prints `{"text", "tokens", "logp", "p"}` per sequence, most probable first.
 pub fn run(args: &EnumerateArgs) -> Result<()> {
     let mut source = Source::load(&args.model.spec())?;
     let vocab = source.vocabulary();
-    let prompt = source.prompt_tokens(&args.model.prompt_text()?, args.model.chat)?;
-    let constraint = build(
+    let (prompt, constraint) = source.prompt_and_constraint(
+        &args.model.prompt_text()?,
+        args.model.chat,
         &args.constraint.spec(),
         args.grammar_format.as_deref(),
-        &vocab,
     )?;
     let dist = exact(
         &mut source,

@@ -2,7 +2,7 @@
 
 use crate::args::SampleArgs;
 use crate::failure::{Failure, Result};
-use headless::{SampleJob, Source, build, sample};
+use headless::{SampleJob, Source, sample};
 use sampler_core::hmm::HmmConfig;
 use sampler_core::samplers::{Method, Params};
 
@@ -33,12 +33,11 @@ pub fn run(args: &SampleArgs) -> Result<()> {
     job.params.validate()?;
     crate::hmm_engine::engine(&job.hmm_engine)?;
     let mut source = Source::load(&args.model.spec())?;
-    let vocab = source.vocabulary();
-    let prompt = source.prompt_tokens(&args.model.prompt_text()?, args.model.chat)?;
-    let constraint = build(
+    let (prompt, constraint) = source.prompt_and_constraint(
+        &args.model.prompt_text()?,
+        args.model.chat,
         &args.constraint.spec(),
         args.grammar_format.as_deref(),
-        &vocab,
     )?;
     sample(
         &mut source,

@@ -3,12 +3,12 @@
 //! another machine (the Python package hands them to Ray workers) and come back.
 
 use super::plan::{Cell, Definition};
-use crate::constraint_source::{ConstraintSpec, build};
+use crate::constraint_source::ConstraintSpec;
 use crate::failure::Result;
 use crate::model_source::Source;
 use crate::sample::{SampleJob, sample_counted};
 use sampler_core::samplers::{Counters, Params};
-use sampler_core::{DynConstraint, TokenId, Vocabulary};
+use sampler_core::{DynConstraint, TokenId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Instant;
@@ -91,12 +91,10 @@ pub struct Row {
 /// Runs `job` on `source`, the job's model, loaded. A sampler's error is part of the
 /// result (the row says it); an error here is one that no result can hold.
 pub fn run(source: &mut Source, job: &Job) -> Result<JobResult> {
-    let vocab = source.vocabulary();
     match job {
         Job::Exact(cell) => {
             let exact = (|| {
-                let constraint = constraint(cell, &vocab)?;
-                let prompt = source.prompt_tokens(&cell.prompt, cell.chat)?;
+                let (prompt, constraint) = prompt_and_constraint(source, cell)?;
                 crate::enumerate::exact(
                     source,
                     prompt,
@@ -118,20 +116,17 @@ pub fn run(source: &mut Source, job: &Job) -> Result<JobResult> {
                 },
             }))
         }
-        Job::Cell(cell) => Ok(JobResult::Cell(run_cell(source, cell, &vocab))),
+        Job::Cell(cell) => Ok(JobResult::Cell(run_cell(source, cell))),
     }
 }
 
 /// One cell: the sampler run, its lines and its row, an error included in the row.
-fn run_cell(source: &mut Source, cell: &Cell, vocab: &Vocabulary) -> CellOutput {
+fn run_cell(source: &mut Source, cell: &Cell) -> CellOutput {
     let start = Instant::now();
     let mut lines = Vec::new();
     let result = (|| {
         let none = |e| (e, Counters::default());
-        let constraint = constraint(cell, vocab).map_err(none)?;
-        let prompt = source
-            .prompt_tokens(&cell.prompt, cell.chat)
-            .map_err(none)?;
+        let (prompt, constraint) = prompt_and_constraint(source, cell).map_err(none)?;
         let job = SampleJob {
             method: cell.method,
             params: Params {
@@ -173,8 +168,11 @@ fn run_cell(source: &mut Source, cell: &Cell, vocab: &Vocabulary) -> CellOutput 
     }
 }
 
-/// The cell's constraint over `vocab`.
-fn constraint(cell: &Cell, vocab: &Vocabulary) -> Result<DynConstraint<'static>> {
+/// The cell's prompt tokens and constraint over the model's vocabulary.
+fn prompt_and_constraint(
+    source: &Source,
+    cell: &Cell,
+) -> Result<(Vec<TokenId>, DynConstraint<'static>)> {
     let Definition {
         regex,
         text,
@@ -187,7 +185,7 @@ fn constraint(cell: &Cell, vocab: &Vocabulary) -> Result<DynConstraint<'static>>
         name: Some(format!("constraints.{}", cell.constraint)),
         ..ConstraintSpec::default()
     };
-    build(&spec, format.as_deref(), vocab)
+    source.prompt_and_constraint(&cell.prompt, cell.chat, &spec, format.as_deref())
 }
 
 #[cfg(test)]
