@@ -162,11 +162,21 @@ impl Gpu {
         pipeline: &wgpu::ComputePipeline,
         buffers: &[&wgpu::Buffer],
     ) -> wgpu::BindGroup {
+        let at: Vec<(u32, &wgpu::Buffer)> = (0u32..).zip(buffers.iter().copied()).collect();
+        self.bind_at(pipeline, &at)
+    }
+
+    /// Binds each buffer at its binding number in group 0 of `pipeline` (for kernels whose
+    /// bindings are not numbered from 0 without gaps).
+    pub fn bind_at(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
             .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
+            .map(|&(binding, b)| wgpu::BindGroupEntry {
+                binding,
                 resource: b.as_entire_binding(),
             })
             .collect();

@@ -1,5 +1,7 @@
 //! WGSL compute kernels on wgpu, each with a CPU reference: quantized matrix-vector
-//! products on raw GGUF blocks (Q4_1, Q8_0, Q5_0, Q5_1, Q2_K–Q6_K, f16, bf16, f32), the embedding lookup, RMSNorm, RoPE,
+//! products on raw GGUF blocks (Q4_1, Q8_0, Q5_0, Q5_1, Q2_K–Q6_K, f16, bf16, f32) — plain, or
+//! fused with the RMSNorm before them and the bias, RoPE, cache write or SwiGLU after them —
+//! the embedding lookup, RMSNorm, RoPE,
 //! bias addition, per-head RMSNorm, grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
 //! masked sampling on the GPU (log Z and a draw from the masked softmax, 16 bytes read back).
 //!
@@ -50,7 +52,10 @@ pub use format::WeightFormat;
 pub use gpu::Gpu;
 pub use head_norm::{HeadNorm, head_norm_reference};
 pub use masked_sample::{MaskedDraw, MaskedSample, MaskedSampleBinding, masked_sample_reference};
-pub use matvec::{GetRows, MatVec, MatVecMode, MatVecOutput, MatVecStrategy, matvec_reference};
+pub use matvec::{
+    GetRows, MatVec, MatVecBindings, MatVecInput, MatVecMode, MatVecOutput, MatVecStrategy,
+    matvec_reference,
+};
 pub use rms_norm::{RmsNorm, rms_norm_reference};
 pub use rope::{Rope, rope_reference, rope_table};
 pub use step::Step;

@@ -63,6 +63,60 @@ pub enum MatVecOutput {
     /// The matrix is q, k and v stacked: q's rows to one output, k's and v's to two caches
     /// at the step's cache offset ([`MatVec::dims_qkv`], [`MatVec::bind_qkv`]).
     Qkv,
+    /// As [`MatVecOutput::Qkv`], with each row's bias added and q's and k's rows turned by
+    /// RoPE before they are stored: one workgroup computes the two rows of each RoPE pair
+    /// ([`MatVec::fuse_dims`] gives the head width, rotated dimensions and pairing).
+    QkvRope,
+    /// Gate and up stacked (`2 · d_ff` rows): `silu(gate) · up` written, `d_ff` per token,
+    /// one workgroup per gate row and its up row.
+    SwiGlu,
+}
+
+impl MatVecOutput {
+    /// Rows one workgroup (or invocation) computes together.
+    fn rows_per_group(self) -> usize {
+        match self {
+            MatVecOutput::One | MatVecOutput::Qkv => 1,
+            MatVecOutput::QkvRope | MatVecOutput::SwiGlu => 2,
+        }
+    }
+}
+
+/// What a [`MatVec`] multiplies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatVecInput {
+    /// The vectors as given.
+    Vectors,
+    /// The vectors RMSNormed on the way in (`x / sqrt(mean(x²) + eps) · g`, the norm's
+    /// weights `g` bound beside them, eps in [`MatVec::fuse_dims`]): the norm costs no
+    /// dispatch of its own.
+    RmsNormed,
+}
+
+/// The buffers a [`MatVec`] reads and writes; those its input and output do not use are
+/// `None` ([`MatVec::bind_all`] says which one is missing).
+#[derive(Debug, Clone, Copy)]
+pub struct MatVecBindings<'a> {
+    /// The matrix's blocks as the file stores them.
+    pub weights: &'a wgpu::Buffer,
+    /// Input vectors, `f32`, `n × cols`.
+    pub x: &'a wgpu::Buffer,
+    /// The output (q's rows for the stacked-qkv outputs).
+    pub out: &'a wgpu::Buffer,
+    /// [`MatVec::dims`] or [`MatVec::dims_qkv`].
+    pub dims: &'a wgpu::Buffer,
+    /// The [`crate::Step`] uniform.
+    pub step: &'a wgpu::Buffer,
+    /// The k and v caches (stacked-qkv outputs).
+    pub caches: Option<(&'a wgpu::Buffer, &'a wgpu::Buffer)>,
+    /// The norm's weights ([`MatVecInput::RmsNormed`]).
+    pub norm: Option<&'a wgpu::Buffer>,
+    /// [`MatVec::fuse_dims`] (a normed input or [`MatVecOutput::QkvRope`]).
+    pub fuse: Option<&'a wgpu::Buffer>,
+    /// The [`crate::rope_table`] ([`MatVecOutput::QkvRope`]).
+    pub rope_table: Option<&'a wgpu::Buffer>,
+    /// The stacked rows' biases, zeros where the model has none ([`MatVecOutput::QkvRope`]).
+    pub bias: Option<&'a wgpu::Buffer>,
 }
 
 /// The matrix-vector kernel of one weight format.
@@ -70,6 +124,8 @@ pub enum MatVecOutput {
 pub struct MatVec {
     pipeline: wgpu::ComputePipeline,
     strategy: MatVecStrategy,
+    input: MatVecInput,
+    output: MatVecOutput,
 }
 
 fn check_cols(cols: usize) -> Result<(), GpuError> {
@@ -108,17 +164,41 @@ impl MatVec {
         strategy: MatVecStrategy,
         output: MatVecOutput,
     ) -> Result<Self, GpuError> {
-        let src = MatVec::wgsl(format, strategy, output);
-        let label = format!("matvec {format:?} {strategy:?} {output:?}");
+        MatVec::fused(gpu, format, strategy, MatVecInput::Vectors, output).await
+    }
+
+    /// Compiles the kernel for `format` with a given strategy, input and output.
+    pub async fn fused(
+        gpu: &Gpu,
+        format: WeightFormat,
+        strategy: MatVecStrategy,
+        input: MatVecInput,
+        output: MatVecOutput,
+    ) -> Result<Self, GpuError> {
+        let src = MatVec::wgsl_fused(format, strategy, input, output);
+        let label = format!("matvec {format:?} {strategy:?} {input:?} {output:?}");
         Ok(MatVec {
             pipeline: gpu.pipeline(&label, &src).await?,
             strategy,
+            input,
+            output,
         })
     }
 
     /// The kernel's WGSL source (entry point `main`; bindings in [`MatVec::bind`]'s order,
     /// dims and step as uniforms): for runtimes that compile kernels themselves (burn's).
     pub fn wgsl(format: WeightFormat, strategy: MatVecStrategy, output: MatVecOutput) -> String {
+        MatVec::wgsl_fused(format, strategy, MatVecInput::Vectors, output)
+    }
+
+    /// The WGSL source of a kernel with the given input and output (bindings numbered as
+    /// [`MatVec::bind_all`] binds them).
+    pub fn wgsl_fused(
+        format: WeightFormat,
+        strategy: MatVecStrategy,
+        input: MatVecInput,
+        output: MatVecOutput,
+    ) -> String {
         let body = match strategy {
             MatVecStrategy::WorkgroupPerRow => include_str!("wgsl/matvec.wgsl"),
             MatVecStrategy::InvocationPerRow => include_str!("wgsl/matvec_rows.wgsl"),
@@ -126,8 +206,43 @@ impl MatVec {
         let put = match output {
             MatVecOutput::One => include_str!("wgsl/matvec_out.wgsl"),
             MatVecOutput::Qkv => include_str!("wgsl/matvec_out_qkv.wgsl"),
+            MatVecOutput::QkvRope => include_str!("wgsl/matvec_out_qkv_rope.wgsl"),
+            MatVecOutput::SwiGlu => include_str!("wgsl/matvec_out_swiglu.wgsl"),
         };
-        format!("{}\n{}\n{}\n{}", step::WGSL, format.wgsl(), put, body)
+        let get = match input {
+            MatVecInput::Vectors => include_str!("wgsl/matvec_in.wgsl"),
+            MatVecInput::RmsNormed => include_str!("wgsl/matvec_in_norm.wgsl"),
+        };
+        let fuse = match MatVec::uses_fuse(input, output) {
+            true => include_str!("wgsl/matvec_fuse.wgsl"),
+            false => "",
+        };
+        [step::WGSL, format.wgsl(), fuse, get, put, body].join("\n")
+    }
+
+    fn uses_fuse(input: MatVecInput, output: MatVecOutput) -> bool {
+        input == MatVecInput::RmsNormed || output == MatVecOutput::QkvRope
+    }
+
+    /// The uniform of a fused kernel's norm and RoPE: the norm's `eps`, and for
+    /// [`MatVecOutput::QkvRope`] the head width, the rotated dimensions of each head and
+    /// the pairing (`halves`: `(i, i + n_rot/2)`, else adjacent pairs).
+    pub fn fuse_dims(
+        gpu: &Gpu,
+        eps: f32,
+        head_dim: usize,
+        n_rot: usize,
+        halves: bool,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        if !head_dim.is_multiple_of(2) || !n_rot.is_multiple_of(2) || n_rot > head_dim {
+            return Err(GpuError::Shape(format!(
+                "RoPE of {n_rot} dimensions in heads of {head_dim}: both must be even, n_rot at most the head"
+            )));
+        }
+        Ok(gpu.uniform(
+            "matvec fuse",
+            &[eps.to_bits(), head_dim as u32, n_rot as u32, halves as u32],
+        ))
     }
 
     /// The uniform describing a `rows × cols` matrix used in `mode`.
@@ -185,7 +300,46 @@ impl MatVec {
         gpu.bind(&self.pipeline, &[weights, x, out, dims, step])
     }
 
-    /// Records the product of `rows` rows for `tokens` tokens (those the mode selects).
+    /// Binds what this kernel's input and output read and write; `Err` names a buffer
+    /// they need that `b` lacks.
+    pub fn bind_all<'a>(
+        &self,
+        gpu: &Gpu,
+        b: &MatVecBindings<'a>,
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        let missing = |what: &str| {
+            GpuError::Shape(format!(
+                "a {:?} matvec with {:?} input needs {what}",
+                self.output, self.input
+            ))
+        };
+        let need = |o: Option<&'a wgpu::Buffer>, what: &str| o.ok_or_else(|| missing(what));
+        let mut at: Vec<(u32, &wgpu::Buffer)> = vec![
+            (0, b.weights),
+            (1, b.x),
+            (2, b.out),
+            (3, b.dims),
+            (4, b.step),
+        ];
+        if matches!(self.output, MatVecOutput::Qkv | MatVecOutput::QkvRope) {
+            let (k, v) = b.caches.ok_or_else(|| missing("the k and v caches"))?;
+            at.extend([(5, k), (6, v)]);
+        }
+        if self.input == MatVecInput::RmsNormed {
+            at.push((7, need(b.norm, "the norm's weights")?));
+        }
+        if MatVec::uses_fuse(self.input, self.output) {
+            at.push((8, need(b.fuse, "the fuse uniform")?));
+        }
+        if self.output == MatVecOutput::QkvRope {
+            at.push((9, need(b.rope_table, "the RoPE table")?));
+            at.push((10, need(b.bias, "the biases")?));
+        }
+        Ok(gpu.bind_at(&self.pipeline, &at))
+    }
+
+    /// Records the product of `rows` rows (all of the matrix's) for `tokens` tokens (those
+    /// the mode selects).
     pub fn dispatch(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -193,17 +347,19 @@ impl MatVec {
         rows: usize,
         tokens: usize,
     ) {
-        let [x, y, z] = MatVec::workgroups(self.strategy, rows, tokens);
+        let groups = rows / self.output.rows_per_group();
+        let [x, y, z] = MatVec::workgroups(self.strategy, groups, tokens);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
         crate::dispatches::record(pass, x, y, z);
     }
 
-    /// The workgroup grid of a product of `rows` rows for `tokens` tokens.
-    pub fn workgroups(strategy: MatVecStrategy, rows: usize, tokens: usize) -> [u32; 3] {
+    /// The workgroup grid of a product of `groups` groups of rows (one row each, or the
+    /// pairs a two-row output computes together) for `tokens` tokens.
+    pub fn workgroups(strategy: MatVecStrategy, groups: usize, tokens: usize) -> [u32; 3] {
         let groups = match strategy {
-            MatVecStrategy::WorkgroupPerRow => rows as u32,
-            MatVecStrategy::InvocationPerRow => (rows as u32).div_ceil(64),
+            MatVecStrategy::WorkgroupPerRow => groups as u32,
+            MatVecStrategy::InvocationPerRow => (groups as u32).div_ceil(64),
         };
         let (x, y) = grid(groups);
         [x, y, (tokens as u32).div_ceil(TOKENS_PER_GROUP).max(1)]

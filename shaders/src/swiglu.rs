@@ -1,30 +1,23 @@
-//! [`SwiGlu`]: `silu(gate) · up`, in place, or from the gate and up products side by side
-//! (one matvec over the two matrices stacked); [`swiglu_reference`] on the CPU.
+//! [`SwiGlu`]: `silu(gate) · up` in place, for gate and up matrices stored in different
+//! types (stacked ones go through [`crate::MatVecOutput::SwiGlu`]); [`swiglu_reference`]
+//! on the CPU.
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
 use crate::step;
 
-/// The SwiGLU kernels.
+/// The SwiGLU kernel.
 #[derive(Debug)]
 pub struct SwiGlu {
     pipeline: wgpu::ComputePipeline,
-    /// The kernel over packed rows (`gate ‖ up` per token).
-    packed: wgpu::ComputePipeline,
 }
 
 impl SwiGlu {
     /// Compiles the kernel.
     pub async fn new(gpu: &Gpu) -> Result<Self, GpuError> {
         let src = format!("{}\n{}", step::WGSL, include_str!("wgsl/swiglu.wgsl"));
-        let packed = format!(
-            "{}\n{}",
-            step::WGSL,
-            include_str!("wgsl/swiglu_packed.wgsl")
-        );
         Ok(SwiGlu {
             pipeline: gpu.pipeline("swiglu", &src).await?,
-            packed: gpu.pipeline("swiglu packed", &packed).await?,
         })
     }
 
@@ -45,19 +38,6 @@ impl SwiGlu {
         gpu.bind(&self.pipeline, &[gate, up, dims, step])
     }
 
-    /// Binds the packed products (`tokens × 2·width`: each token's gate row, then its up
-    /// row), the output (`tokens × width`), dims ([`SwiGlu::dims`] of `width`) and step.
-    pub fn bind_packed(
-        &self,
-        gpu: &Gpu,
-        gate_up: &wgpu::Buffer,
-        out: &wgpu::Buffer,
-        dims: &wgpu::Buffer,
-        step: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
-        gpu.bind(&self.packed, &[gate_up, out, dims, step])
-    }
-
     /// Records the kernel over `tokens` rows of `width`.
     pub fn dispatch(
         &self,
@@ -67,18 +47,6 @@ impl SwiGlu {
         tokens: usize,
     ) {
         Self::record(pass, &self.pipeline, bind, width, tokens);
-    }
-
-    /// Records the packed kernel (bound by [`SwiGlu::bind_packed`]) over `tokens` rows of
-    /// `width`.
-    pub fn dispatch_packed(
-        &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        bind: &wgpu::BindGroup,
-        width: usize,
-        tokens: usize,
-    ) {
-        Self::record(pass, &self.packed, bind, width, tokens);
     }
 
     fn record(

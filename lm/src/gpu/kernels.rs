@@ -1,19 +1,21 @@
-//! The compiled kernels a forward pass uses, one per weight format where it matters.
+//! The compiled kernels a forward pass uses: the products by weight format, input and
+//! output, and the element-wise kernels of the paths the products do not fold in.
 
 use shaders::{
-    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, MatVec, MatVecOutput, MatVecStrategy,
-    RmsNorm, Rope, SwiGlu, WeightFormat,
+    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, MatVec, MatVecInput, MatVecOutput,
+    MatVecStrategy, Rope, SwiGlu, WeightFormat,
 };
 use std::collections::HashMap;
+
+/// What a product kernel is compiled for: the weights' format, what it multiplies and
+/// where its rows go.
+pub(crate) type ProductKind = (WeightFormat, MatVecInput, MatVecOutput);
 
 /// Pipelines compiled once per model.
 #[derive(Debug)]
 pub(crate) struct Kernels {
-    pub(crate) matvec: HashMap<WeightFormat, MatVec>,
-    /// Products of q, k and v stacked, by format.
-    pub(crate) matvec_qkv: HashMap<WeightFormat, MatVec>,
+    products: HashMap<ProductKind, MatVec>,
     pub(crate) get_rows: GetRows,
-    pub(crate) rms_norm: RmsNorm,
     pub(crate) rope: Rope,
     pub(crate) bias: Bias,
     pub(crate) head_norm: HeadNorm,
@@ -22,32 +24,24 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    /// Compiles the kernels for matrices in `formats`, stacked q, k and v in `qkv_formats`
-    /// and an embedding in `embd`.
+    /// Compiles a product kernel for each kind in `products` (with the adapter's strategy)
+    /// and the embedding lookup of `embd`.
     pub(crate) async fn new(
         gpu: &Gpu,
-        formats: &[WeightFormat],
-        qkv_formats: &[WeightFormat],
+        products: &[ProductKind],
         embd: WeightFormat,
     ) -> Result<Self, GpuError> {
-        let mut matvec = HashMap::new();
-        for &f in formats {
-            if let std::collections::hash_map::Entry::Vacant(e) = matvec.entry(f) {
-                e.insert(MatVec::new(gpu, f).await?);
-            }
-        }
-        let mut matvec_qkv = HashMap::new();
-        for &f in qkv_formats {
-            if let std::collections::hash_map::Entry::Vacant(e) = matvec_qkv.entry(f) {
-                let strategy = MatVecStrategy::for_gpu(gpu);
-                e.insert(MatVec::with_output(gpu, f, strategy, MatVecOutput::Qkv).await?);
+        let strategy = MatVecStrategy::for_gpu(gpu);
+        let mut compiled = HashMap::new();
+        for &(f, input, output) in products {
+            if let std::collections::hash_map::Entry::Vacant(e) = compiled.entry((f, input, output))
+            {
+                e.insert(MatVec::fused(gpu, f, strategy, input, output).await?);
             }
         }
         Ok(Kernels {
-            matvec,
-            matvec_qkv,
+            products: compiled,
             get_rows: GetRows::new(gpu, embd).await?,
-            rms_norm: RmsNorm::new(gpu).await?,
             rope: Rope::new(gpu).await?,
             bias: Bias::new(gpu).await?,
             head_norm: HeadNorm::new(gpu).await?,
@@ -56,8 +50,8 @@ impl Kernels {
         })
     }
 
-    /// The product kernel of `format` (compiled in [`Kernels::new`]).
-    pub(crate) fn matvec(&self, format: WeightFormat) -> &MatVec {
-        &self.matvec[&format]
+    /// The product kernel of `kind` (compiled in [`Kernels::new`]).
+    pub(crate) fn product(&self, kind: ProductKind) -> &MatVec {
+        &self.products[&kind]
     }
 }

@@ -1,16 +1,15 @@
 //! [`GpuModel`]: the llama forward pass on the GPU with a GPU KV cache; weights stay in
 //! their quantized blocks and logits are read back asynchronously.
 
-use super::kernels::Kernels;
+use super::kernels::{Kernels, ProductKind};
 use super::tensors::{self, GpuMatrix};
 use crate::config::{LlamaConfig, RopeStyle};
 use crate::model::Model;
 use sampler_core::{LmError, TokenId};
 use shaders::{
-    Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, MatVec, MatVecMode, RmsNorm, Rope,
-    Step, SwiGlu, WeightFormat, f32_bytes, rope_table, wgpu,
+    Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, MatVec, MatVecBindings, MatVecInput,
+    MatVecMode, MatVecOutput, Rope, Step, SwiGlu, f32_bytes, rope_table, wgpu,
 };
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Tokens run through the blocks in one submission; bounds the scratch buffers.
@@ -19,44 +18,43 @@ const CHUNK: usize = 16;
 /// smaller).
 pub const DEFAULT_GPU_CONTEXT: usize = 2048;
 
-/// One matrix product bound to its input and output.
+/// One matrix product bound to its buffers.
 #[derive(Debug)]
 struct Product {
-    format: WeightFormat,
+    kind: ProductKind,
     rows: usize,
     bind: wgpu::BindGroup,
 }
 
-/// The bind groups of one transformer block, and its cache.
+/// The bind groups of one transformer block, and its cache. The products fold in what they
+/// can: each block's two RMSNorms (into the q/k/v and gate/up products), RoPE, the biases
+/// and the cache write (into the stacked q/k/v product), SwiGLU (into the stacked gate/up
+/// product) and the residual adds (the output and down products accumulate into `x`), so
+/// a llama block is five dispatches; what a file's layout keeps apart runs on its own.
 #[derive(Debug)]
 struct Block {
-    attn_norm: wgpu::BindGroup,
     qkv: QkvIn,
-    /// The q, k and v biases where the file has them, with each one's row width.
+    /// The q, k and v biases where the file has them and the product does not add them,
+    /// with each one's row width.
     qkv_bias: Vec<(wgpu::BindGroup, usize)>,
-    /// The output product's bias, added to `x` after it.
-    out_bias: Option<wgpu::BindGroup>,
     /// The per-head norms of q and k where the file has them (qwen3), with head counts.
     head_norms: Vec<(wgpu::BindGroup, usize)>,
-    rope_q: wgpu::BindGroup,
-    rope_k: wgpu::BindGroup,
+    /// RoPE of q and of the new k rows, where the product does not turn them.
+    rope: Option<[wgpu::BindGroup; 2]>,
     attention: wgpu::BindGroup,
     wo: Product,
-    ffn_norm: wgpu::BindGroup,
+    /// The output product's bias, added to `x` after it.
+    out_bias: Option<wgpu::BindGroup>,
     ffn_in: FfnIn,
     down: Product,
 }
 
-/// A block's feed-forward input products and SwiGLU, leaving `silu(gate) · up` in the
-/// `gate` activations.
+/// A block's feed-forward input products and SwiGLU (the norm folded into the products),
+/// leaving `silu(gate) · up` in the `gate` activations.
 #[derive(Debug)]
 enum FfnIn {
-    /// Gate and up stacked into one matrix: one product into `up` (each token's gate row,
-    /// then its up row), then the packed SwiGLU into `gate`: two dispatches.
-    Stacked {
-        gate_up: Product,
-        swiglu: wgpu::BindGroup,
-    },
+    /// Gate and up stacked into one matrix: one product writing `silu(gate) · up`.
+    Stacked(Product),
     /// Two products (the file stores the matrices in different types), then SwiGLU in
     /// place: three dispatches.
     Separate {
@@ -66,10 +64,15 @@ enum FfnIn {
     },
 }
 
-/// A block's q, k and v products: q into the `q` activations, k and v into the caches.
+/// A block's q, k and v products (the norm folded in): q into the `q` activations, k and
+/// v into the caches.
 #[derive(Debug)]
 enum QkvIn {
-    /// The three matrices stacked: one dispatch ([`shaders::MatVecOutput::Qkv`]).
+    /// The three matrices stacked, biases and RoPE applied on the way out: one dispatch
+    /// ([`MatVecOutput::QkvRope`]).
+    Fused(Product),
+    /// The three matrices stacked, then the bias, head-norm and RoPE dispatches (qwen3's
+    /// per-head norms come between the product and RoPE).
     Stacked(Product),
     /// Three products (the file stores the matrices in different types).
     Separate([Product; 3]),
@@ -87,42 +90,34 @@ enum GateUp {
     Separate(GpuMatrix, GpuMatrix),
 }
 
-impl GateUp {
-    fn matrices(&self) -> Vec<&GpuMatrix> {
-        match self {
-            GateUp::Stacked(m) => vec![m],
-            GateUp::Separate(g, u) => vec![g, u],
-        }
-    }
-}
-
 /// Activation buffers, sized for [`CHUNK`] tokens.
 #[derive(Debug)]
 struct Activations {
     x: wgpu::Buffer,
-    h: wgpu::Buffer,
     q: wgpu::Buffer,
     attn: wgpu::Buffer,
     gate: wgpu::Buffer,
-    /// Up products, or each token's gate and up products side by side (room for both).
+    /// Up products where gate and up are separate matrices.
     up: wgpu::Buffer,
     logits: wgpu::Buffer,
     tokens: wgpu::Buffer,
     scratch: wgpu::Buffer,
     step: wgpu::Buffer,
     rope: wgpu::Buffer,
+    /// The fused products' norm eps and RoPE shape ([`MatVec::fuse_dims`]).
+    fuse: wgpu::Buffer,
 }
 
 impl Activations {
     fn new(gpu: &Gpu, c: &LlamaConfig, max_ctx: usize) -> Result<Self, GpuError> {
         let q_dim = c.n_heads * c.head_dim;
+        let halves = c.rope_style == RopeStyle::Halves;
         Ok(Activations {
             x: gpu.zeroed("x", CHUNK * c.d_model)?,
-            h: gpu.zeroed("h", CHUNK * c.d_model)?,
             q: gpu.zeroed("q", CHUNK * q_dim)?,
             attn: gpu.zeroed("attn", CHUNK * q_dim)?,
             gate: gpu.zeroed("gate", CHUNK * c.d_ff)?,
-            up: gpu.zeroed("up", CHUNK * 2 * c.d_ff)?,
+            up: gpu.zeroed("up", CHUNK * c.d_ff)?,
             logits: gpu.zeroed("logits", CHUNK * c.vocab_size)?,
             tokens: gpu.zeroed("tokens", CHUNK)?,
             scratch: gpu.zeroed("scores", CHUNK * c.n_heads * max_ctx)?,
@@ -131,6 +126,7 @@ impl Activations {
                 "rope table",
                 &f32_bytes(&rope_table(max_ctx, &c.rope_freqs)),
             )?,
+            fuse: MatVec::fuse_dims(gpu, c.rms_eps, c.head_dim, c.n_rot, halves)?,
         })
     }
 }
@@ -146,7 +142,6 @@ pub struct GpuModel {
     act: Activations,
     blocks: Vec<Block>,
     embd: wgpu::BindGroup,
-    output_norm: wgpu::BindGroup,
     head: Product,
     cache_len: usize,
     weight_bytes: u64,
@@ -164,24 +159,49 @@ impl std::fmt::Debug for GpuModel {
     }
 }
 
-/// Uniforms shared by products of the same shape and mode.
-struct DimsCache<'a> {
-    gpu: &'a Gpu,
-    map: HashMap<(usize, usize, MatVecMode), wgpu::Buffer>,
+/// A block's weights as uploaded, before the kernels are compiled and bound.
+struct Raw {
+    attn_norm: wgpu::Buffer,
+    ffn_norm: wgpu::Buffer,
+    /// Output and down.
+    m: [GpuMatrix; 2],
+    qkv: Qkv,
+    gate_up: GateUp,
+    /// Biases of q, k, v and the output product.
+    b: [Option<wgpu::Buffer>; 4],
+    /// q's, k's and v's biases stacked (zeros where one is missing), for the fused product.
+    qkv_bias: Option<wgpu::Buffer>,
+    /// Per-head norm weights of q and k.
+    head_norm: [Option<wgpu::Buffer>; 2],
 }
 
-impl DimsCache<'_> {
-    fn get(
-        &mut self,
-        rows: usize,
-        cols: usize,
-        mode: MatVecMode,
-    ) -> Result<&wgpu::Buffer, GpuError> {
-        if !self.map.contains_key(&(rows, cols, mode)) {
-            let b = MatVec::dims(self.gpu, rows, cols, mode)?;
-            self.map.insert((rows, cols, mode), b);
+impl Raw {
+    /// Whether q, k and v can go through one product with bias and RoPE on the way out.
+    fn fuses_qkv(&self) -> bool {
+        matches!(self.qkv, Qkv::Stacked(_)) && self.head_norm.iter().all(Option::is_none)
+    }
+
+    /// The product kernels this block uses.
+    fn kinds(&self) -> Vec<ProductKind> {
+        use MatVecInput::{RmsNormed, Vectors};
+        let mut k = vec![(self.m[0].format, Vectors, MatVecOutput::One)];
+        k.push((self.m[1].format, Vectors, MatVecOutput::One));
+        match &self.qkv {
+            Qkv::Stacked(m) if self.fuses_qkv() => {
+                k.push((m.format, RmsNormed, MatVecOutput::QkvRope))
+            }
+            Qkv::Stacked(m) => k.push((m.format, RmsNormed, MatVecOutput::Qkv)),
+            Qkv::Separate(ms) => {
+                k.extend(ms.iter().map(|m| (m.format, RmsNormed, MatVecOutput::One)))
+            }
         }
-        Ok(&self.map[&(rows, cols, mode)])
+        match &self.gate_up {
+            GateUp::Stacked(m) => k.push((m.format, RmsNormed, MatVecOutput::SwiGlu)),
+            GateUp::Separate(g, u) => {
+                k.extend([g, u].map(|m| (m.format, RmsNormed, MatVecOutput::One)))
+            }
+        }
+        k
     }
 }
 
@@ -220,24 +240,25 @@ impl GpuModel {
             false => Some(tensors::matrix(&gpu, &w.output, bytes, "output")?),
         };
         let output_norm = tensors::vector(&gpu, &w.output_norm, "output norm")?;
-        struct Raw {
-            attn_norm: wgpu::Buffer,
-            ffn_norm: wgpu::Buffer,
-            /// Output and down.
-            m: [GpuMatrix; 2],
-            qkv: Qkv,
-            gate_up: GateUp,
-            /// Biases of q, k, v and the output product.
-            b: [Option<wgpu::Buffer>; 4],
-            /// Per-head norm weights of q and k.
-            head_norm: [Option<wgpu::Buffer>; 2],
-        }
         let mut raw = Vec::with_capacity(c.n_layers);
         for (i, l) in w.layers.iter().enumerate() {
             let m = |m, what: &str| tensors::matrix(&gpu, m, bytes, &format!("block {i} {what}"));
             let v = |v: &[f32], what: &str| tensors::vector(&gpu, v, &format!("block {i} {what}"));
             let optional =
                 |o: &Option<Vec<f32>>, what: &str| o.as_deref().map(|x| v(x, what)).transpose();
+            let biases = [(&l.bq, q_dim), (&l.bk, kv), (&l.bv, kv)];
+            let qkv_bias = match biases.iter().any(|(b, _)| b.is_some()) {
+                true => {
+                    let stacked: Vec<f32> = biases
+                        .iter()
+                        .flat_map(|(b, n)| {
+                            b.as_deref().map_or_else(|| vec![0.0; *n], <[f32]>::to_vec)
+                        })
+                        .collect();
+                    Some(v(&stacked, "q, k, v biases")?)
+                }
+                false => None,
+            };
             raw.push(Raw {
                 attn_norm: v(&l.attn_norm, "attention norm")?,
                 ffn_norm: v(&l.ffn_norm, "feed-forward norm")?,
@@ -266,6 +287,7 @@ impl GpuModel {
                     optional(&l.bv, "v bias")?,
                     optional(&l.bo, "output bias")?,
                 ],
+                qkv_bias,
                 head_norm: [
                     optional(&l.q_norm, "q norm")?,
                     optional(&l.k_norm, "k norm")?,
@@ -274,34 +296,13 @@ impl GpuModel {
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;
         let head_m = output.as_ref().unwrap_or(&embd);
-        let mut formats: Vec<WeightFormat> = raw
-            .iter()
-            .flat_map(|r| {
-                let qkv: Vec<&GpuMatrix> = match &r.qkv {
-                    Qkv::Stacked(_) => Vec::new(),
-                    Qkv::Separate(ms) => ms.iter().collect(),
-                };
-                r.m.iter()
-                    .chain(qkv)
-                    .chain(r.gate_up.matrices())
-                    .map(|m| m.format)
-            })
-            .collect();
-        formats.push(head_m.format);
-        let qkv_formats: Vec<WeightFormat> = raw
-            .iter()
-            .filter_map(|r| match &r.qkv {
-                Qkv::Stacked(m) => Some(m.format),
-                Qkv::Separate(_) => None,
-            })
-            .collect();
-        let kernels = Kernels::new(&gpu, &formats, &qkv_formats, embd.format).await?;
+        let head_kind = (head_m.format, MatVecInput::RmsNormed, MatVecOutput::One);
+        let mut kinds: Vec<ProductKind> = raw.iter().flat_map(Raw::kinds).collect();
+        kinds.push(head_kind);
+        let kernels = Kernels::new(&gpu, &kinds, embd.format).await?;
         let act = Activations::new(&gpu, &c, max_ctx)?;
-        let mut dims = DimsCache {
-            gpu: &gpu,
-            map: HashMap::new(),
-        };
-        let norm_dims = RmsNorm::dims(&gpu, d, c.rms_eps);
+        // A fused q/k/v product without biases adds these zeros.
+        let no_bias = gpu.zeroed("no q, k, v biases", q_dim + 2 * kv)?;
         let halves = c.rope_style == RopeStyle::Halves;
         let rope_q_dims = Rope::dims(&gpu, q_dim, c.head_dim, c.n_rot, false, halves);
         let rope_k_dims = Rope::dims(&gpu, kv, c.head_dim, c.n_rot, true, halves);
@@ -323,73 +324,161 @@ impl GpuModel {
         };
         let attn_dims = Attention::dims(&gpu, &shape)?;
         let swiglu_dims = SwiGlu::dims(&gpu, ff);
-        let mut product = |m: &GpuMatrix,
-                           x: &wgpu::Buffer,
-                           out: &wgpu::Buffer,
-                           mode|
+        let a = &act;
+        // Binds a product of `m` as `kind`, reading `x` (normed by `norm` where the kind
+        // says so) and writing `out` as `mode` says.
+        let product = |kind: ProductKind,
+                       m: &GpuMatrix,
+                       dims: &wgpu::Buffer,
+                       x: &wgpu::Buffer,
+                       out: &wgpu::Buffer,
+                       extra: MatVecBindings<'_>|
          -> Result<Product, GpuError> {
-            let dm = dims.get(m.rows, m.cols, mode)?;
+            let bind = kernels.product(kind).bind_all(
+                &gpu,
+                &MatVecBindings {
+                    weights: &m.buffer,
+                    x,
+                    out,
+                    dims,
+                    ..extra
+                },
+            )?;
             Ok(Product {
-                format: m.format,
+                kind,
                 rows: m.rows,
-                bind: kernels
-                    .matvec(m.format)
-                    .bind(&gpu, &m.buffer, x, out, dm, &act.step),
+                bind,
             })
         };
-        let a = &act;
+        let base = MatVecBindings {
+            weights: &a.x,
+            x: &a.x,
+            out: &a.x,
+            dims: &a.step,
+            step: &a.step,
+            caches: None,
+            norm: None,
+            fuse: Some(&a.fuse),
+            rope_table: None,
+            bias: None,
+        };
+        let dims = |m: &GpuMatrix, mode| MatVec::dims(&gpu, m.rows, m.cols, mode);
         let mut blocks = Vec::with_capacity(c.n_layers);
         for r in &raw {
             let kc = gpu.zeroed("k cache", max_ctx * kv)?;
             let vc = gpu.zeroed("v cache", max_ctx * kv)?;
             let [wo, down] = &r.m;
+            let normed = MatVecBindings {
+                norm: Some(&r.attn_norm),
+                ..base
+            };
             let qkv = match &r.qkv {
                 Qkv::Stacked(m) => {
                     let dm = MatVec::dims_qkv(&gpu, q_dim, kv, d)?;
-                    let bind = kernels.matvec_qkv[&m.format].bind_qkv(
-                        &gpu,
-                        &m.buffer,
-                        &a.h,
-                        (&a.q, &kc, &vc),
+                    let fused = r.fuses_qkv();
+                    let output = match fused {
+                        true => MatVecOutput::QkvRope,
+                        false => MatVecOutput::Qkv,
+                    };
+                    let extra = MatVecBindings {
+                        caches: Some((&kc, &vc)),
+                        rope_table: Some(&a.rope),
+                        bias: Some(r.qkv_bias.as_ref().unwrap_or(&no_bias)),
+                        ..normed
+                    };
+                    let p = product(
+                        (m.format, MatVecInput::RmsNormed, output),
+                        m,
                         &dm,
-                        &a.step,
-                    );
-                    QkvIn::Stacked(Product {
-                        format: m.format,
-                        rows: m.rows,
-                        bind,
-                    })
+                        &a.x,
+                        &a.q,
+                        extra,
+                    )?;
+                    match fused {
+                        true => QkvIn::Fused(p),
+                        false => QkvIn::Stacked(p),
+                    }
                 }
-                Qkv::Separate([wq, wk, wv]) => QkvIn::Separate([
-                    product(wq, &a.h, &a.q, MatVecMode::Write)?,
-                    product(wk, &a.h, &kc, MatVecMode::Cache)?,
-                    product(wv, &a.h, &vc, MatVecMode::Cache)?,
-                ]),
+                Qkv::Separate([wq, wk, wv]) => {
+                    let kind =
+                        |m: &GpuMatrix| (m.format, MatVecInput::RmsNormed, MatVecOutput::One);
+                    QkvIn::Separate([
+                        product(
+                            kind(wq),
+                            wq,
+                            &dims(wq, MatVecMode::Write)?,
+                            &a.x,
+                            &a.q,
+                            normed,
+                        )?,
+                        product(
+                            kind(wk),
+                            wk,
+                            &dims(wk, MatVecMode::Cache)?,
+                            &a.x,
+                            &kc,
+                            normed,
+                        )?,
+                        product(
+                            kind(wv),
+                            wv,
+                            &dims(wv, MatVecMode::Cache)?,
+                            &a.x,
+                            &vc,
+                            normed,
+                        )?,
+                    ])
+                }
+            };
+            let fused = matches!(qkv, QkvIn::Fused(_));
+            let ffn_normed = MatVecBindings {
+                norm: Some(&r.ffn_norm),
+                ..base
             };
             let ffn_in = match &r.gate_up {
-                GateUp::Stacked(m) => FfnIn::Stacked {
-                    gate_up: product(m, &a.h, &a.up, MatVecMode::Write)?,
-                    swiglu: kernels
-                        .swiglu
-                        .bind_packed(&gpu, &a.up, &a.gate, &swiglu_dims, &a.step),
-                },
-                GateUp::Separate(gate, up) => FfnIn::Separate {
-                    gate: product(gate, &a.h, &a.gate, MatVecMode::Write)?,
-                    up: product(up, &a.h, &a.up, MatVecMode::Write)?,
-                    swiglu: kernels
-                        .swiglu
-                        .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
-                },
+                GateUp::Stacked(m) => {
+                    let kind = (m.format, MatVecInput::RmsNormed, MatVecOutput::SwiGlu);
+                    let dm = dims(m, MatVecMode::Write)?;
+                    FfnIn::Stacked(product(kind, m, &dm, &a.x, &a.gate, ffn_normed)?)
+                }
+                GateUp::Separate(gate, up) => {
+                    let kind =
+                        |m: &GpuMatrix| (m.format, MatVecInput::RmsNormed, MatVecOutput::One);
+                    FfnIn::Separate {
+                        gate: product(
+                            kind(gate),
+                            gate,
+                            &dims(gate, MatVecMode::Write)?,
+                            &a.x,
+                            &a.gate,
+                            ffn_normed,
+                        )?,
+                        up: product(
+                            kind(up),
+                            up,
+                            &dims(up, MatVecMode::Write)?,
+                            &a.x,
+                            &a.up,
+                            ffn_normed,
+                        )?,
+                        swiglu: kernels
+                            .swiglu
+                            .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
+                    }
+                }
             };
             let bias_bind = |i: usize, out: &wgpu::Buffer| {
                 let b = r.b[i].as_ref()?;
                 Some(kernels.bias.bind(&gpu, out, b, &bias_dims[i], &a.step))
             };
-            let qkv_bias = [(&a.q, q_dim), (&kc, kv), (&vc, kv)]
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, (out, width))| Some((bias_bind(i, out)?, width)))
-                .collect();
+            let qkv_bias = match fused {
+                true => Vec::new(),
+                false => [(&a.q, q_dim), (&kc, kv), (&vc, kv)]
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, (out, width))| Some((bias_bind(i, out)?, width)))
+                    .collect(),
+            };
             let out_bias = bias_bind(3, &a.x);
             let head_norms = [(&a.q, c.n_heads), (&kc, c.n_kv_heads)]
                 .into_iter()
@@ -402,44 +491,60 @@ impl GpuModel {
                     Some((bind, heads))
                 })
                 .collect();
+            let rope = (!fused).then(|| {
+                [
+                    kernels
+                        .rope
+                        .bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
+                    kernels.rope.bind(&gpu, &kc, &a.rope, &rope_k_dims, &a.step),
+                ]
+            });
+            let plain = |m: &GpuMatrix| (m.format, MatVecInput::Vectors, MatVecOutput::One);
             blocks.push(Block {
-                attn_norm: kernels.rms_norm.bind(
-                    &gpu,
-                    &a.x,
-                    &r.attn_norm,
-                    &a.h,
-                    &norm_dims,
-                    &a.step,
-                ),
                 qkv,
                 qkv_bias,
-                out_bias,
                 head_norms,
-                rope_q: kernels
-                    .rope
-                    .bind(&gpu, &a.q, &a.rope, &rope_q_dims, &a.step),
-                rope_k: kernels.rope.bind(&gpu, &kc, &a.rope, &rope_k_dims, &a.step),
+                rope,
                 attention: kernels.attention.bind(
                     &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
                 ),
-                wo: product(wo, &a.attn, &a.x, MatVecMode::Accumulate)?,
-                ffn_norm: kernels
-                    .rms_norm
-                    .bind(&gpu, &a.x, &r.ffn_norm, &a.h, &norm_dims, &a.step),
+                wo: product(
+                    plain(wo),
+                    wo,
+                    &dims(wo, MatVecMode::Accumulate)?,
+                    &a.attn,
+                    &a.x,
+                    base,
+                )?,
+                out_bias,
                 ffn_in,
-                down: product(down, &a.gate, &a.x, MatVecMode::Accumulate)?,
+                down: product(
+                    plain(down),
+                    down,
+                    &dims(down, MatVecMode::Accumulate)?,
+                    &a.gate,
+                    &a.x,
+                    base,
+                )?,
             });
         }
-        let head = product(head_m, &a.h, &a.logits, MatVecMode::Head)?;
+        let head_normed = MatVecBindings {
+            norm: Some(&output_norm),
+            ..base
+        };
+        let head = product(
+            head_kind,
+            head_m,
+            &dims(head_m, MatVecMode::Head)?,
+            &a.x,
+            &a.logits,
+            head_normed,
+        )?;
         let embd_dims = MatVec::dims(&gpu, c.vocab_size, d, MatVecMode::Write)?;
         let embd_bind =
             kernels
                 .get_rows
                 .bind(&gpu, &embd.buffer, &a.tokens, &a.x, &embd_dims, &a.step);
-        let output_norm =
-            kernels
-                .rms_norm
-                .bind(&gpu, &a.x, &output_norm, &a.h, &norm_dims, &a.step);
         gpu.check()?;
         let buffer_bytes = gpu.allocated_bytes() - start_bytes;
         Ok(GpuModel {
@@ -450,7 +555,6 @@ impl GpuModel {
             act,
             blocks,
             embd: embd_bind,
-            output_norm,
             head,
             cache_len: 0,
             weight_bytes,
@@ -601,14 +705,13 @@ impl GpuModel {
         let k = &self.kernels;
         let (q_dim, kv) = (c.n_heads * c.head_dim, c.kv_dim());
         let mv = |pass: &mut wgpu::ComputePass<'_>, p: &Product, tokens: usize| {
-            k.matvec(p.format).dispatch(pass, &p.bind, p.rows, tokens)
+            k.product(p.kind).dispatch(pass, &p.bind, p.rows, tokens)
         };
         gpu.run(|pass| {
             k.get_rows.dispatch(pass, &self.embd, c.d_model, n);
             for b in &self.blocks {
-                k.rms_norm.dispatch(pass, &b.attn_norm, n);
                 match &b.qkv {
-                    QkvIn::Stacked(p) => k.matvec_qkv[&p.format].dispatch(pass, &p.bind, p.rows, n),
+                    QkvIn::Fused(p) | QkvIn::Stacked(p) => mv(pass, p, n),
                     QkvIn::Separate(ps) => {
                         for p in ps {
                             mv(pass, p, n);
@@ -621,20 +724,17 @@ impl GpuModel {
                 for (bind, heads) in &b.head_norms {
                     k.head_norm.dispatch(pass, bind, *heads, n);
                 }
-                k.rope
-                    .dispatch(pass, &b.rope_q, q_dim, c.head_dim, c.n_rot, n);
-                k.rope.dispatch(pass, &b.rope_k, kv, c.head_dim, c.n_rot, n);
+                if let Some([rope_q, rope_k]) = &b.rope {
+                    k.rope.dispatch(pass, rope_q, q_dim, c.head_dim, c.n_rot, n);
+                    k.rope.dispatch(pass, rope_k, kv, c.head_dim, c.n_rot, n);
+                }
                 k.attention.dispatch(pass, &b.attention, c.n_heads, n);
                 mv(pass, &b.wo, n);
                 if let Some(bind) = &b.out_bias {
                     k.bias.dispatch(pass, bind, c.d_model, n);
                 }
-                k.rms_norm.dispatch(pass, &b.ffn_norm, n);
                 match &b.ffn_in {
-                    FfnIn::Stacked { gate_up, swiglu } => {
-                        mv(pass, gate_up, n);
-                        k.swiglu.dispatch_packed(pass, swiglu, c.d_ff, n);
-                    }
+                    FfnIn::Stacked(gate_up) => mv(pass, gate_up, n),
                     FfnIn::Separate { gate, up, swiglu } => {
                         mv(pass, gate, n);
                         mv(pass, up, n);
@@ -644,7 +744,6 @@ impl GpuModel {
                 mv(pass, &b.down, n);
             }
             if first < n {
-                k.rms_norm.dispatch(pass, &self.output_norm, n);
                 mv(pass, &self.head, n - first);
             }
         })?;

@@ -1,10 +1,12 @@
-// out[t][r] = sum_c W[r][c] * x[t][c] for the tokens of this run, one workgroup per row
-// and per group of TB tokens (workgroup_id.z). Each invocation decodes 8 weights at a time
-// (one `load8` unit: elements 4u..4u+3 and 16+4u..16+4u+3 of a block) and uses them for
-// TB tokens; partial sums are reduced in workgroup memory (f32 throughout).
-// Modes (bits): 2 = tokens from step.first, written from row 0 (output head); where each
-// result goes is `put` (matvec_out.wgsl: one output, mode 1 = accumulate, 4 = at token
-// offset step.n_past; matvec_out_qkv.wgsl: q, k and v rows to three outputs).
+// out[t][r] = sum_c W[r][c] * x[t][c] for the tokens of this run, one workgroup per group
+// of ROWS rows (rows_of: one row, or the pair a fused output combines) and per group of TB
+// tokens (workgroup_id.z). Each invocation decodes 8 weights at a time (one `load8` unit:
+// elements 4u..4u+3 and 16+4u..16+4u+3 of a block) and uses them for TB tokens; partial
+// sums are reduced in workgroup memory (f32 throughout).
+// The input (matvec_in*.wgsl) may RMSNorm x on the way in: `scale8` multiplies the
+// weights by the norm's, and the sums of squares of x[t], gathered in the same loop, give
+// each token's `norm_scale`. Modes (bits): 2 = tokens from step.first, written from row 0
+// (output head); where each result goes is `put` (matvec_out*.wgsl).
 struct Dims {
     rows: u32,
     cols: u32,
@@ -19,7 +21,13 @@ struct Dims {
 
 const WG: u32 = 64u;
 const TB: u32 = 4u;
-var<workgroup> partial: array<f32, 256>;
+// ROWS * TB dot products, then TB sums of squares, 64 partial sums each.
+var<workgroup> partial: array<f32, 768>;
+
+fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
+    return w[0] * x[0] + w[1] * x[1] + w[2] * x[2] + w[3] * x[3]
+        + w[4] * x[4] + w[5] * x[5] + w[6] * x[6] + w[7] * x[7];
+}
 
 @compute @workgroup_size(64)
 fn main(
@@ -27,46 +35,70 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = wid.y * nwg.x + wid.x;
-    let rows = dims.rows;
+    let grp = wid.y * nwg.x + wid.x;
+    let live = grp < dims.rows / ROWS;
+    let r = rows_of(grp);
     let cols = dims.cols;
     let nb = cols / 32u;
     let base_tok = select(0u, step.first, (dims.mode & 2u) != 0u);
     let t0 = base_tok + wid.z * TB;
-    var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-    if (row < rows) {
+    var acc: array<f32, 8>;
+    var sum_sq: array<f32, 4>;
+    if (live) {
         for (var unit = lid; unit < nb * 4u; unit += WG) {
             let blk = unit >> 2u;
             let u = unit & 3u;
-            var wv = load8(row, nb, blk, u);
             let c = blk * 32u + 4u * u;
+            let w0 = scale8(load8(r.x, nb, blk, u), c);
+            var w1 = w0;
+            if (ROWS == 2u) {
+                w1 = scale8(load8(r.y, nb, blk, u), c);
+            }
             for (var t = 0u; t < TB; t++) {
                 let tok = t0 + t;
                 if (tok < step.n) {
                     let xb = tok * cols + c;
-                    acc[t] += wv[0] * x[xb] + wv[1] * x[xb + 1u] + wv[2] * x[xb + 2u]
-                        + wv[3] * x[xb + 3u] + wv[4] * x[xb + 16u] + wv[5] * x[xb + 17u]
-                        + wv[6] * x[xb + 18u] + wv[7] * x[xb + 19u];
+                    let xv = array<f32, 8>(
+                        x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u],
+                        x[xb + 16u], x[xb + 17u], x[xb + 18u], x[xb + 19u],
+                    );
+                    acc[t] += dot8(w0, xv);
+                    if (ROWS == 2u) {
+                        acc[TB + t] += dot8(w1, xv);
+                    }
+                    if (NORM) {
+                        sum_sq[t] += dot8(xv, xv);
+                    }
                 }
             }
         }
     }
-    for (var t = 0u; t < TB; t++) {
-        partial[t * WG + lid] = acc[t];
+    for (var i = 0u; i < ROWS * TB; i++) {
+        partial[i * WG + lid] = acc[i];
+    }
+    let sums = select(ROWS * TB, ROWS * TB + TB, NORM);
+    if (NORM) {
+        for (var t = 0u; t < TB; t++) {
+            partial[(ROWS * TB + t) * WG + lid] = sum_sq[t];
+        }
     }
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {
         if (lid < s) {
-            for (var t = 0u; t < TB; t++) {
-                partial[t * WG + lid] += partial[t * WG + lid + s];
+            for (var i = 0u; i < sums; i++) {
+                partial[i * WG + lid] += partial[i * WG + lid + s];
             }
         }
         workgroupBarrier();
     }
-    if (lid < TB && row < rows) {
+    if (lid < TB && live) {
         let tok = t0 + lid;
         if (tok < step.n) {
-            put(tok - base_tok, row, partial[lid * WG]);
+            var scale = 1.0;
+            if (NORM) {
+                scale = norm_scale(partial[(ROWS * TB + lid) * WG]);
+            }
+            put(tok - base_tok, grp, partial[lid * WG] * scale, partial[(TB + lid) * WG] * scale);
         }
     }
 }

@@ -1,9 +1,16 @@
-// Where a matvec result goes, one output: row `row` of token `t` (counted from the first
+// Where a matvec result goes, one output: row `g` of token `t` (counted from the first
 // token the mode selects); mode 1 = accumulate, 4 = at token offset step.n_past.
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-fn put(t: u32, row: u32, v: f32) {
-    var o = t * dims.rows + row;
+// Rows a workgroup (or invocation) computes: one.
+const ROWS: u32 = 1u;
+
+fn rows_of(g: u32) -> vec2<u32> {
+    return vec2<u32>(g, g);
+}
+
+fn put(t: u32, g: u32, v: f32, unused: f32) {
+    var o = t * dims.rows + g;
     if ((dims.mode & 4u) != 0u) {
         o += step.n_past * dims.rows;
     }

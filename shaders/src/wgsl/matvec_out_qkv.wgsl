@@ -5,7 +5,13 @@
 @group(0) @binding(5) var<storage, read_write> out_k: array<f32>;
 @group(0) @binding(6) var<storage, read_write> out_v: array<f32>;
 
-fn put(t: u32, row: u32, v: f32) {
+const ROWS: u32 = 1u;
+
+fn rows_of(g: u32) -> vec2<u32> {
+    return vec2<u32>(g, g);
+}
+
+fn store_qkv(t: u32, row: u32, v: f32) {
     let nq = dims.pad;
     let kv = (dims.rows - nq) / 2u;
     if (row < nq) {
@@ -15,4 +21,8 @@ fn put(t: u32, row: u32, v: f32) {
     } else {
         out_v[(step.n_past + t) * kv + row - nq - kv] = v;
     }
+}
+
+fn put(t: u32, g: u32, v: f32, unused: f32) {
+    store_qkv(t, g, v);
 }

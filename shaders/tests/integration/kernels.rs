@@ -11,7 +11,7 @@ async fn gpu() -> Gpu {
     common::gpu().await
 }
 
-fn random_matrix(rng: &mut Rng, f: WeightFormat, rows: usize, cols: usize) -> Vec<u8> {
+pub(crate) fn random_matrix(rng: &mut Rng, f: WeightFormat, rows: usize, cols: usize) -> Vec<u8> {
     match f {
         WeightFormat::F32 => {
             return (0..rows * cols)
@@ -74,7 +74,7 @@ async fn gpu_matvec(
 /// f32 sums of `cols` products in any order differ from the exact sum by at most
 /// `(cols + 8) · 2^-24 · Σ|products|` (the standard bound for recursive summation, with
 /// slack for the 8-term partial sums); a wrong weight or index is off by far more.
-fn assert_close(got: &[f32], want: &[f32], mag: &[f32], cols: usize, what: &str) {
+pub(crate) fn assert_close(got: &[f32], want: &[f32], mag: &[f32], cols: usize, what: &str) {
     assert_eq!(got.len(), want.len());
     let u = (cols as f32 + 8.0) * 2f32.powi(-24);
     let mut worst = 0f32;
@@ -500,23 +500,6 @@ gpu_tests! {
             got.iter()
                 .zip(&want)
                 .all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs() + 1e-6)
-        );
-        // The packed form: each token's gate row then its up row, into another buffer.
-        let packed: Vec<f32> = gate
-            .chunks(1536)
-            .zip(up.chunks(1536))
-            .flat_map(|(g, u)| g.iter().chain(u).copied())
-            .collect();
-        let pb = gpu.storage("gate up", &f32_bytes(&packed)).unwrap();
-        let ob = gpu.zeroed("out", n * 1536).unwrap();
-        let bind = k.bind_packed(&gpu, &pb, &ob, &dims, &step);
-        gpu.run(|p| k.dispatch_packed(p, &bind, 1536, n)).unwrap();
-        let got = gpu.read_f32(&ob, 0, gate.len()).await.unwrap();
-        assert!(
-            got.iter()
-                .zip(&want)
-                .all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs() + 1e-6),
-            "packed swiglu"
         );
     }
 

@@ -5,5 +5,6 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 mod common;
+mod fused_matvec;
 mod kernels;
 mod mask_kernel_automata;
