@@ -229,7 +229,7 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode`, `masks`, `samplers`, `smc`, `hmm`, `kernels` (the fused
+    /// What to measure: `decode`, `gpu` (the wgpu engine's decode, `--profile` per kernel), `masks`, `samplers`, `smc`, `hmm`, `kernels` (the fused
     /// CPU kernels beside decode-then-dot) or `rejection` (rejection samplers in batches).
     pub what: String,
     /// The model file.
@@ -247,4 +247,7 @@ pub struct BenchArgs {
     /// `decode`: only these engines, comma-separated (default: all of them).
     #[arg(long, value_delimiter = ',', value_parser = ["strait-cpu", "strait-wgpu", "burn-flex", "burn-wgpu", "llama.cpp"])]
     pub engines: Vec<String>,
+    /// `gpu`: each kernel's GPU time per token from timestamp queries.
+    #[arg(long)]
+    pub profile: bool,
 }

@@ -427,6 +427,43 @@ fn gpu_and_cpu_scores_agree() {
     assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
 }
 
+/// `strait bench gpu --profile`: the decode line with the engine's dispatches per token,
+/// then one line per kernel whose dispatches add up to it, or (an adapter without timestamp
+/// queries inside passes) one line saying why there is no profile.
+#[test]
+fn bench_gpu_profiles_each_kernel_or_says_why_not() {
+    let out = lines(&strait(&[
+        "bench",
+        "gpu",
+        "--profile",
+        "--tokens",
+        "2",
+        "--model",
+        MODEL,
+    ]));
+    let per_token = out[0]["dispatches_per_token"].as_f64().unwrap();
+    assert!(per_token > 0.0, "{:?}", out[0]);
+    if out[0]["profiled"] == false {
+        assert!(out[1]["reason"].as_str().unwrap().contains("timestamp"));
+        eprintln!("no kernel profile on this adapter: {}", out[1]["reason"]);
+        return;
+    }
+    let kernels: Vec<&Value> = out.iter().filter(|l| l.get("kernel").is_some()).collect();
+    let sum: f64 = kernels
+        .iter()
+        .map(|k| k["dispatches_per_token"].as_f64().unwrap())
+        .sum();
+    assert_eq!(sum, per_token, "{out:?}");
+    assert!(
+        kernels
+            .iter()
+            .any(|k| k["kernel"].as_str().unwrap().contains("attention"))
+    );
+    let total = out.last().unwrap();
+    assert_eq!(total["untimed_dispatches"], 0);
+    assert!(total["gpu_us_per_token"].as_f64().unwrap() > 0.0);
+}
+
 /// `--engine`: the burn program (burn's CPU backend always; its wgpu backend when built
 /// with `--features burn-wgpu`) scores and samples as our engine does; without the
 /// feature, `--engine burn` says how to get it. (CARS draws a few dozen tokens here; a

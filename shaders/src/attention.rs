@@ -91,7 +91,7 @@ impl Attention {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, n_heads as u32, tokens as u32, 1);
+        crate::dispatches::record(pass, "attention", n_heads as u32, tokens as u32, 1);
     }
 }
 

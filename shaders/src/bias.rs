@@ -48,7 +48,7 @@ impl Bias {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, (width as u32).div_ceil(64), tokens as u32, 1);
+        crate::dispatches::record(pass, "bias", (width as u32).div_ceil(64), tokens as u32, 1);
     }
 }
 

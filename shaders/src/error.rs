@@ -20,6 +20,8 @@ pub enum GpuError {
     Shape(String),
     /// Masked sampling found no token the mask keeps: nothing can be drawn.
     AllMasked,
+    /// The adapter lacks a feature the request needs (e.g. timestamp queries).
+    Unsupported(String),
 }
 
 impl fmt::Display for GpuError {
@@ -35,6 +37,7 @@ impl fmt::Display for GpuError {
             GpuError::Validation(m) => write!(f, "GPU validation error: {m}"),
             GpuError::Map(m) => write!(f, "reading a GPU buffer back failed: {m}"),
             GpuError::Shape(m) => write!(f, "GPU kernel shape error: {m}"),
+            GpuError::Unsupported(m) => write!(f, "not supported by this GPU: {m}"),
             GpuError::AllMasked => write!(
                 f,
                 "the token mask keeps no token: there is nothing to sample (a dead end)"

@@ -16,6 +16,8 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     error: Arc<Mutex<Option<String>>>,
     allocated: AtomicU64,
+    /// Set while kernels are timed ([`Gpu::start_profiling`]).
+    profiler: Mutex<Option<crate::profile::Profiler>>,
 }
 
 fn backends() -> wgpu::Backends {
@@ -47,10 +49,17 @@ impl Gpu {
             .await
             .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let info = adapter.get_info();
+        // Timestamp queries inside passes (native adapters only) let kernels be timed one by
+        // one; asking for them changes nothing until profiling starts.
+        let profiling = crate::profile::profile_features();
+        let features = match adapter.features().contains(profiling) {
+            true => profiling,
+            false => wgpu::Features::empty(),
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("strait"),
-                required_features: wgpu::Features::empty(),
+                required_features: features,
                 required_limits: adapter.limits(),
                 ..Default::default()
             })
@@ -77,6 +86,7 @@ impl Gpu {
             lost,
             error,
             allocated: AtomicU64::new(0),
+            profiler: Mutex::new(None),
         })
     }
 
@@ -187,6 +197,11 @@ impl Gpu {
         })
     }
 
+    /// The profiler's slot (poison ignored: it holds no invariant a panic could break).
+    pub(crate) fn profiler(&self) -> std::sync::MutexGuard<'_, Option<crate::profile::Profiler>> {
+        self.profiler.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Records one compute pass with `record` and submits it.
     pub fn run(&self, record: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Result<(), GpuError> {
         self.check()?;
@@ -198,8 +213,10 @@ impl Gpu {
                 label: None,
                 timestamp_writes: None,
             });
+            self.begin_pass_profile();
             record(&mut pass);
         }
+        self.end_pass_profile(&mut encoder);
         self.queue.submit([encoder.finish()]);
         self.check()
     }

@@ -51,7 +51,7 @@ impl HeadNorm {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, heads as u32, tokens as u32, 1);
+        crate::dispatches::record(pass, "head_norm", heads as u32, tokens as u32, 1);
     }
 }
 

@@ -36,6 +36,7 @@ mod head_norm;
 mod masked_sample;
 mod matvec;
 mod oneshot;
+mod profile;
 mod readback;
 mod rms_norm;
 mod rope;
@@ -56,6 +57,7 @@ pub use matvec::{
     GetRows, MatVec, MatVecBindings, MatVecInput, MatVecMode, MatVecOutput, MatVecStrategy,
     matvec_reference,
 };
+pub use profile::KernelTime;
 pub use rms_norm::{RmsNorm, rms_norm_reference};
 pub use rope::{Rope, rope_reference, rope_table};
 pub use step::Step;

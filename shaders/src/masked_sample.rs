@@ -154,6 +154,7 @@ impl MaskedSample {
         pass.set_bind_group(0, &binding.stats_bind, &[]);
         crate::dispatches::record(
             pass,
+            "masked_sample stats",
             match self.strategy {
                 MatVecStrategy::WorkgroupPerRow => nb,
                 MatVecStrategy::InvocationPerRow => nb.div_ceil(64),
@@ -163,7 +164,7 @@ impl MaskedSample {
         );
         pass.set_pipeline(&self.finish);
         pass.set_bind_group(0, &binding.finish_bind, &[]);
-        crate::dispatches::record(pass, 1, 1, 1);
+        crate::dispatches::record(pass, "masked_sample finish", 1, 1, 1);
     }
 
     /// Queues the uniform `u` of the next draw (then [`MaskedSample::dispatch`] and

@@ -123,6 +123,8 @@ pub struct MatVecBindings<'a> {
 #[derive(Debug)]
 pub struct MatVec {
     pipeline: wgpu::ComputePipeline,
+    /// Names the kernel in profiles: format, strategy, input, output.
+    label: String,
     strategy: MatVecStrategy,
     input: MatVecInput,
     output: MatVecOutput,
@@ -179,6 +181,7 @@ impl MatVec {
         let label = format!("matvec {format:?} {strategy:?} {input:?} {output:?}");
         Ok(MatVec {
             pipeline: gpu.pipeline(&label, &src).await?,
+            label,
             strategy,
             input,
             output,
@@ -351,7 +354,7 @@ impl MatVec {
         let [x, y, z] = MatVec::workgroups(self.strategy, groups, tokens);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, x, y, z);
+        crate::dispatches::record(pass, &self.label, x, y, z);
     }
 
     /// The workgroup grid of a product of `groups` groups of rows (one row each, or the
@@ -410,7 +413,13 @@ impl GetRows {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, ((cols / 8) as u32).div_ceil(64), tokens as u32, 1);
+        crate::dispatches::record(
+            pass,
+            "get_rows",
+            ((cols / 8) as u32).div_ceil(64),
+            tokens as u32,
+            1,
+        );
     }
 }
 

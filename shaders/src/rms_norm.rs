@@ -46,7 +46,7 @@ impl RmsNorm {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, tokens as u32, 1, 1);
+        crate::dispatches::record(pass, "rms_norm", tokens as u32, 1, 1);
     }
 }
 

@@ -86,7 +86,7 @@ impl Rope {
         let pairs = (width / head_dim * n_rot / 2) as u32;
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, pairs.div_ceil(64), tokens as u32, 1);
+        crate::dispatches::record(pass, "rope", pairs.div_ceil(64), tokens as u32, 1);
     }
 }
 

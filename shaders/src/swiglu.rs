@@ -60,7 +60,7 @@ impl SwiGlu {
         let x = groups.min(32768);
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, x, groups.div_ceil(x), 1);
+        crate::dispatches::record(pass, "swiglu", x, groups.div_ceil(x), 1);
     }
 }
 

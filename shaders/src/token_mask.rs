@@ -50,7 +50,7 @@ impl TokenMask {
         let x = groups.min(MAX_X);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, x, groups.div_ceil(x), 1);
+        crate::dispatches::record(pass, "token_mask", x, groups.div_ceil(x), 1);
     }
 
     /// Uploads, runs and reads back in one call: the mask for `flags` over `bf`

@@ -8,3 +8,4 @@ mod common;
 mod fused_matvec;
 mod kernels;
 mod mask_kernel_automata;
+mod profile;

@@ -2,6 +2,7 @@
 //! `prefill` are here; each other benchmark is a module of its own, and [`harness`] holds
 //! what they share.
 
+mod gpu;
 mod harness;
 mod hmm;
 mod kernels;
@@ -20,6 +21,7 @@ use std::time::Instant;
 pub fn run(args: &BenchArgs) -> Result<()> {
     match args.what.as_str() {
         "decode" => decode(args),
+        "gpu" => gpu::run(args),
         "masks" => masks::run(args),
         "samplers" => samplers::run(args),
         "smc" => smc::run(args).map(|table| eprintln!("{table}")),
@@ -27,7 +29,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "kernels" => kernels::run(args),
         "rejection" => rejection::run(args),
         other => fail(format!(
-            "unknown benchmark {other:?}; expected `decode`, `masks`, `samplers`, `smc`, \
+            "unknown benchmark {other:?}; expected `decode`, `gpu`, `masks`, `samplers`, `smc`, \
              `hmm`, `kernels` or `rejection`"
         )),
     }

@@ -1,0 +1,71 @@
+//! `strait bench gpu [--profile]`: the wgpu forward pass's decode on the adapter present,
+//! with its dispatches per token, and with `--profile` each kernel's GPU time per token
+//! from timestamp queries (or a line saying why the adapter cannot give them).
+
+use crate::args::BenchArgs;
+use crate::failure::Result;
+use lm::Model;
+use sampler_core::block_on;
+use std::time::Instant;
+
+/// Decodes `--tokens` tokens after a short prompt on the GPU and prints one line of
+/// figures; with `--profile`, one line per kernel (slowest first) and the total.
+pub(super) fn run(args: &BenchArgs) -> Result<()> {
+    let model = Model::load(&args.model)?;
+    let prompt = model
+        .tokenizer()
+        .encode("The history of constrained decoding begins with grammars.")?;
+    let gpu = std::sync::Arc::new(block_on(shaders::Gpu::new())?);
+    let mut m = block_on(lm::gpu::GpuModel::with_gpu(
+        gpu.clone(),
+        &model,
+        prompt.len() + args.tokens + 1,
+    ))?;
+    let logits = block_on(m.forward(&prompt, prompt.len() - 1))?;
+    let mut next = super::argmax(&logits);
+    let profiling = match args.profile {
+        false => None,
+        true => Some(gpu.start_profiling()),
+    };
+    let before = shaders::dispatches();
+    let t = Instant::now();
+    for _ in 0..args.tokens {
+        next = super::argmax(&block_on(m.forward(&[next], 0))?);
+    }
+    let wall = t.elapsed().as_secs_f64();
+    let per_token = |v: f64| v / args.tokens.max(1) as f64;
+    crate::stdout::line(serde_json::json!({
+        "engine": "strait-wgpu",
+        "adapter": gpu.adapter_name(),
+        "decode_tokens": args.tokens,
+        "decode_tok_s": args.tokens as f64 / wall,
+        "dispatches_per_token": per_token((shaders::dispatches() - before) as f64),
+        "profiled": matches!(profiling, Some(Ok(()))),
+    }));
+    match profiling {
+        None => {}
+        Some(Err(e)) => {
+            eprintln!("strait: no kernel profile: {e}");
+            crate::stdout::line(serde_json::json!({ "profile": null, "reason": e.to_string() }));
+        }
+        Some(Ok(())) => {
+            let (kernels, untimed) = block_on(gpu.stop_profiling())?;
+            let total: f64 = kernels.iter().map(|k| k.seconds).sum();
+            for k in &kernels {
+                crate::stdout::line(serde_json::json!({
+                    "kernel": k.kernel,
+                    "dispatches_per_token": per_token(k.dispatches as f64),
+                    "gpu_us_per_token": per_token(k.seconds) * 1e6,
+                    "share": k.seconds / total.max(f64::MIN_POSITIVE),
+                }));
+            }
+            crate::stdout::line(serde_json::json!({
+                "kernels": "all",
+                "gpu_us_per_token": per_token(total) * 1e6,
+                "wall_us_per_token": per_token(wall) * 1e6,
+                "untimed_dispatches": untimed,
+            }));
+        }
+    }
+    Ok(())
+}
