@@ -418,7 +418,7 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
             <div id="backend-row" class="muted">
                 <label>"Backend "
                     <select id="backend" on:change=move |e| reload_with_backend(&event_target_value(&e))>
-                        <option value="auto" selected=choice == Choice::Auto>"auto (WebGPU unless software)"</option>
+                        <option value="auto" selected=choice == Choice::Auto>"auto (the faster here, timed once)"</option>
                         <option value="webgpu" selected=choice == Choice::WebGpu>"WebGPU"</option>
                         <option value="cpu" selected=choice == Choice::Cpu>"CPU (wasm)"</option>
                     </select>

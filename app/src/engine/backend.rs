@@ -2,6 +2,7 @@
 //! more variant here (and one more model behind [`BackendLm`]'s handle) rather than a change
 //! to the samplers or the UI.
 
+use super::auto;
 use super::browser_turn::{FramePause, yield_now};
 use super::request::StopCheck;
 use super::yielding::Yielding;
@@ -15,7 +16,9 @@ use std::sync::Arc;
 /// Which backend the user asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// WebGPU unless the adapter is a CPU (software) one, where the wasm CPU path is faster.
+    /// On a hardware WebGPU adapter, whichever of WebGPU and the CPU path decodes faster
+    /// there (timed once per adapter and model, remembered: [`super::auto`]); the CPU path
+    /// on a software adapter, where it is always faster.
     Auto,
     /// WebGPU, whatever the adapter.
     WebGpu,
@@ -50,9 +53,10 @@ pub struct Backend {
 
 impl Backend {
     /// Parses a GGUF file's bytes and places the model by `choice`: on WebGPU when asked
-    /// (or, for [`Choice::Auto`], when the adapter is not a software one), else on the CPU.
-    /// A WebGPU failure under `Auto` (no device, or a model that does not fit its buffer
-    /// limits or memory) falls back to the CPU with a note in `status`.
+    /// (or, for [`Choice::Auto`], when the adapter is a hardware one and decodes faster than
+    /// the CPU path there), else on the CPU. A WebGPU failure under `Auto` (no device, a
+    /// kernel the adapter does not compile, a model that does not fit its buffer limits or
+    /// memory, an error while timing) falls back to the CPU with a note.
     /// `note` keeps a line the page shows after loading (why the CPU took the model).
     /// `adapter_hint` is the page's own description of the adapter (the browser's
     /// `GPUAdapterInfo` vendor and architecture), which wgpu does not pass on.
@@ -97,24 +101,70 @@ impl Backend {
         } else {
             format!("{adapter_hint} · {wgpu_name}")
         };
-        if choice == Choice::Auto && (gpu.is_cpu() || is_software(&adapter)) {
+        let hooks = auto::Hooks::read();
+        if choice == Choice::Auto && (gpu.is_cpu() || is_software(&adapter)) && !hooks.hardware {
             // A software adapter (SwiftShader): the wasm CPU path is faster.
             return Ok(cpu(model));
         }
         status(&format!("uploading weights to {adapter}…"));
         yield_now().await;
-        let g = match GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT).await {
+        let uploaded = match hooks.break_gpu {
+            // The test hook: a kernel that does not compile, as a driver might refuse ours.
+            true => gpu
+                .pipeline("broken on purpose", "fn main( {")
+                .await
+                .and_then(|_| {
+                    Err(lm::gpu::GpuError::Validation(
+                        "WGSL that does not parse compiled".into(),
+                    ))
+                }),
+            false => GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT).await,
+        };
+        let mut g = match uploaded {
             Ok(g) => g,
-            // A model too large for the device's buffer limits (or its memory): under
-            // `Auto` the CPU path takes it, and the status says why.
+            // A kernel the adapter does not compile or validate, or a model too large for
+            // its buffer limits (or memory): under `Auto` the CPU path takes it, and the
+            // page says why.
             Err(e) if choice == Choice::Auto => {
                 note(&format!(
-                    "The model does not fit on {adapter} ({e}); it runs on the CPU (wasm)."
+                    "WebGPU could not run the model on {adapter} ({}); it runs on the CPU (wasm).",
+                    first_line(&e.to_string())
                 ));
                 return Ok(cpu(model));
             }
             Err(e) => return Err(format!("WebGPU ({adapter}): {e}")),
         };
+        if choice == Choice::Auto {
+            // Time both paths once per adapter and model, keep the faster.
+            let key = auto::key(&adapter, &model);
+            let timing = match auto::recall(&key) {
+                Some(t) => Ok((t, true)),
+                None => {
+                    status(&format!(
+                        "timing WebGPU ({adapter}) against the CPU on a few tokens (once for this device and model)…"
+                    ));
+                    yield_now().await;
+                    auto::measure(&mut g, &model, &hooks).await.map(|t| {
+                        auto::remember(&key, &t);
+                        (t, false)
+                    })
+                }
+            };
+            match timing {
+                Ok((t, remembered)) => {
+                    note(&t.explain(&adapter, remembered));
+                    if !t.gpu_wins() {
+                        return Ok(cpu(model));
+                    }
+                }
+                Err(e) => {
+                    note(&format!(
+                        "WebGPU failed while timing it on {adapter} ({e}); the model runs on the CPU (wasm)."
+                    ));
+                    return Ok(cpu(model));
+                }
+            }
+        }
         let buffer_bytes = g.buffer_bytes();
         status(&format!(
             "{adapter}: {} of GPU buffers",
@@ -214,6 +264,17 @@ pub type GpuLoan = EngineLoan<GpuModel>;
 /// A conditioned model as the page's samplers get it: the backend's loan behind
 /// sampler-core's one handle, giving the browser a turn before every forward pass.
 pub type BackendLm = Yielding<DynLm<'static>>;
+
+/// The first line of a message (a shader compiler's report runs to many), marked `…` where
+/// lines were left out.
+fn first_line(message: &str) -> String {
+    let mut lines = message.trim().lines();
+    let first = lines.next().unwrap_or_default().trim_end();
+    match lines.next() {
+        Some(_) => format!("{first} …"),
+        None => first.to_string(),
+    }
+}
 
 /// Whether an adapter description names a CPU implementation of WebGPU/Vulkan.
 fn is_software(adapter: &str) -> bool {

@@ -6,6 +6,7 @@
 //! On WebGPU, `lcd` keeps the whole step on the GPU (`gpu_masks`: the WGSL mask kernel
 //! from the tensorized automaton and masked sampling).
 
+mod auto;
 mod backend;
 mod browser_turn;
 mod gpu_masks;
