@@ -79,8 +79,8 @@ impl Gpu {
     pub fn start_profiling(&self) -> Result<(), GpuError> {
         if !self.can_profile() {
             return Err(GpuError::Unsupported(format!(
-                "{} offers no timestamp queries inside compute passes, so kernels cannot be timed one by one",
-                self.adapter_name()
+                "the adapter ({}) offers no timestamp queries inside compute passes, so kernels cannot be timed one by one",
+                self.adapter_name().trim()
             )));
         }
         let queries = self.device().create_query_set(&wgpu::QuerySetDescriptor {
