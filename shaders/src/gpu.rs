@@ -52,10 +52,13 @@ impl Gpu {
         // Timestamp queries inside passes (native adapters only) let kernels be timed one by
         // one; asking for them changes nothing until profiling starts.
         let profiling = crate::profile::profile_features();
-        let features = match adapter.features().contains(profiling) {
+        let mut features = match adapter.features().contains(profiling) {
             true => profiling,
             false => wgpu::Features::empty(),
         };
+        // Subgroup sums for the products' reductions where the adapter has them (native
+        // adapters: wgpu does not pass the feature on to the browser's WebGPU yet).
+        features |= adapter.features() & wgpu::Features::SUBGROUP;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("strait"),
@@ -103,6 +106,11 @@ impl Gpu {
     /// Adapter name and backend, e.g. `"llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)"`.
     pub fn adapter_name(&self) -> String {
         format!("{} ({:?})", self.info.name, self.info.backend)
+    }
+
+    /// Whether the device has subgroup operations (`MatVecStrategy::SubgroupPerRow`).
+    pub fn has_subgroups(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SUBGROUP)
     }
 
     /// Whether the adapter is a CPU implementation (lavapipe, SwiftShader).

@@ -52,7 +52,7 @@ pub struct MaskedSampleBinding {
 /// Tokens per block of the first pass (`BLOCK` in the WGSL).
 fn block_size(strategy: MatVecStrategy) -> usize {
     match strategy {
-        MatVecStrategy::WorkgroupPerRow => 1024,
+        MatVecStrategy::WorkgroupPerRow | MatVecStrategy::SubgroupPerRow => 1024,
         MatVecStrategy::InvocationPerRow => 256,
     }
 }
@@ -76,8 +76,10 @@ impl MaskedSample {
     /// one invocation per block of 256 tokens and a serial second pass, without barriers
     /// (CPU adapters).
     pub async fn with_strategy(gpu: &Gpu, strategy: MatVecStrategy) -> Result<Self, GpuError> {
+        // No subgroup form: the workgroup one serves.
+        let strategy = strategy.without_subgroups();
         let (stats, finish) = match strategy {
-            MatVecStrategy::WorkgroupPerRow => (
+            MatVecStrategy::WorkgroupPerRow | MatVecStrategy::SubgroupPerRow => (
                 include_str!("wgsl/masked_sample_stats.wgsl"),
                 include_str!("wgsl/masked_sample_finish.wgsl"),
             ),
@@ -156,7 +158,7 @@ impl MaskedSample {
             pass,
             "masked_sample stats",
             match self.strategy {
-                MatVecStrategy::WorkgroupPerRow => nb,
+                MatVecStrategy::WorkgroupPerRow | MatVecStrategy::SubgroupPerRow => nb,
                 MatVecStrategy::InvocationPerRow => nb.div_ceil(64),
             },
             1,

@@ -40,17 +40,32 @@ impl MatVecMode {
 pub enum MatVecStrategy {
     /// A workgroup of 64 per row, reduced in workgroup memory (GPUs).
     WorkgroupPerRow,
+    /// A workgroup of 64 per row, reduced by subgroup sums first (GPUs whose device has
+    /// the `subgroups` feature: [`Gpu::has_subgroups`]).
+    SubgroupPerRow,
     /// One invocation per row, no barriers (CPU adapters: lavapipe, SwiftShader).
     InvocationPerRow,
 }
 
 impl MatVecStrategy {
-    /// The faster strategy for this adapter.
+    /// The faster strategy for this adapter: one invocation per row on a CPU adapter, else
+    /// a workgroup per row, reduced with subgroup sums where the device has them.
     pub fn for_gpu(gpu: &Gpu) -> Self {
         if gpu.is_cpu() {
             MatVecStrategy::InvocationPerRow
+        } else if gpu.has_subgroups() {
+            MatVecStrategy::SubgroupPerRow
         } else {
             MatVecStrategy::WorkgroupPerRow
+        }
+    }
+
+    /// The same strategy without subgroup operations (for kernels that have no subgroup
+    /// form).
+    pub fn without_subgroups(self) -> Self {
+        match self {
+            MatVecStrategy::SubgroupPerRow => MatVecStrategy::WorkgroupPerRow,
+            other => other,
         }
     }
 }
@@ -203,7 +218,14 @@ impl MatVec {
         output: MatVecOutput,
     ) -> String {
         let body = match strategy {
-            MatVecStrategy::WorkgroupPerRow => include_str!("wgsl/matvec.wgsl"),
+            MatVecStrategy::WorkgroupPerRow => concat!(
+                include_str!("wgsl/matvec.wgsl"),
+                include_str!("wgsl/matvec_reduce.wgsl")
+            ),
+            MatVecStrategy::SubgroupPerRow => concat!(
+                include_str!("wgsl/matvec.wgsl"),
+                include_str!("wgsl/matvec_reduce_subgroup.wgsl")
+            ),
             MatVecStrategy::InvocationPerRow => include_str!("wgsl/matvec_rows.wgsl"),
         };
         let put = match output {
@@ -361,7 +383,7 @@ impl MatVec {
     /// pairs a two-row output computes together) for `tokens` tokens.
     pub fn workgroups(strategy: MatVecStrategy, groups: usize, tokens: usize) -> [u32; 3] {
         let groups = match strategy {
-            MatVecStrategy::WorkgroupPerRow => groups as u32,
+            MatVecStrategy::WorkgroupPerRow | MatVecStrategy::SubgroupPerRow => groups as u32,
             MatVecStrategy::InvocationPerRow => (groups as u32).div_ceil(64),
         };
         let (x, y) = grid(groups);

@@ -2,7 +2,8 @@
 // of ROWS rows (rows_of: one row, or the pair a fused output combines) and per group of TB
 // tokens (workgroup_id.z). Each invocation decodes 8 weights at a time (one `load8` unit:
 // elements 4u..4u+3 and 16+4u..16+4u+3 of a block) and uses them for TB tokens; partial
-// sums are reduced in workgroup memory (f32 throughout).
+// sums are reduced by `reduce` (matvec_reduce*.wgsl: in workgroup memory, or with subgroup
+// sums first where the adapter has subgroups; f32 throughout).
 // The input (matvec_in*.wgsl) may RMSNorm x on the way in: `scale8` multiplies the
 // weights by the norm's, and the sums of squares of x[t], gathered in the same loop, give
 // each token's `norm_scale`. Modes (bits): 2 = tokens from step.first, written from row 0
@@ -21,7 +22,8 @@ struct Dims {
 
 const WG: u32 = 64u;
 const TB: u32 = 4u;
-// ROWS * TB dot products, then TB sums of squares, 64 partial sums each.
+// ROWS * TB dot products, then TB sums of squares, 64 partial sums each; `reduce` leaves
+// sum i in partial[i * WG].
 var<workgroup> partial: array<f32, 768>;
 
 fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
@@ -29,12 +31,9 @@ fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
         + w[4] * x[4] + w[5] * x[5] + w[6] * x[6] + w[7] * x[7];
 }
 
-@compute @workgroup_size(64)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+// The body of the entry point, which the reduction's include declares (with the subgroup
+// built-in where it reduces with subgroup sums; `lane` is 0 otherwise).
+fn run(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, lane: u32) {
     let grp = wid.y * nwg.x + wid.x;
     let live = grp < dims.rows / ROWS;
     let r = rows_of(grp);
@@ -73,24 +72,14 @@ fn main(
             }
         }
     }
+    var sums: array<f32, 12>;
     for (var i = 0u; i < ROWS * TB; i++) {
-        partial[i * WG + lid] = acc[i];
+        sums[i] = acc[i];
     }
-    let sums = select(ROWS * TB, ROWS * TB + TB, NORM);
-    if (NORM) {
-        for (var t = 0u; t < TB; t++) {
-            partial[(ROWS * TB + t) * WG + lid] = sum_sq[t];
-        }
+    for (var t = 0u; t < TB; t++) {
+        sums[ROWS * TB + t] = sum_sq[t];
     }
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            for (var i = 0u; i < sums; i++) {
-                partial[i * WG + lid] += partial[i * WG + lid + s];
-            }
-        }
-        workgroupBarrier();
-    }
+    reduce(lid, lane, sums, select(ROWS * TB, ROWS * TB + TB, NORM));
     if (lid < TB && live) {
         let tok = t0 + lid;
         if (tok < step.n) {

@@ -9,10 +9,6 @@ use crate::kernels::{assert_close, random_matrix};
 use common::{Rng, gpu_tests};
 use shaders::*;
 
-const STRATEGIES: [MatVecStrategy; 2] = [
-    MatVecStrategy::InvocationPerRow,
-    MatVecStrategy::WorkgroupPerRow,
-];
 const EPS: f32 = 1e-5;
 
 fn step(gpu: &Gpu, n: usize, n_past: usize, first: usize) -> wgpu::Buffer {
@@ -70,7 +66,7 @@ gpu_tests! {
                 let dims = MatVec::dims(&gpu, rows, cols, mode).unwrap();
                 let fuse = MatVec::fuse_dims(&gpu, EPS, 2, 0, false).unwrap();
                 let st = step(&gpu, n, 0, first);
-                for strategy in STRATEGIES {
+                for strategy in common::matvec_strategies(&gpu) {
                     let k = MatVec::fused(&gpu, f, strategy, MatVecInput::RmsNormed, MatVecOutput::One)
                         .await
                         .unwrap();
@@ -171,7 +167,7 @@ gpu_tests! {
                         .flat_map(|h| (0..hd).map(|i| h[i] + h[partner(i)]).collect::<Vec<_>>())
                         .collect()
                 };
-                for strategy in STRATEGIES {
+                for strategy in common::matvec_strategies(&gpu) {
                     let kernel = MatVec::fused(&gpu, f, strategy, input, MatVecOutput::QkvRope)
                         .await
                         .unwrap();
@@ -246,7 +242,7 @@ gpu_tests! {
                             1.1 * up[i].abs() * gm[i] + (gate[i].abs() + 0.28) * um[i] + 1e-3
                         }));
                     }
-                    for strategy in STRATEGIES {
+                    for strategy in common::matvec_strategies(&gpu) {
                         let k = MatVec::fused(&gpu, f, strategy, input, MatVecOutput::SwiGlu)
                             .await
                             .unwrap();

@@ -101,10 +101,7 @@ async fn check_matvec(
     let w = random_matrix(rng, f, rows, cols);
     let x: Vec<f32> = (0..n * cols).map(|_| rng.f32()).collect();
     let (want, mag) = matvec_reference(f, &w, rows, cols, &x, n);
-    for strategy in [
-        MatVecStrategy::InvocationPerRow,
-        MatVecStrategy::WorkgroupPerRow,
-    ] {
+    for strategy in common::matvec_strategies(gpu) {
         // The workgroup-per-row variant is slow on CPU adapters: time it once.
         let reps = if strategy == MatVecStrategy::for_gpu(gpu) {
             reps
@@ -220,10 +217,7 @@ gpu_tests! {
             first: 1,
         }
         .buffer(&gpu);
-        for strategy in [
-            MatVecStrategy::InvocationPerRow,
-            MatVecStrategy::WorkgroupPerRow,
-        ] {
+        for strategy in common::matvec_strategies(&gpu) {
             let k = MatVec::with_strategy(&gpu, f, strategy).await.unwrap();
             let run = async |mode, init: Vec<f32>| {
                 let ob = gpu.storage("out", &f32_bytes(&init)).unwrap();
@@ -277,10 +271,7 @@ gpu_tests! {
         .buffer(&gpu);
         let dims = MatVec::dims_qkv(&gpu, q_rows, kv_rows, cols).unwrap();
         let close = |a: f32, b: f32| (a - b).abs() < 1e-4;
-        for strategy in [
-            MatVecStrategy::InvocationPerRow,
-            MatVecStrategy::WorkgroupPerRow,
-        ] {
+        for strategy in common::matvec_strategies(&gpu) {
             let k = MatVec::with_output(&gpu, f, strategy, MatVecOutput::Qkv)
                 .await
                 .unwrap();

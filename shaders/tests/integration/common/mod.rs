@@ -135,3 +135,20 @@ impl Rng {
         bits.to_le_bytes()
     }
 }
+
+/// The product strategies to test on `gpu`: one invocation per row, a workgroup per row,
+/// and a workgroup per row reduced with subgroup sums where the device has subgroups (where
+/// it has not, a line says the subgroup form went untested here).
+pub fn matvec_strategies(gpu: &shaders::Gpu) -> Vec<shaders::MatVecStrategy> {
+    use shaders::MatVecStrategy::*;
+    let mut s = vec![InvocationPerRow, WorkgroupPerRow];
+    if gpu.has_subgroups() {
+        s.push(SubgroupPerRow);
+    } else {
+        say!(
+            "subgroups: not offered by the adapter ({}); the SubgroupPerRow products are untested here",
+            gpu.adapter_name().trim()
+        );
+    }
+    s
+}
