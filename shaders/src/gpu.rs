@@ -1,6 +1,7 @@
 //! [`Gpu`]: the adapter, device and queue, with lost-device and error tracking.
 
 use crate::error::GpuError;
+use crate::profile::{self, KernelTime};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +18,7 @@ pub struct Gpu {
     error: Arc<Mutex<Option<String>>>,
     allocated: AtomicU64,
     /// Set while kernels are timed ([`Gpu::start_profiling`]).
-    profiler: Mutex<Option<crate::profile::Profiler>>,
+    profiler: Mutex<Option<profile::Profiler>>,
 }
 
 fn backends() -> wgpu::Backends {
@@ -51,7 +52,7 @@ impl Gpu {
         let info = adapter.get_info();
         // Timestamp queries inside passes (native adapters only) let kernels be timed one by
         // one; asking for them changes nothing until profiling starts.
-        let profiling = crate::profile::profile_features();
+        let profiling = profile::profile_features();
         let mut features = match adapter.features().contains(profiling) {
             true => profiling,
             false => wgpu::Features::empty(),
@@ -205,11 +206,6 @@ impl Gpu {
         })
     }
 
-    /// The profiler's slot (poison ignored: it holds no invariant a panic could break).
-    pub(crate) fn profiler(&self) -> std::sync::MutexGuard<'_, Option<crate::profile::Profiler>> {
-        self.profiler.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Records one compute pass with `record` and submits it.
     pub fn run(&self, record: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Result<(), GpuError> {
         self.check()?;
@@ -221,11 +217,58 @@ impl Gpu {
                 label: None,
                 timestamp_writes: None,
             });
-            self.begin_pass_profile();
+            if let Some(p) = self.profiler().as_ref() {
+                p.begin_pass();
+            }
             record(&mut pass);
         }
-        self.end_pass_profile(&mut encoder);
+        if let Some(p) = self.profiler().as_mut() {
+            p.end_pass(&self.device, &mut encoder);
+        }
         self.queue.submit([encoder.finish()]);
         self.check()
+    }
+}
+
+impl Gpu {
+    /// Whether this adapter can time each kernel (timestamp queries inside passes).
+    pub fn can_profile(&self) -> bool {
+        self.device.features().contains(profile::profile_features())
+    }
+
+    /// Times every dispatch from now until [`Gpu::stop_profiling`]; `Err` where the
+    /// adapter offers no timestamp queries inside compute passes.
+    pub fn start_profiling(&self) -> Result<(), GpuError> {
+        if !self.can_profile() {
+            return Err(GpuError::Unsupported(format!(
+                "the adapter ({}) offers no timestamp queries inside compute passes, so kernels cannot be timed one by one",
+                self.adapter_name().trim()
+            )));
+        }
+        *self.profiler() = Some(profile::Profiler::new(&self.device));
+        Ok(())
+    }
+
+    /// Ends profiling and returns each kernel's timed dispatches and GPU seconds, the
+    /// slowest first, and the dispatches recorded without timestamps (none unless a pass
+    /// held more than 2048 dispatches). `Err` if it was not started.
+    pub async fn stop_profiling(&self) -> Result<(Vec<KernelTime>, u64), GpuError> {
+        let p = self
+            .profiler()
+            .take()
+            .ok_or_else(|| GpuError::Unsupported("profiling was not started".into()))?;
+        let (pending, untimed) = p.into_pending();
+        let mut passes = Vec::with_capacity(pending.len());
+        for (buffer, labels) in pending {
+            let words = self.read_words(&buffer, 0, labels.len() * 4).await?;
+            passes.push((labels, words));
+        }
+        let period_ns = self.queue.get_timestamp_period() as f64;
+        Ok((profile::kernel_times(&passes, period_ns), untimed))
+    }
+
+    /// The profiler's slot (poison ignored: it holds no invariant a panic could break).
+    fn profiler(&self) -> std::sync::MutexGuard<'_, Option<profile::Profiler>> {
+        self.profiler.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
