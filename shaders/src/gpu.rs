@@ -217,13 +217,15 @@ impl Gpu {
                 label: None,
                 timestamp_writes: None,
             });
-            if let Some(p) = self.profiler().as_ref() {
-                p.begin_pass();
-            }
+            let guard = self.profiler().as_ref().map(profile::Profiler::begin_pass);
             record(&mut pass);
-        }
-        if let Some(p) = self.profiler().as_mut() {
-            p.end_pass(&self.device, &mut encoder);
+            drop(pass);
+            // The recording ends here whatever happens to the profiler meanwhile (stopped
+            // on another thread: this pass's timings are dropped with it).
+            let rec = guard.and_then(profile::PassGuard::finish);
+            if let (Some(rec), Some(p)) = (rec, self.profiler().as_mut()) {
+                p.end_pass(rec, &self.device, &mut encoder);
+            }
         }
         self.queue.submit([encoder.finish()]);
         self.check()

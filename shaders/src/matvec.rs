@@ -38,12 +38,14 @@ impl MatVecMode {
 /// How a [`MatVec`] (or a [`crate::MaskedSample`]) spreads its work over invocations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatVecStrategy {
-    /// A workgroup of 64 per row, reduced in workgroup memory (GPUs).
+    /// A workgroup of 64 per row (per pair of rows for the two-row outputs), reduced in
+    /// workgroup memory (GPUs).
     WorkgroupPerRow,
-    /// A workgroup of 64 per row, reduced by subgroup sums first (GPUs whose device has
-    /// the `subgroups` feature: [`Gpu::has_subgroups`]).
+    /// As [`MatVecStrategy::WorkgroupPerRow`], reduced by subgroup sums first (GPUs whose
+    /// device has the `subgroups` feature: [`Gpu::has_subgroups`]).
     SubgroupPerRow,
-    /// One invocation per row, no barriers (CPU adapters: lavapipe, SwiftShader).
+    /// One invocation per row (or pair of rows), no reduction across invocations (CPU
+    /// adapters: lavapipe, SwiftShader).
     InvocationPerRow,
 }
 

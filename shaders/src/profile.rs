@@ -32,8 +32,25 @@ pub(crate) struct Profiler {
     untimed: u64,
 }
 
+/// Ends the recording of a pass on this thread when finished or dropped, so that no later
+/// dispatch (of this or another device) writes into a query set whose pass is over.
+pub(crate) struct PassGuard(());
+
+impl PassGuard {
+    /// The pass's recording (its labels and the query set they were written to).
+    pub(crate) fn finish(self) -> Option<Recording> {
+        RECORDING.with(|r| r.borrow_mut().take())
+    }
+}
+
+impl Drop for PassGuard {
+    fn drop(&mut self) {
+        RECORDING.with(|r| r.borrow_mut().take());
+    }
+}
+
 /// The pass being recorded on this thread while its [`crate::Gpu`] profiles.
-struct Recording {
+pub(crate) struct Recording {
     queries: wgpu::QuerySet,
     labels: Vec<String>,
     untimed: u64,
@@ -81,9 +98,10 @@ impl Profiler {
         }
     }
 
-    /// Starts recording a pass: the dispatches [`framed`] records on this thread until
-    /// [`Profiler::end_pass`] are timed.
-    pub(crate) fn begin_pass(&self) {
+    /// Starts recording a pass: the dispatches [`framed`] records on this thread are timed
+    /// until the guard is finished ([`PassGuard::finish`]) or dropped (a panic while
+    /// recording), which ends the recording either way.
+    pub(crate) fn begin_pass(&self) -> PassGuard {
         RECORDING.with(|r| {
             *r.borrow_mut() = Some(Recording {
                 queries: self.queries.clone(),
@@ -91,14 +109,17 @@ impl Profiler {
                 untimed: 0,
             })
         });
+        PassGuard(())
     }
 
-    /// Ends the pass's recording: resolves its timestamps into a buffer, kept until
+    /// Resolves a finished pass's timestamps into a buffer, kept until
     /// [`Profiler::into_pending`].
-    pub(crate) fn end_pass(&mut self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
-        let Some(rec) = RECORDING.with(|r| r.borrow_mut().take()) else {
-            return;
-        };
+    pub(crate) fn end_pass(
+        &mut self,
+        rec: Recording,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
         self.untimed += rec.untimed;
         if rec.labels.is_empty() {
             return;

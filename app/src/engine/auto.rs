@@ -58,8 +58,9 @@ impl Timing {
     }
 }
 
-/// What `window.__straitAuto` asks for (everything off when it is absent).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// What `window.__straitAuto` asks for ([`Hooks::default`], everything off, when it is
+/// absent).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hooks {
     /// Treat a software adapter as hardware.
     pub hardware: bool,
@@ -67,6 +68,17 @@ pub struct Hooks {
     pub cpu_factor: f64,
     /// Make the WebGPU path fail to compile.
     pub break_gpu: bool,
+}
+
+impl Default for Hooks {
+    /// No hook: software adapters stay on the CPU, timings as measured, WebGPU as it is.
+    fn default() -> Hooks {
+        Hooks {
+            hardware: false,
+            cpu_factor: 1.0,
+            break_gpu: false,
+        }
+    }
 }
 
 impl Hooks {
@@ -94,8 +106,10 @@ impl Hooks {
 /// The key of one adapter and model's timing.
 pub fn key(adapter: &str, model: &Model) -> String {
     let c = model.config();
+    // The page's version too: a new release's kernels are timed again.
     format!(
-        "strait.auto.v1|{adapter}|{} bytes, {} blocks, d={}",
+        "strait.auto.v1|{}|{adapter}|{} bytes, {} blocks, d={}",
+        env!("CARGO_PKG_VERSION"),
         model.bytes().len(),
         c.n_layers,
         c.d_model
@@ -132,36 +146,54 @@ fn argmax(row: &[f32]) -> TokenId {
         .0 as TokenId
 }
 
-/// Times both paths on the same prompt and greedy tokens; leaves the GPU's cache empty.
-pub async fn measure(gpu: &mut GpuModel, model: &Model, hooks: &Hooks) -> Result<Timing, LmError> {
+/// The prompt both paths prefill before their timed tokens.
+pub fn prompt(model: &Model) -> Result<Vec<TokenId>, LmError> {
     let prompt = model
         .tokenizer()
         .encode(PROMPT)
         .map_err(|e| LmError(e.to_string()))?;
-    let Some(from) = prompt.len().checked_sub(1) else {
-        return Err(LmError(format!(
+    match prompt.is_empty() {
+        true => Err(LmError(format!(
             "the tokenizer gives no tokens for {PROMPT:?}"
-        )));
-    };
-    // WebGPU.
-    let mut next = argmax(&gpu.forward(&prompt, from).await?);
+        ))),
+        false => Ok(prompt),
+    }
+}
+
+/// Milliseconds per decoded token on WebGPU after `prompt` (logits read back, as a run
+/// reads them); leaves the GPU's cache empty.
+pub async fn time_gpu(gpu: &mut GpuModel, prompt: &[TokenId]) -> Result<f64, LmError> {
+    let mut next = argmax(&gpu.forward(prompt, prompt.len() - 1).await?);
     next = argmax(&gpu.forward(&[next], 0).await?);
     let t0 = now_ms();
     for _ in 0..TIMED_TOKENS {
         next = argmax(&gpu.forward(&[next], 0).await?);
     }
-    let gpu_ms = (now_ms() - t0) / TIMED_TOKENS as f64;
+    let ms = (now_ms() - t0) / TIMED_TOKENS as f64;
     gpu.truncate(0);
-    yield_now().await;
-    // The CPU path, one thread.
+    // A coarse clock must not make a figure of 0 (which `recall` would refuse).
+    Ok(ms.max(1e-3))
+}
+
+/// Milliseconds per decoded token on the CPU path (one thread, as each sampling worker
+/// runs) after `prompt`, times the hooks' factor; the prompt runs a token at a time with a
+/// turn for the browser after each, so the page keeps painting.
+pub async fn time_cpu(model: &Model, prompt: &[TokenId], hooks: &Hooks) -> Result<f64, LmError> {
     let mut cache = model.new_cache();
-    let mut next = argmax(&model.forward(&mut cache, &prompt, from)?);
-    next = argmax(&model.forward(&mut cache, &[next], 0)?);
-    let t0 = now_ms();
-    for _ in 0..TIMED_TOKENS {
-        next = argmax(&model.forward(&mut cache, &[next], 0)?);
+    let mut logits = Vec::new();
+    for &t in prompt {
+        logits = model.forward(&mut cache, &[t], 0)?;
         yield_now().await;
     }
-    let cpu_ms = (now_ms() - t0) / TIMED_TOKENS as f64 * hooks.cpu_factor;
-    Ok(Timing { gpu_ms, cpu_ms })
+    let mut next = argmax(&logits);
+    next = argmax(&model.forward(&mut cache, &[next], 0)?);
+    // Each token timed on its own: the turns given to the browser between them are not.
+    let mut total = 0.0;
+    for _ in 0..TIMED_TOKENS {
+        let t0 = now_ms();
+        next = argmax(&model.forward(&mut cache, &[next], 0)?);
+        total += now_ms() - t0;
+        yield_now().await;
+    }
+    Ok((total / TIMED_TOKENS as f64).max(1e-3) * hooks.cpu_factor)
 }

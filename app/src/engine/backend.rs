@@ -57,7 +57,8 @@ impl Backend {
     /// the CPU path there), else on the CPU. A WebGPU failure under `Auto` (no device, a
     /// kernel the adapter does not compile, a model that does not fit its buffer limits or
     /// memory, an error while timing) falls back to the CPU with a note.
-    /// `note` keeps a line the page shows after loading (why the CPU took the model).
+    /// `note` keeps a line the page shows after loading (which path `auto` chose and why,
+    /// or why the CPU took the model).
     /// `adapter_hint` is the page's own description of the adapter (the browser's
     /// `GPUAdapterInfo` vendor and architecture), which wgpu does not pass on.
     pub async fn load(
@@ -106,6 +107,16 @@ impl Backend {
             // A software adapter (SwiftShader): the wasm CPU path is faster.
             return Ok(cpu(model));
         }
+        // A timing remembered from an earlier visit decides before anything is uploaded.
+        let key = auto::key(&adapter, &model);
+        let remembered = match choice {
+            Choice::Auto => auto::recall(&key),
+            _ => None,
+        };
+        if let Some(t) = remembered.filter(|t| !t.gpu_wins()) {
+            note(&t.explain(&adapter, true));
+            return Ok(cpu(model));
+        }
         status(&format!("uploading weights to {adapter}…"));
         yield_now().await;
         let uploaded = match hooks.break_gpu {
@@ -118,7 +129,7 @@ impl Backend {
                         "WGSL that does not parse compiled".into(),
                     ))
                 }),
-            false => GpuModel::with_gpu(gpu, &model, lm::gpu::DEFAULT_GPU_CONTEXT).await,
+            false => GpuModel::with_gpu(gpu.clone(), &model, lm::gpu::DEFAULT_GPU_CONTEXT).await,
         };
         let mut g = match uploaded {
             Ok(g) => g,
@@ -126,6 +137,7 @@ impl Backend {
             // its buffer limits (or memory): under `Auto` the CPU path takes it, and the
             // page says why.
             Err(e) if choice == Choice::Auto => {
+                gpu.device().destroy();
                 note(&format!(
                     "WebGPU could not run the model on {adapter} ({}); it runs on the CPU (wasm).",
                     first_line(&e.to_string())
@@ -135,34 +147,31 @@ impl Backend {
             Err(e) => return Err(format!("WebGPU ({adapter}): {e}")),
         };
         if choice == Choice::Auto {
-            // Time both paths once per adapter and model, keep the faster.
-            let key = auto::key(&adapter, &model);
-            let timing = match auto::recall(&key) {
-                Some(t) => Ok((t, true)),
-                None => {
-                    status(&format!(
-                        "timing WebGPU ({adapter}) against the CPU on a few tokens (once for this device and model)…"
-                    ));
-                    yield_now().await;
-                    auto::measure(&mut g, &model, &hooks).await.map(|t| {
+            match remembered {
+                Some(t) => note(&t.explain(&adapter, true)),
+                None => match Backend::time_both(&mut g, &model, &adapter, &hooks, status).await {
+                    Ok(t) => {
                         auto::remember(&key, &t);
-                        (t, false)
-                    })
-                }
-            };
-            match timing {
-                Ok((t, remembered)) => {
-                    note(&t.explain(&adapter, remembered));
-                    if !t.gpu_wins() {
+                        note(&t.explain(&adapter, false));
+                        if !t.gpu_wins() {
+                            // The device's buffers go now, not whenever the browser collects.
+                            g.gpu().device().destroy();
+                            return Ok(cpu(model));
+                        }
+                    }
+                    Err(Failed::Gpu(e)) => {
+                        g.gpu().device().destroy();
+                        note(&format!(
+                            "WebGPU failed while timing it on {adapter} ({}); the model runs on the CPU (wasm).",
+                            first_line(&e.to_string())
+                        ));
                         return Ok(cpu(model));
                     }
-                }
-                Err(e) => {
-                    note(&format!(
-                        "WebGPU failed while timing it on {adapter} ({e}); the model runs on the CPU (wasm)."
-                    ));
-                    return Ok(cpu(model));
-                }
+                    Err(Failed::Cpu(e)) => note(&format!(
+                        "The CPU path failed while timing it ({}); the model runs on WebGPU ({adapter}).",
+                        first_line(&e.to_string())
+                    )),
+                },
             }
         }
         let buffer_bytes = g.buffer_bytes();
@@ -174,6 +183,27 @@ impl Backend {
             inner: lm::Backend::Gpu(Lender::new(model, g, "WebGPU")),
             adapter: Some((adapter, buffer_bytes)),
         })
+    }
+
+    /// `auto`'s timing of both paths on a few tokens (the status says so meanwhile).
+    async fn time_both(
+        g: &mut GpuModel,
+        model: &Model,
+        adapter: &str,
+        hooks: &auto::Hooks,
+        status: &dyn Fn(&str),
+    ) -> Result<auto::Timing, Failed> {
+        status(&format!(
+            "timing WebGPU ({adapter}) against the CPU on a few tokens (once for this device and model)…"
+        ));
+        yield_now().await;
+        let prompt = auto::prompt(model).map_err(Failed::Cpu)?;
+        let gpu_ms = auto::time_gpu(g, &prompt).await.map_err(Failed::Gpu)?;
+        yield_now().await;
+        let cpu_ms = auto::time_cpu(model, &prompt, hooks)
+            .await
+            .map_err(Failed::Cpu)?;
+        Ok(auto::Timing { gpu_ms, cpu_ms })
     }
 
     /// Uploads the model to burn's WebGPU backend (`?engine=burn`).
@@ -260,6 +290,12 @@ impl Backend {
 
 /// The GPU model lent out of the backend for one run.
 pub type GpuLoan = EngineLoan<GpuModel>;
+
+/// Which path failed while `auto` timed them.
+enum Failed {
+    Gpu(LmError),
+    Cpu(LmError),
+}
 
 /// A conditioned model as the page's samplers get it: the backend's loan behind
 /// sampler-core's one handle, giving the browser a turn before every forward pass.

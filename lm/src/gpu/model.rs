@@ -167,7 +167,8 @@ struct Raw {
     m: [GpuMatrix; 2],
     qkv: Qkv,
     gate_up: GateUp,
-    /// Biases of q, k, v and the output product.
+    /// Biases of q, k and v where they get dispatches of their own (not fused), and of the
+    /// output product.
     b: [Option<wgpu::Buffer>; 4],
     /// q's, k's and v's biases stacked (zeros where one is missing), for the fused product.
     qkv_bias: Option<wgpu::Buffer>,
@@ -246,8 +247,24 @@ impl GpuModel {
             let v = |v: &[f32], what: &str| tensors::vector(&gpu, v, &format!("block {i} {what}"));
             let optional =
                 |o: &Option<Vec<f32>>, what: &str| o.as_deref().map(|x| v(x, what)).transpose();
+            let qkv = match tensors::stacked(
+                &gpu,
+                &[&l.wq, &l.wk, &l.wv],
+                bytes,
+                &format!("block {i} q, k, v"),
+            )? {
+                Some(s) => Qkv::Stacked(s),
+                None => Qkv::Separate([m(&l.wq, "q")?, m(&l.wk, "k")?, m(&l.wv, "v")?]),
+            };
+            let head_norm = [
+                optional(&l.q_norm, "q norm")?,
+                optional(&l.k_norm, "k norm")?,
+            ];
+            // The fused q/k/v product adds the three biases stacked (zeros where one is
+            // missing); the other paths add each with its own dispatch.
+            let fused = matches!(qkv, Qkv::Stacked(_)) && head_norm.iter().all(Option::is_none);
             let biases = [(&l.bq, q_dim), (&l.bk, kv), (&l.bv, kv)];
-            let qkv_bias = match biases.iter().any(|(b, _)| b.is_some()) {
+            let qkv_bias = match fused && biases.iter().any(|(b, _)| b.is_some()) {
                 true => {
                     let stacked: Vec<f32> = biases
                         .iter()
@@ -259,19 +276,15 @@ impl GpuModel {
                 }
                 false => None,
             };
+            let separate = |b: &Option<Vec<f32>>, what: &str| match fused {
+                true => Ok(None),
+                false => optional(b, what),
+            };
             raw.push(Raw {
                 attn_norm: v(&l.attn_norm, "attention norm")?,
                 ffn_norm: v(&l.ffn_norm, "feed-forward norm")?,
                 m: [m(&l.wo, "attention output")?, m(&l.down, "down")?],
-                qkv: match tensors::stacked(
-                    &gpu,
-                    &[&l.wq, &l.wk, &l.wv],
-                    bytes,
-                    &format!("block {i} q, k, v"),
-                )? {
-                    Some(s) => Qkv::Stacked(s),
-                    None => Qkv::Separate([m(&l.wq, "q")?, m(&l.wk, "k")?, m(&l.wv, "v")?]),
-                },
+                qkv,
                 gate_up: match tensors::stacked(
                     &gpu,
                     &[&l.gate, &l.up],
@@ -282,16 +295,13 @@ impl GpuModel {
                     None => GateUp::Separate(m(&l.gate, "gate")?, m(&l.up, "up")?),
                 },
                 b: [
-                    optional(&l.bq, "q bias")?,
-                    optional(&l.bk, "k bias")?,
-                    optional(&l.bv, "v bias")?,
+                    separate(&l.bq, "q bias")?,
+                    separate(&l.bk, "k bias")?,
+                    separate(&l.bv, "v bias")?,
                     optional(&l.bo, "output bias")?,
                 ],
                 qkv_bias,
-                head_norm: [
-                    optional(&l.q_norm, "q norm")?,
-                    optional(&l.k_norm, "k norm")?,
-                ],
+                head_norm,
             });
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;

@@ -31,9 +31,8 @@ fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
         + w[4] * x[4] + w[5] * x[5] + w[6] * x[6] + w[7] * x[7];
 }
 
-// The body of the entry point, which the reduction's include declares (with the subgroup
-// built-in where it reduces with subgroup sums; `lane` is 0 otherwise).
-fn run(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, lane: u32) {
+// The body of the entry point, which the reduction's include declares.
+fn run(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {
     let grp = wid.y * nwg.x + wid.x;
     let live = grp < dims.rows / ROWS;
     let r = rows_of(grp);
@@ -79,7 +78,7 @@ fn run(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, lane: u32) {
     for (var t = 0u; t < TB; t++) {
         sums[ROWS * TB + t] = sum_sq[t];
     }
-    reduce(lid, lane, sums, select(ROWS * TB, ROWS * TB + TB, NORM));
+    reduce(lid, sums, select(ROWS * TB, ROWS * TB + TB, NORM));
     if (lid < TB && live) {
         let tok = t0 + lid;
         if (tok < step.n) {

@@ -1,6 +1,6 @@
 // The matvec's reduction in workgroup memory: a tree of barriers over the 64 partial sums
 // of each of the first `n` sums, leaving sum i in partial[i * WG].
-fn reduce(lid: u32, lane: u32, v: array<f32, 12>, n: u32) {
+fn reduce(lid: u32, v: array<f32, 12>, n: u32) {
     for (var i = 0u; i < n; i++) {
         partial[i * WG + lid] = v[i];
     }
@@ -21,5 +21,5 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    run(wid, nwg, lid, 0u);
+    run(wid, nwg, lid);
 }

@@ -1,12 +1,14 @@
 // The matvec's reduction with subgroup sums (adapters with the `subgroups` feature): each
-// subgroup adds its invocations' partial sums in registers and its first invocation
-// writes the result in its own slot (every other slot 0), then one invocation per sum adds
-// the 64 slots; sum i is left in partial[i * WG] as matvec_reduce.wgsl leaves it. Which
-// invocations share a subgroup is the adapter's choice: nothing here depends on it.
-fn reduce(lid: u32, lane: u32, v: array<f32, 12>, n: u32) {
+// subgroup adds its invocations' partial sums in registers and its invocation with the
+// lowest index writes the result in its own slot (every other slot 0), then one
+// invocation per sum adds the 64 slots; sum i is left in partial[i * WG] as
+// matvec_reduce.wgsl leaves it. Which invocations share a subgroup, and whether a
+// subgroup is full, is the adapter's choice: nothing here depends on it.
+fn reduce(lid: u32, v: array<f32, 12>, n: u32) {
+    let first = lid == subgroupMin(lid);
     for (var i = 0u; i < n; i++) {
         let s = subgroupAdd(v[i]);
-        partial[i * WG + lid] = select(0.0, s, lane == 0u);
+        partial[i * WG + lid] = select(0.0, s, first);
     }
     workgroupBarrier();
     if (lid < n) {
@@ -24,7 +26,6 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
-    @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    run(wid, nwg, lid, lane);
+    run(wid, nwg, lid);
 }

@@ -20,9 +20,9 @@ fn step(gpu: &Gpu, n: usize, n_past: usize, first: usize) -> wgpu::Buffer {
     .buffer(gpu)
 }
 
-/// `(x, g)`: `n` vectors of `cols` in [-3, 3] and norm weights in [0.5, 1.5).
-fn norm_inputs(rng: &mut Rng, n: usize, cols: usize) -> (Vec<f32>, Vec<f32>) {
-    let x = (0..n * cols).map(|_| 3.0 * rng.f32()).collect();
+/// `(x, g)`: `n` vectors of `cols` in [-scale, scale] and norm weights in [0.5, 1.5).
+fn norm_inputs(rng: &mut Rng, n: usize, cols: usize, scale: f32) -> (Vec<f32>, Vec<f32>) {
+    let x = (0..n * cols).map(|_| scale * rng.f32()).collect();
     let g = (0..cols).map(|_| 1.0 + 0.5 * rng.f32()).collect();
     (x, g)
 }
@@ -46,12 +46,14 @@ gpu_tests! {
         for f in WeightFormat::ALL {
             let w = random_matrix(&mut rng, f, rows, cols);
             let wb = gpu.storage("w", &w).unwrap();
-            for (n, mode, first) in [
-                (1, MatVecMode::Write, 0),
-                (5, MatVecMode::Accumulate, 0),
-                (6, MatVecMode::Head, 3),
+            // The last case's x is so small that eps dominates its norm (a wrong eps fails).
+            for (n, mode, first, scale) in [
+                (1, MatVecMode::Write, 0, 3.0),
+                (5, MatVecMode::Accumulate, 0, 3.0),
+                (6, MatVecMode::Head, 3, 3.0),
+                (2, MatVecMode::Write, 0, 1e-3),
             ] {
-                let (x, g) = norm_inputs(&mut rng, n, cols);
+                let (x, g) = norm_inputs(&mut rng, n, cols, scale);
                 let h = rms_norm_reference(&x, &g, EPS);
                 let (mut want, mag) = matvec_reference(f, &w, rows, cols, &h, n);
                 let before = vec![0.25f32; n * rows];
@@ -108,7 +110,7 @@ gpu_tests! {
     async fn qkv_rope_matches_product_then_bias_then_rope() {
         let gpu = common::gpu().await;
         let mut rng = Rng(57);
-        let (n, n_past) = (3usize, 2usize);
+        let n_past = 2usize;
         let shapes = [
             // (format, cols, heads, kv heads, head_dim, n_rot, halves)
             (WeightFormat::Q8_0, 64, 4, 2, 16, 16, false),
@@ -116,7 +118,9 @@ gpu_tests! {
             (WeightFormat::Q4K, 256, 2, 1, 64, 32, true),
             (WeightFormat::Q4_1, 96, 3, 3, 32, 8, false),
         ];
-        for (f, cols, heads, kv_heads, hd, n_rot, halves) in shapes {
+        // One token (the single-token loop of the invocation-per-row form), three, and six
+        // (a second group of four tokens along z).
+        for ((f, cols, heads, kv_heads, hd, n_rot, halves), n) in shapes.into_iter().zip([1usize, 3, 6, 6]) {
             let (q_rows, kv_rows) = (heads * hd, kv_heads * hd);
             let rows = q_rows + 2 * kv_rows;
             let w = random_matrix(&mut rng, f, rows, cols);
@@ -124,7 +128,7 @@ gpu_tests! {
             let freqs: Vec<f64> =
                 (0..n_rot / 2).map(|i| 10000f64.powf(-2.0 * i as f64 / n_rot as f64)).collect();
             let table = rope_table(n_past + n, &freqs);
-            let (x, g) = norm_inputs(&mut rng, n, cols);
+            let (x, g) = norm_inputs(&mut rng, n, cols, 3.0);
             let wb = gpu.storage("w", &w).unwrap();
             let xb = gpu.storage("x", &f32_bytes(&x)).unwrap();
             let gb = gpu.storage("g", &f32_bytes(&g)).unwrap();
@@ -222,7 +226,7 @@ gpu_tests! {
             let w = random_matrix(&mut rng, f, 2 * ff, cols);
             let wb = gpu.storage("w", &w).unwrap();
             for n in [1usize, 6] {
-                let (x, g) = norm_inputs(&mut rng, n, cols);
+                let (x, g) = norm_inputs(&mut rng, n, cols, 3.0);
                 let xb = gpu.storage("x", &f32_bytes(&x)).unwrap();
                 let gb = gpu.storage("g", &f32_bytes(&g)).unwrap();
                 let dims = MatVec::dims(&gpu, 2 * ff, cols, MatVecMode::Write).unwrap();

@@ -1,6 +1,8 @@
 //! `strait bench gpu [--profile]`: the wgpu forward pass's decode on the adapter present,
 //! with its dispatches per token, and with `--profile` each kernel's GPU time per token
-//! from timestamp queries (or a line saying why the adapter cannot give them).
+//! from timestamp queries (or a line saying why the adapter cannot give them). With
+//! `--profile` the decode rate includes the timestamps' own cost: compare rates between
+//! runs without it.
 
 use crate::args::BenchArgs;
 use crate::failure::Result;
