@@ -2,8 +2,9 @@
 // and model, keeps the faster, remembers the figures and says why in one line; a WebGPU path
 // that fails to compile falls back to the CPU with a message. SwiftShader is a software
 // adapter (auto skips the timing there), so the page's test hook `window.__straitAuto`
-// treats it as hardware and forces each branch: `cpuFactor` scales the CPU's measured time,
-// a remembered timing is overwritten, `breakGpu` makes a kernel fail to compile.
+// treats it as hardware (measured as it is: the CPU wins there) and forces each branch:
+// `cpuFactor` scales the CPU's measured time, a remembered timing is overwritten, `breakGpu`
+// makes a kernel fail to compile.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -64,7 +65,22 @@ async function loadAuto(page, hooks) {
 
 const chose = (notes) => notes.find((n) => n.startsWith('Auto chose')) ?? '';
 
+const forget = (page) => page.evaluate((p) => Object.keys(localStorage).filter((k) => k.startsWith(p))
+  .forEach((k) => localStorage.removeItem(k)), PREFIX);
+
 describe('auto decides by measurement on a hardware adapter', () => {
+  it('times both paths as measured (no factor) and runs where its line says', async () => {
+    await step(async () => {
+      const r = await loadAuto(b.page, { hardware: true });
+      const line = chose(r.notes);
+      assert.match(line, /^Auto chose (WebGPU \(.+\)|the CPU \(wasm\)): [0-9.]+ ms a token against [0-9.]+ ms (on the CPU \(wasm\)|on WebGPU) \(measured just now/);
+      assert.equal(r.backend, line.startsWith('Auto chose WebGPU') ? 'webgpu' : 'cpu');
+      assert.equal(r.stored.length, 1, JSON.stringify(r.stored));
+      assert.ok(r.stored[0][1].split(' ').map(Number).every((v) => v > 0), r.stored[0][1]);
+      await forget(b.page);
+    });
+  });
+
   it('times both paths once, keeps the faster (WebGPU here, the CPU slowed by the hook) and says why', async () => {
     await step(async () => {
       const r = await loadAuto(b.page, { hardware: true, cpuFactor: 1000 });
@@ -93,8 +109,7 @@ describe('auto decides by measurement on a hardware adapter', () => {
 
   it('a WebGPU path that fails to compile falls back to the CPU with a message', async () => {
     await step(async () => {
-      await b.page.evaluate((p) => Object.keys(localStorage).filter((k) => k.startsWith(p))
-        .forEach((k) => localStorage.removeItem(k)), PREFIX);
+      await forget(b.page);
       const r = await loadAuto(b.page, { hardware: true, breakGpu: true });
       assert.equal(r.backend, 'cpu');
       assert.ok(r.notes.some((n) => /^WebGPU could not run the model on .+ it runs on the CPU \(wasm\)\.$/.test(n)),

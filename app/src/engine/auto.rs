@@ -58,8 +58,7 @@ impl Timing {
     }
 }
 
-/// What `window.__straitAuto` asks for ([`Hooks::default`], everything off, when it is
-/// absent).
+/// What `window.__straitAuto` asks for (everything off, a factor of 1, when it is absent).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hooks {
     /// Treat a software adapter as hardware.
@@ -70,27 +69,15 @@ pub struct Hooks {
     pub break_gpu: bool,
 }
 
-impl Default for Hooks {
-    /// No hook: software adapters stay on the CPU, timings as measured, WebGPU as it is.
-    fn default() -> Hooks {
-        Hooks {
-            hardware: false,
-            cpu_factor: 1.0,
-            break_gpu: false,
-        }
-    }
-}
-
 impl Hooks {
     /// Reads `window.__straitAuto` (numbers and booleans only; anything else is ignored).
     pub fn read() -> Hooks {
-        let Some(w) = web_sys::window() else {
-            return Hooks::default();
-        };
-        let o = js_sys::Reflect::get(&w, &"__straitAuto".into()).unwrap_or_default();
-        if !o.is_object() {
-            return Hooks::default();
-        }
+        // An absent hook reads as an empty object: one parse, so "no hook" is exactly the
+        // hooks' neutral values (a factor of 1).
+        let o = web_sys::window()
+            .and_then(|w| js_sys::Reflect::get(&w, &"__straitAuto".into()).ok())
+            .filter(|o| o.is_object())
+            .unwrap_or_else(|| js_sys::Object::new().into());
         let get = |k: &str| js_sys::Reflect::get(&o, &k.into()).unwrap_or_default();
         Hooks {
             hardware: get("hardware").as_bool() == Some(true),
