@@ -232,8 +232,14 @@ impl MatVec {
         };
         let put = match output {
             MatVecOutput::One => include_str!("wgsl/matvec_out.wgsl"),
-            MatVecOutput::Qkv => include_str!("wgsl/matvec_out_qkv.wgsl"),
-            MatVecOutput::QkvRope => include_str!("wgsl/matvec_out_qkv_rope.wgsl"),
+            MatVecOutput::Qkv => concat!(
+                include_str!("wgsl/matvec_store_qkv.wgsl"),
+                include_str!("wgsl/matvec_out_qkv.wgsl")
+            ),
+            MatVecOutput::QkvRope => concat!(
+                include_str!("wgsl/matvec_store_qkv.wgsl"),
+                include_str!("wgsl/matvec_out_qkv_rope.wgsl")
+            ),
             MatVecOutput::SwiGlu => include_str!("wgsl/matvec_out_swiglu.wgsl"),
         };
         let get = match input {

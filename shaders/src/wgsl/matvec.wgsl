@@ -31,8 +31,12 @@ fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
         + w[4] * x[4] + w[5] * x[5] + w[6] * x[6] + w[7] * x[7];
 }
 
-// The body of the entry point, which the reduction's include declares.
-fn run(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
     let grp = wid.y * nwg.x + wid.x;
     let live = grp < dims.rows / ROWS;
     let r = rows_of(grp);

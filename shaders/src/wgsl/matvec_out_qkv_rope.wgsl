@@ -3,10 +3,7 @@
 // i and i + n_rot/2 in a head when fuse.halves = 1; the unrotated rest of a head and v's
 // rows in adjacent pairs), adds their biases, turns them by the angle of position
 // step.n_past + t (table[pos * n_rot + 2i] = cos, + 1 = sin, as rope.wgsl) and stores
-// them: q to `out`, k and v into the caches.
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<storage, read_write> out_k: array<f32>;
-@group(0) @binding(6) var<storage, read_write> out_v: array<f32>;
+// them: q to `out`, k and v into the caches (matvec_store_qkv.wgsl).
 @group(0) @binding(9) var<storage, read> rope_table: array<f32>;
 @group(0) @binding(10) var<storage, read> bias: array<f32>;
 
@@ -43,18 +40,6 @@ fn rows_of(g: u32) -> vec2<u32> {
     }
     let e = fuse.n_rot + 2u * (j - half);
     return vec2<u32>(hb + e, hb + e + 1u);
-}
-
-fn store_qkv(t: u32, row: u32, v: f32) {
-    let nq = dims.pad;
-    let kv = (dims.rows - nq) / 2u;
-    if (row < nq) {
-        out[t * nq + row] = v;
-    } else if (row < nq + kv) {
-        out_k[(step.n_past + t) * kv + row - nq] = v;
-    } else {
-        out_v[(step.n_past + t) * kv + row - nq - kv] = v;
-    }
 }
 
 fn put(t: u32, g: u32, v0: f32, v1: f32) {

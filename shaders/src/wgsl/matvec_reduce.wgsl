@@ -14,12 +14,3 @@ fn reduce(lid: u32, v: array<f32, 12>, n: u32) {
         workgroupBarrier();
     }
 }
-
-@compute @workgroup_size(64)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    run(wid, nwg, lid);
-}
