@@ -3,7 +3,8 @@
 //! fused with the RMSNorm before them and the bias, RoPE, cache write or SwiGLU after them —
 //! the embedding lookup, RMSNorm, RoPE,
 //! bias addition, per-head RMSNorm, grouped-query attention, SwiGLU, the token-mask kernel of the tensorized automaton, and
-//! masked sampling on the GPU (log Z and a draw from the masked softmax, 16 bytes read back).
+//! masked sampling on the GPU (log Z, a draw from the masked softmax and its logit, 20 bytes
+//! read back).
 //!
 //! # Key types
 //! - [`Gpu`]: adapter, device and queue (WebGPU on wasm32, Vulkan natively), buffer

@@ -26,6 +26,9 @@ pub struct MaskedDraw {
     pub log_kept: f32,
     /// logsumexp of all logits.
     pub log_all: f32,
+    /// The drawn token's logit (so `logit - log_all` is its log-probability, with no
+    /// second read-back).
+    pub logit: f32,
 }
 
 /// The two pipelines of masked sampling.
@@ -137,7 +140,7 @@ impl MaskedSample {
             &[vocab as u32, nb as u32, 0, offset as u32],
         );
         let stats = gpu.zeroed("masked_sample stats", 4 * nb)?;
-        let result = gpu.zeroed("masked_sample result", 4)?;
+        let result = gpu.zeroed("masked_sample result", 5)?;
         Ok(MaskedSampleBinding {
             vocab,
             block,
@@ -186,13 +189,13 @@ impl MaskedSample {
         Ok(())
     }
 
-    /// Reads the result of the last dispatch (16 bytes); every token masked is an error.
+    /// Reads the result of the last dispatch (20 bytes); every token masked is an error.
     pub async fn read(
         &self,
         gpu: &Gpu,
         binding: &MaskedSampleBinding,
     ) -> Result<MaskedDraw, GpuError> {
-        let r = gpu.read_words(&binding.result, 0, 4).await?;
+        let r = gpu.read_words(&binding.result, 0, 5).await?;
         if r[0] == NONE_TOKEN {
             return Err(GpuError::AllMasked);
         }
@@ -201,11 +204,12 @@ impl MaskedSample {
             log_z: f32::from_bits(r[1]),
             log_kept: f32::from_bits(r[2]),
             log_all: f32::from_bits(r[3]),
+            logit: f32::from_bits(r[4]),
         })
     }
 
     /// One draw at `u` from the bound logits and mask: writes `u`, runs both passes,
-    /// reads 16 bytes back.
+    /// reads 20 bytes back.
     pub async fn draw(
         &self,
         gpu: &Gpu,
@@ -275,10 +279,12 @@ pub fn masked_sample_reference(logits: &[f32], mask: &[u32], u: f32) -> Option<M
     }
     let log_kept = m_kept + s_kept.ln();
     let log_all = m_all + s_all.ln();
+    let token = token?;
     Some(MaskedDraw {
-        token: token?,
+        token,
         log_z: (log_kept - log_all) as f32,
         log_kept: log_kept as f32,
         log_all: log_all as f32,
+        logit: logits[token as usize],
     })
 }

@@ -4,9 +4,10 @@
 //! forward pass (logits stay in the output head's buffer), the mask kernel
 //! ([`TokenMask`]: the OR of the B_f rows of the edges flagged live, or completable
 //! within the remaining budget, from the current states α), and masked sampling
-//! ([`MaskedSample`]: log Z and an inverse-CDF draw at a uniform `u`). Only the edge flags
-//! go up (4 bytes per edge) and 16 bytes come back per token, plus the drawn token's logit
-//! (4 bytes) for its probability; α is advanced on the CPU.
+//! ([`MaskedSample`]: log Z and an inverse-CDF draw at a uniform `u`), all in one compute
+//! pass and one submission per token. Only the edge flags go up (4 bytes per edge) and 20
+//! bytes come back per token (the draw, log Z, and the drawn token's logit for its
+//! probability), in one read-back; α is advanced on the CPU.
 //! [`masked_decode_reference`] is the same loop on the CPU, the test's reference.
 
 use super::model::GpuModel;
@@ -164,29 +165,24 @@ impl MaskedDecoder {
         let mut pending = prompt.to_vec();
         let mut out = Vec::new();
         for t in 0..max_tokens {
-            model.forward_resident(&pending)?;
+            // The flags and u are queued before the submission that reads them.
             let remaining = remaining_for(mask, automaton, max_tokens - t);
             gpu.write_words(&self.flags, 0, &automaton.edge_flags(&alpha, remaining));
             self.sample
                 .set_u(&gpu, &self.sample_bind, uniform_f32(rng))
                 .map_err(e)?;
-            gpu.run(|pass| {
+            model.forward_resident_then(&pending, |pass| {
                 self.mask.dispatch(pass, &self.mask_bind, self.words);
                 self.sample.dispatch(pass, &self.sample_bind);
-            })
-            .map_err(e)?;
+            })?;
             let draw = match self.sample.read(&gpu, &self.sample_bind).await {
                 Ok(d) => d,
                 Err(GpuError::AllMasked) => return Err(dead_end(&out)),
                 Err(err) => return Err(e(err)),
             };
-            let logit = gpu
-                .read_f32(model.logits_buffer(), draw.token as usize, 1)
-                .await
-                .map_err(e)?;
             let tok = DecodedToken {
                 token: draw.token,
-                logp: logit[0] - draw.log_all,
+                logp: draw.logit - draw.log_all,
                 log_z: draw.log_z,
             };
             let go_on = on_token(&tok);

@@ -644,18 +644,28 @@ impl GpuModel {
     /// does, but leaves the logits of the last one on the GPU, at float 0 of
     /// [`GpuModel::logits_buffer`], instead of reading them back.
     pub fn forward_resident(&mut self, tokens: &[TokenId]) -> Result<(), LmError> {
+        self.forward_resident_then(tokens, |_| {})
+    }
+
+    /// [`GpuModel::forward_resident`], with `then` recording more dispatches (which may
+    /// read the logits) at the end of the last chunk's compute pass: one submission for
+    /// the forward pass and what follows it.
+    pub fn forward_resident_then(
+        &mut self,
+        tokens: &[TokenId],
+        then: impl FnOnce(&mut wgpu::ComputePass<'_>),
+    ) -> Result<(), LmError> {
         self.check_tokens(tokens)?;
         if tokens.is_empty() {
             return Err(LmError("a forward pass needs at least one token".into()));
         }
         let chunks = tokens.len().div_ceil(CHUNK);
+        let mut then = Some(then);
         for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
-            let first = if i + 1 == chunks {
-                chunk.len() - 1
-            } else {
-                chunk.len()
-            };
-            if let Err(e) = self.dispatch_chunk(chunk, first) {
+            let last = i + 1 == chunks;
+            let first = if last { chunk.len() - 1 } else { chunk.len() };
+            let after = if last { then.take() } else { None };
+            if let Err(e) = self.dispatch_chunk(chunk, first, after) {
                 self.cache_len = 0;
                 return Err(LmError(e.to_string()));
             }
@@ -690,7 +700,7 @@ impl GpuModel {
 
     /// One submission: `chunk` after the cache, logits of its tokens from `first`.
     async fn run_chunk(&mut self, chunk: &[TokenId], first: usize) -> Result<Vec<f32>, GpuError> {
-        self.dispatch_chunk(chunk, first)?;
+        self.dispatch_chunk(chunk, first, None::<fn(&mut wgpu::ComputePass<'_>)>)?;
         let n = chunk.len();
         if first < n {
             self.gpu
@@ -702,8 +712,14 @@ impl GpuModel {
     }
 
     /// Records and submits the forward pass of `chunk` after the cache (the output head
-    /// for its tokens from `first`), advancing the cache; reads nothing back.
-    fn dispatch_chunk(&mut self, chunk: &[TokenId], first: usize) -> Result<(), GpuError> {
+    /// for its tokens from `first`), then what `after` records in the same pass, advancing
+    /// the cache; reads nothing back.
+    fn dispatch_chunk(
+        &mut self,
+        chunk: &[TokenId],
+        first: usize,
+        after: Option<impl FnOnce(&mut wgpu::ComputePass<'_>)>,
+    ) -> Result<(), GpuError> {
         let (n, gpu, c) = (chunk.len(), &self.gpu, &self.config);
         Step {
             n: n as u32,
@@ -755,6 +771,9 @@ impl GpuModel {
             }
             if first < n {
                 mv(pass, &self.head, n - first);
+            }
+            if let Some(after) = after {
+                after(pass);
             }
         })?;
         self.cache_len += n;

@@ -4,7 +4,8 @@
 // exceeds u * (total kept weight) — first the block, from the block sums, then, inside the
 // block, the invocation's 16-token chunk and the token. Rounding can leave u * total past
 // the last cumulative sum: then the last token of positive weight is drawn.
-// result = (token or NONE_TOKEN, log Z, log-sum-exp kept, log-sum-exp all).
+// result = (token or NONE_TOKEN, log Z, log-sum-exp kept, log-sum-exp all, the token's
+// logit).
 struct Params {
     vocab: u32,
     blocks: u32,
@@ -179,5 +180,6 @@ fn main(@builtin(local_invocation_index) i: u32) {
         result[1] = bitcast<u32>(lse_kept - lse_all);
         result[2] = bitcast<u32>(lse_kept);
         result[3] = bitcast<u32>(lse_all);
+        result[4] = bitcast<u32>(logits[params.offset + token]);
     }
 }

@@ -95,4 +95,5 @@ fn main() {
     result[1] = bitcast<u32>(lse_kept - lse_all);
     result[2] = bitcast<u32>(lse_kept);
     result[3] = bitcast<u32>(lse_all);
+    result[4] = bitcast<u32>(logits[params.offset + token]);
 }

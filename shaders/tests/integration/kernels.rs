@@ -608,8 +608,14 @@ async fn check_masked_draws(
             }
         }
     }
-    // Then the masses.
+    // Then the masses, and the drawn token's logit (copied, so exactly the input's).
     for (&u, got) in us.iter().zip(&draws) {
+        if got.logit.to_bits() != logits[got.token as usize].to_bits() {
+            return Err(format!(
+                "u = {u}: the drawn token {}'s logit came back as {}, not {}",
+                got.token, got.logit, logits[got.token as usize]
+            ));
+        }
         let want = masked_sample_reference(logits, reference_mask, u).ok_or("reference: none")?;
         let tol = 1e-4 * want.log_all.abs().max(1.0);
         for (what, g, w) in [
@@ -790,7 +796,7 @@ gpu_tests! {
         }
         say!(
             "mask (E={edges}) + masked sample {strategy:?} V={vocab}: {:.3} ms per step \
-             (one submission, 16 bytes read back) on {adapter}",
+             (one submission, 20 bytes read back) on {adapter}",
             total / 5.0
         );
         }
