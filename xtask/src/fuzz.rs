@@ -4,7 +4,8 @@
 //! Installs cargo-afl (and with it AFL++'s runtime) when missing, builds the instrumented
 //! `strait-fuzz` into `target/afl/`, then runs each target (or the one named) for N
 //! minutes (default 1) with `afl-fuzz -V`. Inputs: the committed seeds
-//! (`fuzz/corpus/<target>/`), the regressions (`fuzz/regressions/<target>/`), the seeds
+//! (`fuzz/corpus/<target>/`), the regressions (`fuzz/regressions/<target>/`), the
+//! committed minimized queues of earlier campaigns (`fuzz/queues/<target>.tar.gz`), the seeds
 //! made by code, and the queue a previous run left in `target/fuzz/<target>/`. It prints
 //! one JSON line per target (executions, paths, crashes, hangs) and fails when a crash
 //! or a hang was saved, naming the files to copy into `fuzz/regressions/<target>/`.
@@ -151,6 +152,26 @@ fn copy_files(from: &Path, to: &Path) -> Result<usize> {
     Ok(n)
 }
 
+/// Unpacks the inputs archived in `archive` (if it exists) into `to`; the count added.
+fn unpack(archive: &Path, to: &Path) -> Result<usize> {
+    if !archive.is_file() {
+        return Ok(0);
+    }
+    let count = |d: &Path| fs::read_dir(d).map_or(0, |e| e.count());
+    let before = count(to);
+    let ok = Command::new("tar")
+        .arg("-xzf")
+        .arg(archive)
+        .arg("-C")
+        .arg(to)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Err(format!("could not unpack {} with tar", archive.display()));
+    }
+    Ok(count(to) - before)
+}
+
 /// Runs one target for `minutes` and reads AFL's `fuzzer_stats`.
 fn fuzz_one(bin: &Path, target: &str, work: &Path, seeds: &Path, minutes: f64) -> Result<Report> {
     let dir = work.join(target);
@@ -161,6 +182,9 @@ fn fuzz_one(bin: &Path, target: &str, work: &Path, seeds: &Path, minutes: f64) -
     let fuzz = root().join("fuzz");
     let mut n = copy_files(&fuzz.join("corpus").join(target), &input)?;
     n += copy_files(&fuzz.join("regressions").join(target), &input)?;
+    // The committed, minimized queue of earlier campaigns (`fuzz/queues/<target>.tar.gz`),
+    // so a fresh machine goes on from where they stopped.
+    n += unpack(&fuzz.join("queues").join(format!("{target}.tar.gz")), &input)?;
     n += copy_files(&seeds.join(target), &input)?;
     // The queue of the previous run, so long campaigns add up.
     let previous = out.join("default").join("queue");
