@@ -184,7 +184,10 @@ fn fuzz_one(bin: &Path, target: &str, work: &Path, seeds: &Path, minutes: f64) -
     n += copy_files(&fuzz.join("regressions").join(target), &input)?;
     // The committed, minimized queue of earlier campaigns (`fuzz/queues/<target>.tar.gz`),
     // so a fresh machine goes on from where they stopped.
-    n += unpack(&fuzz.join("queues").join(format!("{target}.tar.gz")), &input)?;
+    n += unpack(
+        &fuzz.join("queues").join(format!("{target}.tar.gz")),
+        &input,
+    )?;
     n += copy_files(&seeds.join(target), &input)?;
     // The queue of the previous run, so long campaigns add up.
     let previous = out.join("default").join("queue");
