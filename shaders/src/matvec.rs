@@ -250,7 +250,8 @@ impl MatVec {
             true => include_str!("wgsl/matvec_fuse.wgsl"),
             false => "",
         };
-        [step::WGSL, format.wgsl(), fuse, get, put, body].join("\n")
+        let common = include_str!("wgsl/matvec_common.wgsl");
+        [step::WGSL, format.wgsl(), common, fuse, get, put, body].join("\n")
     }
 
     fn uses_fuse(input: MatVecInput, output: MatVecOutput) -> bool {

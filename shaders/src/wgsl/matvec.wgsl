@@ -8,28 +8,11 @@
 // weights by the norm's, and the sums of squares of x[t], gathered in the same loop, give
 // each token's `norm_scale`. Modes (bits): 2 = tokens from step.first, written from row 0
 // (output head); where each result goes is `put` (matvec_out*.wgsl).
-struct Dims {
-    rows: u32,
-    cols: u32,
-    mode: u32,
-    pad: u32,
-}
-
-@group(0) @binding(0) var<storage, read> w: array<u32>;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
-@group(0) @binding(4) var<uniform> step: Step;
 
 const WG: u32 = 64u;
-const TB: u32 = 4u;
 // ROWS * TB dot products, then TB sums of squares, 64 partial sums each; `reduce` leaves
 // sum i in partial[i * WG].
 var<workgroup> partial: array<f32, 768>;
-
-fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
-    return w[0] * x[0] + w[1] * x[1] + w[2] * x[2] + w[3] * x[3]
-        + w[4] * x[4] + w[5] * x[5] + w[6] * x[6] + w[7] * x[7];
-}
 
 @compute @workgroup_size(64)
 fn main(
@@ -60,10 +43,7 @@ fn main(
                 let tok = t0 + t;
                 if (tok < step.n) {
                     let xb = tok * cols + c;
-                    let xv = array<f32, 8>(
-                        x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u],
-                        x[xb + 16u], x[xb + 17u], x[xb + 18u], x[xb + 19u],
-                    );
+                    let xv = x8(xb);
                     acc[t] += dot8(w0, xv);
                     if (ROWS == 2u) {
                         acc[TB + t] += dot8(w1, xv);

@@ -2,24 +2,6 @@
 // per workgroup) and no workgroup memory or barriers: for CPU adapters (lavapipe,
 // SwiftShader), where a barrier is costly and wide rows per invocation are cheap. The
 // input and output functions are matvec.wgsl's.
-struct Dims {
-    rows: u32,
-    cols: u32,
-    mode: u32,
-    pad: u32,
-}
-
-@group(0) @binding(0) var<storage, read> w: array<u32>;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
-@group(0) @binding(4) var<uniform> step: Step;
-
-const TB: u32 = 4u;
-
-fn dot8(w: array<f32, 8>, x: array<f32, 8>) -> f32 {
-    return w[0] * x[0] + w[1] * x[1] + w[2] * x[2] + w[3] * x[3]
-        + w[4] * x[4] + w[5] * x[5] + w[6] * x[6] + w[7] * x[7];
-}
 
 @compute @workgroup_size(64)
 fn main(
@@ -50,10 +32,7 @@ fn main(
             let u = unit & 3u;
             let c = blk * 32u + 4u * u;
             let xb = xt + c;
-            let xv = array<f32, 8>(
-                x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u],
-                x[xb + 16u], x[xb + 17u], x[xb + 18u], x[xb + 19u],
-            );
+            let xv = x8(xb);
             s0 += dot8(scale8(load8(r.x, nb, blk, u), c), xv);
             if (ROWS == 2u) {
                 s1 += dot8(scale8(load8(r.y, nb, blk, u), c), xv);
@@ -77,10 +56,7 @@ fn main(
         }
         for (var t = 0u; t < tn; t++) {
             let xb = (t0 + t) * cols + c;
-            let xv = array<f32, 8>(
-                x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u],
-                x[xb + 16u], x[xb + 17u], x[xb + 18u], x[xb + 19u],
-            );
+            let xv = x8(xb);
             acc[t] += dot8(w0, xv);
             if (ROWS == 2u) {
                 acc[TB + t] += dot8(w1, xv);
