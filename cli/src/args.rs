@@ -250,4 +250,8 @@ pub struct BenchArgs {
     /// `gpu`: each kernel's GPU time per token from timestamp queries.
     #[arg(long)]
     pub profile: bool,
+    /// `gpu`: also decode this many sequences side by side (as SMC particles), in one pass
+    /// a step and one pass per sequence, and print both rates.
+    #[arg(long, default_value_t = 1)]
+    pub batch: usize,
 }

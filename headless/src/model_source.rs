@@ -200,10 +200,11 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         return Ok(None);
     }
     let name = gpu.adapter_name();
-    let m = sampler_core::block_on(GpuModel::with_gpu(
+    let m = sampler_core::block_on(GpuModel::with_slots(
         Arc::new(gpu),
         model,
         lm::gpu::DEFAULT_GPU_CONTEXT,
+        lm::gpu::DEFAULT_GPU_SLOTS,
     ))
     .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
     eprintln!(

@@ -174,6 +174,15 @@ impl<E: Engine> LanguageModel for Lent<E> {
             .map_err(|e| LmError(format!("{what} failed: {}", e.0)))
     }
 
+    /// Up to the engine's slots' worth of distinct sequences in one pass.
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        let what = self.what;
+        let lm = self.lm.as_mut().expect("present until drop");
+        lm.logprobs_batch(prefixes)
+            .await
+            .map_err(|e| LmError(format!("{what} failed: {}", e.0)))
+    }
+
     fn forward_tokens(&self) -> u64 {
         self.lm().forward_tokens()
     }
@@ -219,7 +228,8 @@ impl<P: Pause + Default> LanguageModel for Loan<P> {
         }
     }
 
-    /// On the CPU, every prefix's new tokens in one pass (SMC particles).
+    /// Every prefix's new tokens in one pass (SMC particles): on the CPU all of them, on
+    /// the wgpu engine up to its slots' worth.
     async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
         match self {
             Loan::Cpu(m, _) => m.logprobs_batch_pausing(prefixes, &mut P::default()).await,

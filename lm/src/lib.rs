@@ -50,6 +50,7 @@ pub mod model;
 pub mod page_memory;
 mod prefix_reuse;
 pub mod prompted;
+mod slots;
 pub mod tokenizer;
 
 #[cfg(any(test, feature = "test-files"))]

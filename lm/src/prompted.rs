@@ -3,7 +3,7 @@
 use crate::forward::{KvCache, NoPause, Pause, log_softmax};
 use crate::kv_stash::Slot;
 use crate::model::Model;
-use crate::prefix_reuse::reuse;
+use crate::slots::{SlotCaches, SlotState, Slots};
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
 use std::sync::Arc;
 
@@ -16,32 +16,68 @@ pub const DEFAULT_SLOTS: usize = 16;
 /// starting with the prompt. A call runs only the tokens after the longest prefix some
 /// slot already holds: a slot that the new sequence extends grows in place; a slot it
 /// branches from is left alone and its shared prefix is copied into a free (or the least
-/// recently used) slot. So SMC particles, CARS restarts and MCMC truncations each find
-/// their own history, and going back to an earlier branch costs nothing while its slot
-/// lives. [`LanguageModel::logprobs_batch`] runs the new tokens of every sequence in one
-/// pass whose matrix products take them together.
+/// recently used) slot (the rule is `crate::slots`, which the GPU engines' slots follow
+/// too). So SMC particles, CARS restarts and MCMC truncations each find their own history,
+/// and going back to an earlier branch costs nothing while its slot lives.
+/// [`LanguageModel::logprobs_batch`] runs the new tokens of every sequence in one pass
+/// whose matrix products take them together.
 pub struct PromptedModel {
-    model: Arc<Model>,
     prompt: Vec<TokenId>,
-    slots: Vec<Slot>,
-    max_slots: usize,
-    /// Logical clock for least-recently-used eviction.
-    clock: u64,
-    forward_tokens: u64,
+    slots: Slots,
+    caches: CpuCaches,
 }
 
-/// What a call needs of one slot: the tokens to run after what it keeps.
-struct Plan {
-    slot: usize,
-    new: Vec<TokenId>,
+/// The CPU KV caches behind a [`PromptedModel`]'s slots.
+struct CpuCaches {
+    model: Arc<Model>,
+    caches: Vec<KvCache>,
+}
+
+impl SlotCaches for CpuCaches {
+    fn capacity(&self) -> usize {
+        usize::MAX
+    }
+
+    fn add(&mut self) {
+        self.caches.push(self.model.new_cache());
+    }
+
+    fn copy_prefix(&mut self, from: usize, to: usize, keep: usize) -> Result<(), LmError> {
+        let (a, b) = two_mut(&mut self.caches, to, from);
+        a.clone_prefix_from(b, keep);
+        Ok(())
+    }
+
+    fn truncate(&mut self, slot: usize, keep: usize) {
+        self.caches[slot].truncate(keep);
+    }
+
+    async fn forward(
+        &mut self,
+        runs: &[(usize, &[TokenId])],
+        pause: &mut impl Pause,
+    ) -> Result<Vec<Vec<f32>>, LmError> {
+        // The runs' caches in slot order (the runs come in that order).
+        let tokens: Vec<&[TokenId]> = runs.iter().map(|r| r.1).collect();
+        let mut caches: Vec<&mut KvCache> = self
+            .caches
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| runs.iter().any(|r| r.0 == *i))
+            .map(|(_, c)| c)
+            .collect();
+        self.model
+            .forward_batch_pausing(&mut caches, &tokens, pause)
+            .await
+    }
 }
 
 impl std::fmt::Debug for PromptedModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PromptedModel")
             .field("prompt_tokens", &self.prompt.len())
-            .field("slots", &self.slots.len())
-            .field("forward_tokens", &self.forward_tokens)
+            .field("slots", &self.slots.states.len())
+            .field("forward_tokens", &self.slots.forward_tokens)
             .finish_non_exhaustive()
     }
 }
@@ -51,32 +87,40 @@ impl PromptedModel {
     pub fn new(model: Arc<Model>, prompt: Vec<TokenId>) -> Result<Self, LmError> {
         let ctx = model.config().context_length;
         crate::prefix_reuse::check_prompt(&prompt, ctx, "the context")?;
-        // The slots a previous model left (each holds its own sequence, which `plan`
-        // matches against this prompt's sequences like any other), ordered by their clock.
-        let mut slots = model.stash.take();
-        slots.truncate(DEFAULT_SLOTS);
-        let clock = slots.iter().map(|s| s.used).max().unwrap_or(0);
+        // The slots a previous model left (each holds its own sequence, which the slot
+        // rule matches against this prompt's sequences like any other).
+        let mut kept = model.stash.take();
+        kept.truncate(DEFAULT_SLOTS);
+        let (states, caches) = kept
+            .into_iter()
+            .map(|s| {
+                let state = SlotState {
+                    tokens: s.tokens,
+                    logits: s.logits,
+                    used: s.used,
+                };
+                (state, s.cache)
+            })
+            .unzip();
         Ok(PromptedModel {
-            model,
             prompt,
-            slots,
-            max_slots: DEFAULT_SLOTS,
-            clock,
-            forward_tokens: 0,
+            slots: Slots::new(states, DEFAULT_SLOTS),
+            caches: CpuCaches { model, caches },
         })
     }
 
     /// Keeps at most `n` KV caches (at least 1; 1 is a single cache reused by longest
     /// common prefix).
     pub fn with_slots(mut self, n: usize) -> Self {
-        self.max_slots = n.max(1);
-        self.slots.truncate(self.max_slots);
+        self.slots.max = n.max(1);
+        self.slots.states.truncate(self.slots.max);
+        self.caches.caches.truncate(self.slots.max);
         self
     }
 
     /// The model.
     pub fn model(&self) -> &Arc<Model> {
-        &self.model
+        &self.caches.model
     }
 
     /// The prompt tokens.
@@ -86,22 +130,19 @@ impl PromptedModel {
 
     /// Tokens cached in the most recently used slot (prompt included).
     pub fn cached_len(&self) -> usize {
-        self.slots
-            .iter()
-            .max_by_key(|s| s.used)
-            .map_or(0, |s| s.tokens.len())
+        self.slots.cached_len()
     }
 
     /// Bytes of keys and values held in all slots, each page shared between slots (the
     /// prompt, common prefixes) counted once.
     pub fn cache_bytes(&self) -> usize {
-        KvCache::unique_bytes(self.slots.iter().map(|s| &s.cache))
+        KvCache::unique_bytes(self.caches.caches.iter())
     }
 
     /// What the slots would hold if each kept its own copy of every position (no page
     /// shared): the memory the shared pages save, for benchmarks.
     pub fn cache_bytes_unshared(&self) -> usize {
-        self.slots.iter().map(|s| s.cache.bytes()).sum()
+        self.caches.caches.iter().map(KvCache::bytes).sum()
     }
 
     /// Next-token logits (not normalized) after `prompt ++ prefix`.
@@ -140,177 +181,43 @@ impl PromptedModel {
         Ok(crate::forward::parallel_map(&logits, |l| log_softmax(l)))
     }
 
-    /// The logits after each `prompt ++ prefix`: a slot is brought to each sequence, the
-    /// new tokens of a group of sequences running in one pass.
+    /// The logits after each `prompt ++ prefix` (the slot rule of `crate::slots`).
     async fn run(
         &mut self,
         prefixes: &[&[TokenId]],
         pause: &mut impl Pause,
     ) -> Result<Vec<Vec<f32>>, LmError> {
-        let ctx = self.model.config().context_length;
-        let mut results = vec![Vec::new(); prefixes.len()];
-        // The sequences of the current group: (index in `prefixes`, tokens, slot).
-        let mut group: Vec<(usize, Vec<TokenId>, usize)> = Vec::new();
-        let mut plans: Vec<Plan> = Vec::new();
-        for (idx, prefix) in prefixes.iter().enumerate() {
-            if self.prompt.len() + prefix.len() > ctx {
-                return Err(LmError(format!(
-                    "prompt of {} tokens and {} generated tokens exceed the context of {ctx}",
-                    self.prompt.len(),
-                    prefix.len()
-                )));
-            }
-            let full: Vec<TokenId> = self.prompt.iter().chain(*prefix).copied().collect();
-            // A sequence met earlier in this group is computed once.
-            if let Some(slot) = group.iter().find(|g| g.1 == full).map(|g| g.2) {
-                group.push((idx, full, slot));
-                continue;
-            }
-            let mut taken: Vec<usize> = group.iter().map(|g| g.2).collect();
-            taken.sort_unstable();
-            taken.dedup();
-            if taken.len() >= self.max_slots {
-                self.flush(&mut plans, &mut group, &mut results, pause)
-                    .await?;
-                taken.clear();
-            }
-            let plan = self.plan(&full, &taken);
-            self.clock += 1;
-            self.slots[plan.slot].used = self.clock;
-            group.push((idx, full, plan.slot));
-            if !plan.new.is_empty() {
-                plans.push(plan);
-            }
-        }
-        self.flush(&mut plans, &mut group, &mut results, pause)
-            .await?;
-        Ok(results)
-    }
-
-    /// Runs the planned slots' new tokens in one pass and hands out the group's logits.
-    async fn flush(
-        &mut self,
-        plans: &mut Vec<Plan>,
-        group: &mut Vec<(usize, Vec<TokenId>, usize)>,
-        results: &mut [Vec<f32>],
-        pause: &mut impl Pause,
-    ) -> Result<(), LmError> {
-        if !plans.is_empty() {
-            // The planned slots' caches in slot order, with their new tokens.
-            plans.sort_by_key(|p| p.slot);
-            let tokens: Vec<&[TokenId]> = plans.iter().map(|p| p.new.as_slice()).collect();
-            let mut caches: Vec<&mut KvCache> = self
-                .slots
-                .iter_mut()
-                .enumerate()
-                .filter(|(i, _)| plans.iter().any(|p| p.slot == *i))
-                .map(|(_, s)| &mut s.cache)
-                .collect();
-            let result = self
-                .model
-                .forward_batch_pausing(&mut caches, &tokens, pause)
-                .await;
-            match result {
-                Ok(logits) => {
-                    for (p, l) in plans.iter().zip(logits) {
-                        let s = &mut self.slots[p.slot];
-                        s.tokens.extend_from_slice(&p.new);
-                        s.logits = Some(l);
-                        self.forward_tokens += p.new.len() as u64;
-                    }
-                }
-                Err(e) => {
-                    // A cache may hold part of the run; those slots start over next time.
-                    for p in plans.iter() {
-                        let s = &mut self.slots[p.slot];
-                        s.cache.truncate(0);
-                        s.tokens.clear();
-                        s.logits = None;
-                    }
-                    plans.clear();
-                    group.clear();
-                    return Err(e);
-                }
-            }
-        }
-        for (idx, _, slot) in group.drain(..) {
-            results[idx] = self.slots[slot].logits.clone().unwrap_or_default();
-        }
-        plans.clear();
-        Ok(())
-    }
-
-    /// Picks the slot for `full` (never one of `taken`) and prepares it: the slot keeps
-    /// (or receives a copy of) the longest cached prefix of `full`, and the plan's `new`
-    /// tokens are what remains to run (empty when the slot already holds `full`).
-    fn plan(&mut self, full: &[TokenId], taken: &[usize]) -> Plan {
-        // Any slot may lend its prefix (a slot of the current group still holds its kept
-        // prefix until the pass runs); only a free one may be extended or reused.
-        let best = self
-            .slots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (i, s.used, reuse(&s.tokens, s.logits.is_some(), full)))
-            .max_by_key(|&(i, used, r)| (r.shared, !taken.contains(&i), used))
-            .map(|(i, _, r)| (i, r));
-        if let Some((i, r)) = best
-            && !taken.contains(&i)
-            && r.answered
-        {
-            return Plan {
-                slot: i,
-                new: Vec::new(),
-            };
-        }
-        let (source, keep) = match best {
-            Some((i, r)) => (Some(i), r.keep),
-            None => (None, 0),
+        let ctx = self.caches.model.config().context_length;
+        let n = self.prompt.len();
+        let check = |total: usize| match total > ctx {
+            true => Err(LmError(format!(
+                "prompt of {n} tokens and {} generated tokens exceed the context of {ctx}",
+                total - n
+            ))),
+            false => Ok(()),
         };
-        let extends =
-            source.is_some_and(|i| !taken.contains(&i) && self.slots[i].tokens.len() <= keep);
-        let slot = match source {
-            Some(i) if extends => i,
-            _ if self.slots.len() < self.max_slots => {
-                self.slots.push(Slot {
-                    cache: self.model.new_cache(),
-                    tokens: Vec::new(),
-                    logits: None,
-                    used: 0,
-                });
-                self.slots.len() - 1
-            }
-            // The least recently used slot not in the current group (`run` flushes a
-            // group before it takes every slot).
-            _ => self
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !taken.contains(i))
-                .min_by_key(|(_, s)| s.used)
-                .map_or(0, |(i, _)| i),
-        };
-        match source {
-            Some(src) if src != slot => {
-                let (a, b) = two_mut(&mut self.slots, slot, src);
-                a.cache.clone_prefix_from(&b.cache, keep);
-            }
-            _ => self.slots[slot].cache.truncate(keep),
-        }
-        let s = &mut self.slots[slot];
-        s.tokens.clear();
-        s.tokens.extend_from_slice(&full[..keep]);
-        s.logits = None;
-        Plan {
-            slot,
-            new: full[keep..].to_vec(),
-        }
+        self.slots
+            .run(&mut self.caches, &self.prompt, prefixes, check, pause)
+            .await
     }
 }
 
 impl Drop for PromptedModel {
     /// Leaves the caches to the next model when the model keeps them.
     fn drop(&mut self) {
-        self.model.stash.keep(std::mem::take(&mut self.slots));
+        let states = std::mem::take(&mut self.slots.states);
+        let caches = std::mem::take(&mut self.caches.caches);
+        let slots = states
+            .into_iter()
+            .zip(caches)
+            .map(|(s, cache)| Slot {
+                cache,
+                tokens: s.tokens,
+                logits: s.logits,
+                used: s.used,
+            })
+            .collect();
+        self.caches.model.stash.keep(slots);
     }
 }
 
@@ -328,11 +235,11 @@ fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &T) {
 
 impl LanguageModel for PromptedModel {
     fn vocab_size(&self) -> usize {
-        self.model.config().vocab_size
+        self.caches.model.config().vocab_size
     }
 
     fn eos(&self) -> TokenId {
-        self.model.tokenizer().eos()
+        self.caches.model.tokenizer().eos()
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
@@ -344,7 +251,7 @@ impl LanguageModel for PromptedModel {
     }
 
     fn forward_tokens(&self) -> u64 {
-        self.forward_tokens
+        self.slots.forward_tokens
     }
 }
 

@@ -20,8 +20,8 @@ impl Bias {
         })
     }
 
-    /// The uniform for rows of `width` floats; `cache`: the run's rows start at
-    /// `step.n_past` (rows of the KV cache).
+    /// The uniform for rows of `width` floats; `cache`: the run's rows are the tokens'
+    /// cache rows ([`crate::Place`]).
     pub fn dims(gpu: &Gpu, width: usize, cache: bool) -> wgpu::Buffer {
         gpu.uniform("bias dims", &[width as u32, cache as u32, 0, 0])
     }

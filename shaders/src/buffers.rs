@@ -86,4 +86,30 @@ impl Gpu {
         self.queue()
             .write_buffer(buffer, (offset * 4) as u64, &u32_bytes(words));
     }
+
+    /// Copies floats between storage buffers in one submission: each `(from, from_at, to,
+    /// to_at, len)` copies `len` floats of `from` starting at float `from_at` to `to` at
+    /// float `to_at`.
+    pub fn copy_f32(
+        &self,
+        copies: &[(&wgpu::Buffer, usize, &wgpu::Buffer, usize, usize)],
+    ) -> Result<(), GpuError> {
+        self.check()?;
+        let mut encoder = self
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        for &(from, from_at, to, to_at, len) in copies {
+            if len > 0 {
+                encoder.copy_buffer_to_buffer(
+                    from,
+                    (from_at * 4) as u64,
+                    to,
+                    (to_at * 4) as u64,
+                    (len * 4) as u64,
+                );
+            }
+        }
+        self.queue().submit([encoder.finish()]);
+        self.check()
+    }
 }

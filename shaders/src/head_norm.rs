@@ -21,7 +21,7 @@ impl HeadNorm {
     }
 
     /// The uniform for rows of `heads` heads of `head_dim`, epsilon `eps`; `cache`: the
-    /// run's rows start at `step.n_past` (rows of the KV cache).
+    /// run's rows are the tokens' cache rows ([`crate::Place`]).
     pub fn dims(gpu: &Gpu, head_dim: usize, heads: usize, eps: f32, cache: bool) -> wgpu::Buffer {
         gpu.uniform(
             "head_norm dims",

@@ -61,7 +61,7 @@ pub use matvec::{
 pub use profile::KernelTime;
 pub use rms_norm::{RmsNorm, rms_norm_reference};
 pub use rope::{Rope, rope_reference, rope_table};
-pub use step::Step;
+pub use step::{Place, STEP_TOKENS, Step};
 pub use swiglu::{SwiGlu, swiglu_reference};
 pub use token_mask::{TokenMask, mask_words, token_mask_reference};
 pub use wgpu;

@@ -20,7 +20,7 @@ pub enum MatVecMode {
     Accumulate,
     /// `out[t - step.first] = W x[t]` for `step.first <= t < step.n` (output head).
     Head,
-    /// `out[step.n_past + t] = W x[t]` (keys and values into the cache).
+    /// `out[cache row of t] = W x[t]` (keys and values into the cache; [`crate::Place`]).
     Cache,
 }
 

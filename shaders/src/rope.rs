@@ -45,7 +45,8 @@ impl Rope {
     }
 
     /// The uniform for rows of `width` floats (heads of `head_dim`, the first `n_rot`
-    /// rotated); `cache`: rows start at `step.n_past`; `halves`: neox pairing.
+    /// rotated); `cache`: rows are the tokens' cache rows ([`crate::Place`]); `halves`:
+    /// neox pairing.
     pub fn dims(
         gpu: &Gpu,
         width: usize,

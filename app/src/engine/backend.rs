@@ -13,6 +13,11 @@ use lm::{Lender, Model};
 use sampler_core::{DynLm, LmError, TokenId};
 use std::sync::Arc;
 
+/// KV caches the page's GPU model holds: up to this many SMC particles or rejection
+/// candidates run in one pass (half the command line's, for the memory of phones and
+/// laptops: 4 × 94 MB on SmolLM2).
+const PAGE_GPU_SLOTS: usize = 4;
+
 /// Which backend the user asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
@@ -129,7 +134,10 @@ impl Backend {
                         "WGSL that does not parse compiled".into(),
                     ))
                 }),
-            false => GpuModel::with_gpu(gpu.clone(), &model, lm::gpu::DEFAULT_GPU_CONTEXT).await,
+            false => {
+                let ctx = lm::gpu::DEFAULT_GPU_CONTEXT;
+                GpuModel::with_slots(gpu.clone(), &model, ctx, PAGE_GPU_SLOTS).await
+            }
         };
         let mut g = match uploaded {
             Ok(g) => g,

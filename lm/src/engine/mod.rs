@@ -49,6 +49,48 @@ pub trait Engine {
         logits_from: usize,
     ) -> Result<Vec<f32>, LmError>;
 
+    /// KV caches ("slots") the engine holds side by side, each one sequence, which
+    /// [`Engine::forward_slots`] runs together; 1 unless the engine batches. Slot 0 is the
+    /// cache that [`Engine::cached`], [`Engine::truncate`] and [`Engine::forward`] use.
+    fn slots(&self) -> usize {
+        1
+    }
+
+    /// Keeps the first `n` positions of slot `slot` (no-op if it holds fewer).
+    fn truncate_slot(&mut self, slot: usize, n: usize) {
+        if slot == 0 {
+            self.truncate(n)
+        }
+    }
+
+    /// Makes slot `to` hold the first `n` positions of slot `from`.
+    fn copy_prefix(&mut self, from: usize, to: usize, n: usize) -> Result<(), LmError> {
+        let _ = n;
+        Err(LmError(format!(
+            "this engine holds one KV cache: there is no slot {} to copy",
+            from.max(to)
+        )))
+    }
+
+    /// Runs several sequences in one pass: each `(slot, tokens)` (distinct slots, each with
+    /// a token or more) runs `tokens` after the positions in its slot, appending theirs;
+    /// returns the logits after each run's last token, `vocab_size` floats each. On an
+    /// error the slots may hold part of their runs: callers truncate them. An engine with
+    /// one slot takes one run.
+    async fn forward_slots(
+        &mut self,
+        runs: &[(usize, &[TokenId])],
+    ) -> Result<Vec<Vec<f32>>, LmError> {
+        match runs {
+            [(0, tokens)] if !tokens.is_empty() => {
+                Ok(vec![self.forward(tokens, tokens.len() - 1).await?])
+            }
+            _ => Err(LmError(
+                "this engine runs one sequence at a time, in slot 0".into(),
+            )),
+        }
+    }
+
     /// Whether the device the engine runs on still works (a GPU can be lost); `Err` says
     /// why not.
     fn check_device(&self) -> Result<(), String> {

@@ -1,24 +1,50 @@
 //! [`Prompted`]: an [`Engine`] conditioned on a prompt, as the samplers see it.
 
 use super::Engine;
-use crate::forward::log_softmax;
-use crate::prefix_reuse::reuse;
+use crate::forward::{NoPause, Pause, log_softmax};
+use crate::slots::{SlotCaches, Slots};
 use sampler_core::{LanguageModel, LmError, TokenId};
 
 /// An [`Engine`] holding a prompt, implementing [`LanguageModel`].
 ///
-/// The engine's cache is reused by longest common prefix (`prefix_reuse`, the rule
-/// [`crate::PromptedModel`]'s slots follow too): a call runs only the tokens after the
-/// prefix it shares with the previous call.
+/// The engine's KV caches ("slots", [`Engine::slots`]) follow the rule of
+/// [`crate::PromptedModel`]'s (`crate::slots`): a call runs only the tokens after the
+/// longest prefix some slot holds, and [`LanguageModel::logprobs_batch`] runs the new
+/// tokens of up to [`Engine::slots`] distinct sequences in one pass. An engine with one
+/// cache reuses it by longest common prefix.
 #[derive(Debug)]
 pub struct Prompted<E> {
     engine: E,
     prompt: Vec<TokenId>,
-    /// The tokens whose keys and values are in the engine's cache.
-    cached: Vec<TokenId>,
-    /// Logits after the last token of `cached`.
-    last_logits: Option<Vec<f32>>,
-    forward_tokens: u64,
+    slots: Slots,
+}
+
+/// An engine's slots, as [`Slots`] drives them.
+struct OnEngine<'a, E>(&'a mut E);
+
+impl<E: Engine> SlotCaches for OnEngine<'_, E> {
+    fn capacity(&self) -> usize {
+        self.0.slots()
+    }
+
+    /// The engine holds its slots from the start.
+    fn add(&mut self) {}
+
+    fn copy_prefix(&mut self, from: usize, to: usize, keep: usize) -> Result<(), LmError> {
+        self.0.copy_prefix(from, to, keep)
+    }
+
+    fn truncate(&mut self, slot: usize, keep: usize) {
+        self.0.truncate_slot(slot, keep)
+    }
+
+    async fn forward(
+        &mut self,
+        runs: &[(usize, &[TokenId])],
+        _pause: &mut impl Pause,
+    ) -> Result<Vec<Vec<f32>>, LmError> {
+        self.0.forward_slots(runs).await
+    }
 }
 
 impl<E: Engine> Prompted<E> {
@@ -32,13 +58,14 @@ impl<E: Engine> Prompted<E> {
     /// dropped).
     pub fn new(mut engine: E, prompt: Vec<TokenId>) -> Result<Self, LmError> {
         engine.check_prompt(&prompt)?;
-        engine.truncate(0);
+        for slot in 0..engine.slots() {
+            engine.truncate_slot(slot, 0);
+        }
+        let slots = Slots::new(Vec::new(), engine.slots());
         Ok(Prompted {
             engine,
             prompt,
-            cached: Vec::new(),
-            last_logits: None,
-            forward_tokens: 0,
+            slots,
         })
     }
 
@@ -57,46 +84,31 @@ impl<E: Engine> Prompted<E> {
         &self.prompt
     }
 
-    /// Tokens whose keys and values are cached (prompt included).
+    /// Tokens cached in the most recently used slot (prompt included).
     pub fn cached_len(&self) -> usize {
-        self.cached.len()
+        self.slots.cached_len()
     }
 
     /// Next-token logits (not normalized) after `prompt ++ prefix`.
-    pub async fn logits(&mut self, prefix: &[TokenId]) -> Result<&[f32], LmError> {
-        let total = self.prompt.len() + prefix.len();
-        let ctx = self.engine.max_context();
-        if total > ctx {
-            return Err(LmError(format!(
-                "prompt of {} tokens and {} generated tokens exceed {} of {ctx}",
-                self.prompt.len(),
-                prefix.len(),
-                self.engine.context_name()
-            )));
-        }
-        let full: Vec<TokenId> = self.prompt.iter().chain(prefix).copied().collect();
-        let r = reuse(&self.cached, self.last_logits.is_some(), &full);
-        if r.answered {
-            return Ok(self.last_logits.as_deref().unwrap_or_default());
-        }
-        let keep = r.keep;
-        let new = full[keep..].to_vec();
-        self.engine.truncate(keep);
-        self.cached.truncate(keep);
-        self.last_logits = None;
-        match self.engine.forward(&new, new.len() - 1).await {
-            Ok(logits) => {
-                self.forward_tokens += new.len() as u64;
-                self.cached.extend_from_slice(&new);
-                Ok(self.last_logits.insert(logits))
-            }
-            Err(e) => {
-                // The cache may hold part of the run; start over next time.
-                self.engine.truncate(0);
-                self.cached.clear();
-                Err(e)
-            }
-        }
+    pub async fn logits(&mut self, prefix: &[TokenId]) -> Result<Vec<f32>, LmError> {
+        Ok(self.run(&[prefix]).await?.remove(0))
+    }
+
+    /// The logits after each `prompt ++ prefix`.
+    async fn run(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f32>>, LmError> {
+        let (n, ctx) = (self.prompt.len(), self.engine.max_context());
+        let name = self.engine.context_name();
+        let check = |total: usize| match total > ctx {
+            true => Err(LmError(format!(
+                "prompt of {n} tokens and {} generated tokens exceed {name} of {ctx}",
+                total - n
+            ))),
+            false => Ok(()),
+        };
+        let mut caches = OnEngine(&mut self.engine);
+        self.slots
+            .run(&mut caches, &self.prompt, prefixes, check, &mut NoPause)
+            .await
     }
 }
 
@@ -110,11 +122,16 @@ impl<E: Engine> LanguageModel for Prompted<E> {
     }
 
     async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
-        Ok(log_softmax(self.logits(prefix).await?))
+        Ok(log_softmax(&self.logits(prefix).await?))
+    }
+
+    async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        let logits = self.run(prefixes).await?;
+        Ok(logits.iter().map(|l| log_softmax(l)).collect())
     }
 
     fn forward_tokens(&self) -> u64 {
-        self.forward_tokens
+        self.slots.forward_tokens
     }
 }
 

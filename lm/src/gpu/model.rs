@@ -8,15 +8,20 @@ use crate::model::Model;
 use sampler_core::{LmError, TokenId};
 use shaders::{
     Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, MatVec, MatVecBindings, MatVecInput,
-    MatVecMode, MatVecOutput, Rope, Step, SwiGlu, f32_bytes, rope_table, wgpu,
+    MatVecMode, MatVecOutput, Place, Rope, STEP_TOKENS, Step, SwiGlu, f32_bytes, rope_table, wgpu,
 };
 use std::sync::Arc;
 
 /// Tokens run through the blocks in one submission; bounds the scratch buffers.
 const CHUNK: usize = 16;
+const _: () = assert!(CHUNK <= STEP_TOKENS);
 /// Positions the KV cache holds when no other limit is given (or the model's context, if
 /// smaller).
 pub const DEFAULT_GPU_CONTEXT: usize = 2048;
+/// KV caches ("slots") the command line gives a GPU model: up to this many SMC particles
+/// (the default count) or rejection candidates run in one pass
+/// ([`GpuModel::forward_slots`]).
+pub const DEFAULT_GPU_SLOTS: usize = 8;
 
 /// One matrix product bound to its buffers.
 #[derive(Debug)]
@@ -131,8 +136,13 @@ impl Activations {
     }
 }
 
-/// A llama model on the GPU: quantized weights, a KV cache of up to `max_context`
-/// positions, and the compiled kernels.
+/// A llama model on the GPU: quantized weights, KV caches ("slots") of up to `max_context`
+/// positions each, and the compiled kernels.
+///
+/// Slot `s` is rows `s · max_context ..` of every layer's cache buffers. One-sequence
+/// calls ([`GpuModel::forward`], [`GpuModel::forward_resident`]) use slot 0;
+/// [`GpuModel::forward_slots`] runs the new tokens of several slots in one pass, each
+/// token attending to its own slot's rows.
 pub struct GpuModel {
     gpu: Arc<Gpu>,
     config: LlamaConfig,
@@ -143,7 +153,13 @@ pub struct GpuModel {
     blocks: Vec<Block>,
     embd: wgpu::BindGroup,
     head: Product,
-    cache_len: usize,
+    /// Each layer's k and v cache buffers (all slots).
+    caches: Vec<[wgpu::Buffer; 2]>,
+    /// One slot's rows of one cache buffer, where there are several slots: a copy between
+    /// slots goes through it (WebGPU copies nothing within one buffer).
+    staging: Option<wgpu::Buffer>,
+    /// Positions held in each slot.
+    lens: Vec<usize>,
     weight_bytes: u64,
     buffer_bytes: u64,
 }
@@ -153,7 +169,8 @@ impl std::fmt::Debug for GpuModel {
         f.debug_struct("GpuModel")
             .field("adapter", &self.gpu.adapter_name())
             .field("max_context", &self.max_ctx)
-            .field("cached", &self.cache_len)
+            .field("slots", &self.lens.len())
+            .field("cached", &self.lens)
             .field("weight_bytes", &self.weight_bytes)
             .finish_non_exhaustive()
     }
@@ -224,9 +241,22 @@ impl GpuModel {
         model: &Model,
         max_context: usize,
     ) -> Result<GpuModel, GpuError> {
+        GpuModel::with_slots(gpu, model, max_context, 1).await
+    }
+
+    /// Uploads `model` to `gpu` with `slots` KV caches (at least 1) of `max_context`
+    /// positions each (at most the model's context): [`GpuModel::forward_slots`] runs up to
+    /// `slots` sequences in one pass.
+    pub async fn with_slots(
+        gpu: Arc<Gpu>,
+        model: &Model,
+        max_context: usize,
+        slots: usize,
+    ) -> Result<GpuModel, GpuError> {
         let c = model.config().clone();
         let bytes = model.bytes();
         let max_ctx = max_context.min(c.context_length).max(1);
+        let slots = slots.max(1);
         let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
         if d % 32 != 0 || q_dim % 32 != 0 || ff % 32 != 0 {
             return Err(GpuError::Shape(format!(
@@ -374,9 +404,11 @@ impl GpuModel {
         };
         let dims = |m: &GpuMatrix, mode| MatVec::dims(&gpu, m.rows, m.cols, mode);
         let mut blocks = Vec::with_capacity(c.n_layers);
+        let mut caches = Vec::with_capacity(c.n_layers);
         for r in &raw {
-            let kc = gpu.zeroed("k cache", max_ctx * kv)?;
-            let vc = gpu.zeroed("v cache", max_ctx * kv)?;
+            let kc = gpu.zeroed("k cache", slots * max_ctx * kv)?;
+            let vc = gpu.zeroed("v cache", slots * max_ctx * kv)?;
+            caches.push([kc.clone(), vc.clone()]);
             let [wo, down] = &r.m;
             let normed = MatVecBindings {
                 norm: Some(&r.attn_norm),
@@ -550,6 +582,10 @@ impl GpuModel {
             &a.logits,
             head_normed,
         )?;
+        let staging = match slots > 1 {
+            true => Some(gpu.zeroed("slot copy", max_ctx * kv)?),
+            false => None,
+        };
         let embd_dims = MatVec::dims(&gpu, c.vocab_size, d, MatVecMode::Write)?;
         let embd_bind =
             kernels
@@ -566,7 +602,9 @@ impl GpuModel {
             blocks,
             embd: embd_bind,
             head,
-            cache_len: 0,
+            caches,
+            staging,
+            lens: vec![0; slots],
             weight_bytes,
             buffer_bytes,
             gpu,
@@ -595,14 +633,74 @@ impl GpuModel {
         self.max_ctx
     }
 
-    /// Positions in the KV cache.
+    /// Positions in the KV cache (slot 0).
     pub fn cache_len(&self) -> usize {
-        self.cache_len
+        self.lens[0]
     }
 
-    /// Keeps the first `n` cached positions (no-op if it holds fewer).
+    /// Keeps the first `n` cached positions of slot 0 (no-op if it holds fewer).
     pub fn truncate(&mut self, n: usize) {
-        self.cache_len = self.cache_len.min(n);
+        self.truncate_slot(0, n)
+    }
+
+    /// KV caches held side by side ([`GpuModel::with_slots`]).
+    pub fn slots(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Positions in slot `slot` (0 past the last slot).
+    pub fn slot_len(&self, slot: usize) -> usize {
+        self.lens.get(slot).copied().unwrap_or(0)
+    }
+
+    /// Keeps the first `n` positions of slot `slot` (no-op if it holds fewer).
+    pub fn truncate_slot(&mut self, slot: usize, n: usize) {
+        if let Some(len) = self.lens.get_mut(slot) {
+            *len = (*len).min(n);
+        }
+    }
+
+    /// Makes slot `to` hold the first `n` positions of slot `from` (at most what `from`
+    /// holds): one submission copying each layer's key and value rows.
+    pub fn copy_prefix(&mut self, from: usize, to: usize, n: usize) -> Result<(), LmError> {
+        let slots = self.slots();
+        if from >= slots || to >= slots {
+            return Err(LmError(format!(
+                "slot {} is outside the {slots} GPU KV caches",
+                from.max(to)
+            )));
+        }
+        let n = n.min(self.lens[from]);
+        if from == to {
+            self.truncate_slot(to, n);
+            return Ok(());
+        }
+        let Some(staging) = &self.staging else {
+            return Err(LmError("one GPU KV cache: no slot to copy to".into()));
+        };
+        let row = self.max_ctx * self.config.kv_dim();
+        let len = n * self.config.kv_dim();
+        let copies: Vec<_> = self
+            .caches
+            .iter()
+            .flatten()
+            .flat_map(|b| {
+                [
+                    (b, from * row, staging, 0, len),
+                    (staging, 0, b, to * row, len),
+                ]
+            })
+            .collect();
+        match self.gpu.copy_f32(&copies) {
+            Ok(()) => {
+                self.lens[to] = n;
+                Ok(())
+            }
+            Err(e) => {
+                self.lens[to] = 0;
+                Err(LmError(e.to_string()))
+            }
+        }
     }
 
     /// Bytes of the weight buffers (quantized blocks as in the file, norms as f32).
@@ -632,12 +730,110 @@ impl GpuModel {
             match run {
                 Ok(l) => logits.extend(l),
                 Err(e) => {
-                    self.cache_len = 0;
+                    self.lens[0] = 0;
                     return Err(LmError(e.to_string()));
                 }
             }
         }
         Ok(logits)
+    }
+
+    /// Runs several sequences in one pass per [`CHUNK`] tokens: each `(slot, tokens)`
+    /// (distinct slots, each with a token or more) runs `tokens` after the positions in its
+    /// slot, appending theirs, and gets the logits after its last token, `vocab_size`
+    /// floats. Every product takes all the runs' tokens together; each token attends to
+    /// its own slot. The runs' last tokens go last, so the output head runs for them only.
+    /// On an error the runs' slots are emptied.
+    pub async fn forward_slots(
+        &mut self,
+        runs: &[(usize, &[TokenId])],
+    ) -> Result<Vec<Vec<f32>>, LmError> {
+        self.check_runs(runs)?;
+        let base = |slot: usize| (slot * self.max_ctx) as u32;
+        // Every run's tokens but its last, then every run's last token: a token's
+        // predecessors run in its submission or an earlier one.
+        let mut order: Vec<(TokenId, Place)> = Vec::new();
+        for &(slot, tokens) in runs {
+            let past = self.lens[slot];
+            for (i, &t) in tokens[..tokens.len() - 1].iter().enumerate() {
+                let pos = (past + i) as u32;
+                order.push((
+                    t,
+                    Place {
+                        pos,
+                        base: base(slot),
+                    },
+                ));
+            }
+        }
+        let heads_from = order.len();
+        for &(slot, tokens) in runs {
+            let pos = (self.lens[slot] + tokens.len() - 1) as u32;
+            order.push((
+                tokens[tokens.len() - 1],
+                Place {
+                    pos,
+                    base: base(slot),
+                },
+            ));
+        }
+        let vocab = self.config.vocab_size;
+        let mut out = Vec::with_capacity(runs.len());
+        for (i, chunk) in order.chunks(CHUNK).enumerate() {
+            let first = heads_from.saturating_sub(i * CHUNK).min(chunk.len());
+            let (tokens, places): (Vec<TokenId>, Vec<Place>) = chunk.iter().copied().unzip();
+            let run = async {
+                self.dispatch(
+                    &tokens,
+                    &places,
+                    first,
+                    None::<fn(&mut wgpu::ComputePass<'_>)>,
+                )?;
+                match first < chunk.len() {
+                    true => {
+                        let n = (chunk.len() - first) * vocab;
+                        self.gpu.read_f32(&self.act.logits, 0, n).await
+                    }
+                    false => Ok(Vec::new()),
+                }
+            };
+            match run.await {
+                Ok(l) => out.extend(l.chunks_exact(vocab).map(<[f32]>::to_vec)),
+                Err(e) => {
+                    for &(slot, _) in runs {
+                        self.lens[slot] = 0;
+                    }
+                    return Err(LmError(e.to_string()));
+                }
+            }
+        }
+        for &(slot, tokens) in runs {
+            self.lens[slot] += tokens.len();
+        }
+        Ok(out)
+    }
+
+    /// `Err` unless `runs` name distinct slots, each with a token or more that fit its
+    /// slot and the vocabulary.
+    fn check_runs(&self, runs: &[(usize, &[TokenId])]) -> Result<(), LmError> {
+        let slots = self.slots();
+        for (i, &(slot, tokens)) in runs.iter().enumerate() {
+            if slot >= slots {
+                return Err(LmError(format!(
+                    "slot {slot} is outside the {slots} GPU KV caches"
+                )));
+            }
+            if runs[..i].iter().any(|r| r.0 == slot) {
+                return Err(LmError(format!("slot {slot} is run twice in one pass")));
+            }
+            if tokens.is_empty() {
+                return Err(LmError(
+                    "a sequence of the batch has no token to run".into(),
+                ));
+            }
+            self.check_tokens_after(self.lens[slot], tokens)?;
+        }
+        Ok(())
     }
 
     /// Runs `tokens` (at least one) after the cached positions, as [`GpuModel::forward`]
@@ -666,7 +862,7 @@ impl GpuModel {
             let first = if last { chunk.len() - 1 } else { chunk.len() };
             let after = if last { then.take() } else { None };
             if let Err(e) = self.dispatch_chunk(chunk, first, after) {
-                self.cache_len = 0;
+                self.lens[0] = 0;
                 return Err(LmError(e.to_string()));
             }
         }
@@ -682,7 +878,12 @@ impl GpuModel {
     /// `Err` when `tokens` would overflow the GPU context or hold an id outside the
     /// vocabulary.
     fn check_tokens(&self, tokens: &[TokenId]) -> Result<(), LmError> {
-        let total = self.cache_len + tokens.len();
+        self.check_tokens_after(self.lens[0], tokens)
+    }
+
+    /// [`GpuModel::check_tokens`] for `tokens` after `past` positions of a slot.
+    fn check_tokens_after(&self, past: usize, tokens: &[TokenId]) -> Result<(), LmError> {
+        let total = past + tokens.len();
         if total > self.max_ctx {
             return Err(LmError(format!(
                 "context of {total} tokens exceeds the GPU context of {}",
@@ -711,23 +912,44 @@ impl GpuModel {
         }
     }
 
-    /// Records and submits the forward pass of `chunk` after the cache (the output head
-    /// for its tokens from `first`), then what `after` records in the same pass, advancing
-    /// the cache; reads nothing back.
+    /// Records and submits the forward pass of `chunk` after slot 0's cache (the output
+    /// head for its tokens from `first`), then what `after` records in the same pass,
+    /// advancing the cache; reads nothing back.
     fn dispatch_chunk(
         &mut self,
         chunk: &[TokenId],
         first: usize,
         after: Option<impl FnOnce(&mut wgpu::ComputePass<'_>)>,
     ) -> Result<(), GpuError> {
-        let (n, gpu, c) = (chunk.len(), &self.gpu, &self.config);
+        let past = self.lens[0];
+        let places: Vec<Place> = (0..chunk.len())
+            .map(|t| Place {
+                pos: (past + t) as u32,
+                base: 0,
+            })
+            .collect();
+        self.dispatch(chunk, &places, first, after)?;
+        self.lens[0] += chunk.len();
+        Ok(())
+    }
+
+    /// Records and submits the forward pass of `tokens` (at most [`CHUNK`]), token `t` at
+    /// `places[t]` (the output head for the tokens from `first`), then what `after`
+    /// records in the same pass; reads nothing back and moves no slot's length.
+    fn dispatch(
+        &self,
+        tokens: &[TokenId],
+        places: &[Place],
+        first: usize,
+        after: Option<impl FnOnce(&mut wgpu::ComputePass<'_>)>,
+    ) -> Result<(), GpuError> {
+        let (n, gpu, c) = (tokens.len(), &self.gpu, &self.config);
         Step {
-            n: n as u32,
-            n_past: self.cache_len as u32,
             first: first as u32,
+            ..Step::default()
         }
-        .write(gpu, &self.act.step);
-        gpu.write_words(&self.act.tokens, 0, chunk);
+        .write_placed(gpu, &self.act.step, places);
+        gpu.write_words(&self.act.tokens, 0, tokens);
         let k = &self.kernels;
         let (q_dim, kv) = (c.n_heads * c.head_dim, c.kv_dim());
         let mv = |pass: &mut wgpu::ComputePass<'_>, p: &Product, tokens: usize| {
@@ -775,9 +997,7 @@ impl GpuModel {
             if let Some(after) = after {
                 after(pass);
             }
-        })?;
-        self.cache_len += n;
-        Ok(())
+        })
     }
 }
 
@@ -803,11 +1023,30 @@ impl crate::engine::Engine for GpuModel {
     }
 
     fn cached(&self) -> usize {
-        self.cache_len
+        self.lens[0]
     }
 
     fn truncate(&mut self, n: usize) {
         GpuModel::truncate(self, n)
+    }
+
+    fn slots(&self) -> usize {
+        GpuModel::slots(self)
+    }
+
+    fn truncate_slot(&mut self, slot: usize, n: usize) {
+        GpuModel::truncate_slot(self, slot, n)
+    }
+
+    fn copy_prefix(&mut self, from: usize, to: usize, n: usize) -> Result<(), LmError> {
+        GpuModel::copy_prefix(self, from, to, n)
+    }
+
+    async fn forward_slots(
+        &mut self,
+        runs: &[(usize, &[TokenId])],
+    ) -> Result<Vec<Vec<f32>>, LmError> {
+        GpuModel::forward_slots(self, runs).await
     }
 
     async fn forward(

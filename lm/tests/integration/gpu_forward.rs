@@ -185,6 +185,78 @@ fn gpu_prompted_model_matches_cpu_and_reuses_cache() {
     assert!(e.0.contains("empty"), "{e}");
 }
 
+/// The logits after the last of `tokens`, from scratch on the CPU.
+fn cpu_last(m: &Model, tokens: &[TokenId]) -> Vec<f32> {
+    let mut cache = m.new_cache();
+    m.forward(&mut cache, tokens, tokens.len() - 1).unwrap()
+}
+
+/// Several sequences in one GPU pass (`forward_slots`), each in its own KV cache: each gets
+/// the logits a pass of its own gets on the CPU, across submissions (34 tokens, three
+/// chunks), after a prefix copied between slots, and through the prompted model's batches
+/// (SMC-like steps, more sequences than slots).
+#[test]
+fn batched_gpu_passes_match_single_passes() {
+    let m = Arc::new(model());
+    let mut gm = block_on(GpuModel::with_slots(gpu(), &m, 64, 3)).unwrap();
+    let enc = |s: &str| m.tokenizer().encode(s).unwrap();
+    let (a, b) = (
+        enc("Colours: red,"),
+        enc("A list of fruit, one per line: apple, pear, plum, fig"),
+    );
+    let runs: [(usize, &[TokenId]); 3] = [(0, &a), (1, &b), (2, &[28])];
+    let got = block_on(gm.forward_slots(&runs)).unwrap();
+    for ((slot, tokens), g) in runs.iter().zip(&got) {
+        let d = max_diff(g, &cpu_last(&m, tokens));
+        assert!(d < LOGIT_TOLERANCE, "slot {slot}: {d}");
+        assert_eq!(gm.slot_len(*slot), tokens.len());
+    }
+    // Slot 2 takes slot 1's first five positions and goes on from there; slot 0 goes on too.
+    gm.copy_prefix(1, 2, 5).unwrap();
+    assert_eq!(gm.slot_len(2), 5);
+    let got = block_on(gm.forward_slots(&[(0, &[6353]), (2, &[11, 28])])).unwrap();
+    let a2: Vec<TokenId> = a.iter().copied().chain([6353]).collect();
+    let b2: Vec<TokenId> = b[..5].iter().copied().chain([11, 28]).collect();
+    assert!(max_diff(&got[0], &cpu_last(&m, &a2)) < LOGIT_TOLERANCE);
+    assert!(max_diff(&got[1], &cpu_last(&m, &b2)) < LOGIT_TOLERANCE);
+    // Bad batches are refused with what is wrong, and touch nothing.
+    let e = block_on(gm.forward_slots(&[(0, &[28]), (0, &[28])])).unwrap_err();
+    assert!(e.0.contains("twice"), "{e}");
+    let e = block_on(gm.forward_slots(&[(3, &[28])])).unwrap_err();
+    assert!(e.0.contains("outside the 3 GPU KV caches"), "{e}");
+    let e = block_on(gm.forward_slots(&[(1, &[28; 64])])).unwrap_err();
+    assert!(e.0.contains("exceeds the GPU context of 64"), "{e}");
+    assert_eq!(gm.slot_len(1), b.len());
+
+    // The prompted model's batches: particles growing, resampled (two copies of one),
+    // and five sequences over three slots.
+    let mut g = GpuPromptedModel::new(gm, a.clone()).unwrap();
+    let mut c = lm::PromptedModel::new(m.clone(), a.clone()).unwrap();
+    let steps: [&[&[TokenId]]; 3] = [
+        &[&[6353], &[28], &[11]],
+        &[&[6353, 28], &[28, 28], &[11, 6353]],
+        &[
+            &[6353, 28, 11],
+            &[6353, 28, 11],
+            &[28],
+            &[11, 6353, 28],
+            &[5],
+        ],
+    ];
+    for step in steps {
+        let gl = block_on(g.logprobs_batch(step)).unwrap();
+        let cl = block_on(c.logprobs_batch(step)).unwrap();
+        for ((p, x), y) in step.iter().zip(&gl).zip(&cl) {
+            let d = x
+                .iter()
+                .zip(y)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            assert!(d <= 2.0 * LOGIT_TOLERANCE as f64, "prefix {p:?}: {d}");
+        }
+    }
+}
+
 /// Whether `bytes` is a whole match of `pattern` (the byte automaton, walked byte by byte).
 fn full_match(pattern: &str, bytes: &[u8]) -> bool {
     let a = RegexAutomaton::new(pattern).unwrap();

@@ -1,5 +1,6 @@
-// Causal grouped-query attention of the step.n new tokens over the KV cache (positions
-// 0..step.n_past + t + 1 for token t), one workgroup per (head, token). Scores go to a
+// Causal grouped-query attention of the step.n new tokens over the KV cache (token t sees
+// positions 0..pos_of(t) + 1 of its own sequence, from cache row step.at[t].y), one
+// workgroup per (head, token). Scores go to a
 // scratch buffer (max_ctx floats per head and token), then softmax, then the weighted sum
 // of values. Every loop over positions is split across the 64 invocations: a loop that
 // walks all positions in one invocation waits out one memory latency per position, which
@@ -33,14 +34,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = wid.x;
     let t = wid.y;
     let hd = dims.head_dim;
-    let visible = step.n_past + t + 1u;
+    let visible = pos_of(t) + 1u;
+    // Row of the first position of token t's sequence in the caches.
+    let row0 = step.at[t].y;
     let g = h / dims.group;
     let qb = (t * dims.n_heads + h) * hd;
     let sb = (t * dims.n_heads + h) * dims.max_ctx;
     let hd4 = hd & ~3u;
     var m = -3.4e38;
     for (var j = lid; j < visible; j += 64u) {
-        let kb = j * dims.kv_dim + g * hd;
+        let kb = (row0 + j) * dims.kv_dim + g * hd;
         // Four running sums, so that the loads of one step need not wait for the last.
         var s0 = 0.0;
         var s1 = 0.0;
@@ -98,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let vb = g * hd + base + dl;
         for (var j = phase; j < visible; j += 4u) {
             let p = scores[sb + j];
-            let row = j * dims.kv_dim + vb;
+            let row = (row0 + j) * dims.kv_dim + vb;
             if (base + dl < hd) {
                 a0 += p * vc[row];
             }

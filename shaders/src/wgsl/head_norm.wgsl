@@ -1,5 +1,5 @@
 // In place: each head h of the run's row t, v[r][h * d .. (h + 1) * d], becomes
-// head / sqrt(mean(head^2) + eps) * g, with r = t, or step.n_past + t when dims.cache = 1
+// head / sqrt(mean(head^2) + eps) * g, with r = t, or cache_row(t) when dims.cache = 1
 // (rows of the KV cache). One workgroup per (head, token).
 struct Dims {
     d: u32,
@@ -22,7 +22,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
     let d = dims.d;
-    let row = select(t, step.n_past + t, dims.cache == 1u);
+    let row = select(t, cache_row(t), dims.cache == 1u);
     let b = (row * dims.heads + wid.x) * d;
     var s = 0.0;
     for (var i = lid; i < d; i += 64u) {

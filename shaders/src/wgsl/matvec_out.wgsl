@@ -1,5 +1,6 @@
 // Where a matvec result goes, one output: row `g` of token `t` (counted from the first
-// token the mode selects); mode 1 = accumulate, 4 = at token offset step.n_past.
+// token the mode selects); mode 1 = accumulate, 4 = at the cache row of token t
+// (cache_row).
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 // Rows a workgroup (or invocation) computes: one.
@@ -12,7 +13,7 @@ fn rows_of(g: u32) -> vec2<u32> {
 fn put(t: u32, g: u32, v: f32, unused: f32) {
     var o = t * dims.rows + g;
     if ((dims.mode & 4u) != 0u) {
-        o += step.n_past * dims.rows;
+        o = cache_row(t) * dims.rows + g;
     }
     if ((dims.mode & 1u) != 0u) {
         out[o] += v;

@@ -2,7 +2,7 @@
 // out: each workgroup computes two rows, the pair RoPE turns together (adjacent rows, or
 // i and i + n_rot/2 in a head when fuse.halves = 1; the unrotated rest of a head and v's
 // rows in adjacent pairs), adds their biases, turns them by the angle of position
-// step.n_past + t (table[pos * n_rot + 2i] = cos, + 1 = sin, as rope.wgsl) and stores
+// pos_of(t) (table[pos * n_rot + 2i] = cos, + 1 = sin, as rope.wgsl) and stores
 // them: q to `out`, k and v into the caches (matvec_store_qkv.wgsl).
 @group(0) @binding(9) var<storage, read> rope_table: array<f32>;
 @group(0) @binding(10) var<storage, read> bias: array<f32>;
@@ -48,7 +48,7 @@ fn put(t: u32, g: u32, v0: f32, v1: f32) {
     var b = v1 + bias[r.y];
     let j = pair_in_head(g);
     if (j < fuse.n_rot / 2u) {
-        let at = (step.n_past + t) * fuse.n_rot + 2u * j;
+        let at = pos_of(t) * fuse.n_rot + 2u * j;
         let c = rope_table[at];
         let s = rope_table[at + 1u];
         let a0 = a;

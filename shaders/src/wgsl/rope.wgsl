@@ -1,8 +1,8 @@
-// RoPE in place: in each head, pair i of row r turns by the angle of position
-// step.n_past + t, with cos/sin from a table computed on the CPU
+// RoPE in place: in each head, pair i of row r turns by the angle of token t's position
+// pos_of(t), with cos/sin from a table computed on the CPU
 // (table[pos * n_rot + 2i] = cos, [.. + 2i + 1] = sin). The pair is (2i, 2i+1) (llama.cpp's
 // normal mode), or (i, i + n_rot/2) when mode bit 2 is set (its neox mode). Row r = t, or
-// step.n_past + t when mode bit 1 is set (rows of the KV cache).
+// cache_row(t) when mode bit 1 is set (rows of the KV cache).
 // Invocation (x: pair over all heads, y: token).
 struct Dims {
     width: u32,
@@ -26,8 +26,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let head = gid.x / half;
     let i = gid.x % half;
-    let pos = step.n_past + t;
-    let row = select(t, step.n_past + t, (dims.mode & 1u) != 0u);
+    let pos = pos_of(t);
+    let row = select(t, cache_row(t), (dims.mode & 1u) != 0u);
     let c = table[pos * dims.n_rot + 2u * i];
     let s = table[pos * dims.n_rot + 2u * i + 1u];
     let base = row * dims.width + head * dims.head_dim;

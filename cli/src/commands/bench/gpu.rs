@@ -1,8 +1,9 @@
-//! `strait bench gpu [--profile]`: the wgpu forward pass's decode on the adapter present,
-//! with its dispatches per token, and with `--profile` each kernel's GPU time per token
-//! from timestamp queries (or a line saying why the adapter cannot give them). With
-//! `--profile` the decode rate includes the timestamps' own cost: compare rates between
-//! runs without it.
+//! `strait bench gpu [--profile] [--batch N]`: the wgpu forward pass's decode on the
+//! adapter present, with its dispatches per token, and with `--profile` each kernel's GPU
+//! time per token from timestamp queries (or a line saying why the adapter cannot give
+//! them). With `--profile` the decode rate includes the timestamps' own cost: compare
+//! rates between runs without it. `--batch N` decodes N sequences side by side, each in
+//! its own KV cache, in one pass a step and in one pass per sequence, in the same run.
 
 use crate::args::BenchArgs;
 use crate::failure::Result;
@@ -69,5 +70,64 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
             }));
         }
     }
+    if args.batch > 1 {
+        batched(args, &model, &prompt, gpu)?;
+    }
+    Ok(())
+}
+
+/// `--batch N`: N sequences after the prompt, each in its own slot, decoded greedily
+/// `--tokens` steps in one pass a step, then again from the prompt in one pass per
+/// sequence; one line with both rates (tokens of all sequences per second) and their
+/// ratio.
+fn batched(
+    args: &BenchArgs,
+    model: &Model,
+    prompt: &[u32],
+    gpu: std::sync::Arc<shaders::Gpu>,
+) -> Result<()> {
+    let n = args.batch;
+    let ctx = prompt.len() + args.tokens + 2;
+    let mut m = block_on(lm::gpu::GpuModel::with_slots(gpu, model, ctx, n))?;
+    let logits = block_on(m.forward(prompt, prompt.len() - 1))?;
+    // The sequences start from the prompt's n likeliest next tokens, so they differ.
+    let mut order: Vec<u32> = (0..logits.len() as u32).collect();
+    order.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    let starts = &order[..n];
+    let mut rates = Vec::new();
+    for one_pass in [true, false] {
+        for s in 1..n {
+            m.copy_prefix(0, s, prompt.len())?;
+        }
+        m.truncate(prompt.len());
+        let mut next: Vec<u32> = starts.to_vec();
+        let t = Instant::now();
+        for _ in 0..args.tokens {
+            let runs: Vec<(usize, &[u32])> = next
+                .iter()
+                .enumerate()
+                .map(|(s, t)| (s, std::slice::from_ref(t)))
+                .collect();
+            let out = match one_pass {
+                true => block_on(m.forward_slots(&runs))?,
+                false => runs
+                    .iter()
+                    .map(|r| {
+                        block_on(m.forward_slots(std::slice::from_ref(r))).map(|mut l| l.remove(0))
+                    })
+                    .collect::<std::result::Result<_, _>>()?,
+            };
+            next = out.iter().map(|l| super::argmax(l)).collect();
+        }
+        rates.push((n * args.tokens) as f64 / t.elapsed().as_secs_f64());
+    }
+    crate::stdout::line(serde_json::json!({
+        "engine": "strait-wgpu",
+        "batch": n,
+        "decode_tokens": args.tokens,
+        "one_pass_tok_s": rates[0],
+        "pass_per_sequence_tok_s": rates[1],
+        "one_pass_speedup": rates[0] / rates[1],
+    }));
     Ok(())
 }
