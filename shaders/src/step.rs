@@ -39,7 +39,12 @@ pub(crate) const WGSL: &str = include_str!("wgsl/step.wgsl");
 impl Step {
     /// A uniform buffer holding this step.
     pub fn buffer(&self, gpu: &Gpu) -> wgpu::Buffer {
-        gpu.uniform("step", &self.words(&self.places()))
+        gpu.uniform("step", &self.uniform_words())
+    }
+
+    /// The uniform's words, for a caller that makes its own buffer (burn's runtime).
+    pub fn uniform_words(&self) -> Vec<u32> {
+        self.words(&self.places())
     }
 
     /// Queues a write of this step into `buffer` (made by [`Step::buffer`]).

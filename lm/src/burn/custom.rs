@@ -150,7 +150,11 @@ impl QuantMatrix {
         );
         let out = self.client.empty(n * self.rows * 4);
         // The kernel's `Step`: n tokens, none cached, all wanted.
-        let step = self.client.create_from_slice(&words(&[n as u32, 0, 0, 0]));
+        let step = shaders::Step {
+            n: n as u32,
+            ..shaders::Step::default()
+        };
+        let step = self.client.create_from_slice(&words(&step.uniform_words()));
         let [gx, gy, gz] = MatVec::workgroups(self.kernel.strategy, self.rows, n);
         // What each binding is, so that a failed launch marks only its output bad (not
         // the weights, which every later product reads).
