@@ -208,8 +208,9 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
     ))
     .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
     eprintln!(
-        "strait: model on {name}: {:.1} MB of GPU buffers",
-        m.buffer_bytes() as f64 / 1e6
+        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches",
+        m.buffer_bytes() as f64 / 1e6,
+        m.slots()
     );
     Ok(Some(m))
 }

@@ -1,7 +1,7 @@
-//! How a KV cache that holds some tokens serves a request for a token sequence: the one
-//! planning rule shared by the CPU model's cache slots ([`crate::PromptedModel`]), the
-//! GPU model's cache ([`crate::gpu::GpuPromptedModel`]) and the burn engine's
-//! (`lm::burn::BurnPromptedModel`, feature `burn`).
+//! How a KV cache that holds some tokens serves a request for a token sequence: the
+//! per-cache rule under the slot rule (`crate::slots`) that every prompted model follows
+//! ([`crate::PromptedModel`] on the CPU, [`crate::gpu::GpuPromptedModel`], and
+//! `lm::burn::BurnPromptedModel`, feature `burn`).
 
 use sampler_core::{LmError, TokenId};
 

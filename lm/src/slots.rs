@@ -268,6 +268,8 @@ mod tests {
         capacity: usize,
         held: Vec<Vec<TokenId>>,
         passes: Vec<Vec<(usize, Vec<TokenId>)>>,
+        /// The next pass fails after appending its tokens (as an engine may).
+        fail: bool,
     }
 
     impl SlotCaches for Fake {
@@ -300,6 +302,12 @@ mod tests {
             );
             self.passes
                 .push(runs.iter().map(|&(s, t)| (s, t.to_vec())).collect());
+            if std::mem::take(&mut self.fail) {
+                for &(s, t) in runs {
+                    self.held[s].extend_from_slice(t);
+                }
+                return Err(LmError("the device was lost".into()));
+            }
             Ok(runs
                 .iter()
                 .map(|&(s, t)| {
@@ -351,5 +359,44 @@ mod tests {
         assert_eq!(run(&mut slots, &mut caches, &step), step.map(want));
         assert_eq!(caches.passes.len(), 4);
         assert_eq!(slots.forward_tokens, 9 + 3 + 3 + 2);
+    }
+
+    /// A failed pass empties the slots it ran (their caches may hold part of it), says
+    /// why, and the next call runs those sequences again from the start and gets them
+    /// right.
+    #[test]
+    fn a_failed_pass_leaves_no_slot_claiming_what_it_lacks() {
+        let mut caches = Fake {
+            capacity: 2,
+            ..Fake::default()
+        };
+        let mut slots = Slots::new(Vec::new(), 16);
+        let want =
+            |p: &[TokenId]| -> Vec<f32> { [1, 2].iter().chain(p).map(|&x| x as f32).collect() };
+        let step: [&[TokenId]; 2] = [&[5], &[6]];
+        assert_eq!(run(&mut slots, &mut caches, &step), step.map(want));
+        caches.fail = true;
+        let step: [&[TokenId]; 2] = [&[5, 7], &[6, 8]];
+        let ok = |_: usize| Ok(());
+        let e = block_on(slots.run(&mut caches, &[1, 2], &step, ok, &mut NoPause)).unwrap_err();
+        assert!(e.0.contains("lost"), "{e}");
+        assert!(caches.held.iter().all(Vec::is_empty));
+        assert!(
+            slots
+                .states
+                .iter()
+                .all(|s| s.tokens.is_empty() && s.logits.is_none())
+        );
+        assert_eq!(run(&mut slots, &mut caches, &step), step.map(want));
+        // Both sequences ran whole, in one pass (in whichever slots).
+        let mut last: Vec<Vec<TokenId>> = caches
+            .passes
+            .last()
+            .unwrap()
+            .iter()
+            .map(|r| r.1.clone())
+            .collect();
+        last.sort();
+        assert_eq!(last, vec![vec![1, 2, 5, 7], vec![1, 2, 6, 8]]);
     }
 }

@@ -14,7 +14,7 @@ pub struct AttentionShape {
     pub n_kv_heads: usize,
     /// Width of a head.
     pub head_dim: usize,
-    /// Positions the cache and the scratch hold.
+    /// Positions one sequence's cache (a slot) and the scratch hold.
     pub max_ctx: usize,
 }
 
@@ -64,8 +64,9 @@ impl Attention {
         ))
     }
 
-    /// Binds queries (`n × n_heads·head_dim`), key and value caches
-    /// (`max_ctx × kv_dim`), the scores scratch, the output, dims and step.
+    /// Binds queries (`n × n_heads·head_dim`), key and value caches (rows of `kv_dim`:
+    /// `max_ctx` for each sequence's slot, which the step's places locate), the scores
+    /// scratch, the output, dims and step.
     #[allow(clippy::too_many_arguments)]
     pub fn bind(
         &self,

@@ -78,7 +78,8 @@ pub enum MatVecOutput {
     /// One output, as the [`MatVecMode`] says.
     One,
     /// The matrix is q, k and v stacked: q's rows to one output, k's and v's to two caches
-    /// at the step's cache offset ([`MatVec::dims_qkv`], [`MatVec::bind_qkv`]).
+    /// at each token's cache row ([`crate::Place`]; [`MatVec::dims_qkv`],
+    /// [`MatVec::bind_qkv`]).
     Qkv,
     /// As [`MatVecOutput::Qkv`], with each row's bias added and q's and k's rows turned by
     /// RoPE before they are stored: one workgroup computes the two rows of each RoPE pair

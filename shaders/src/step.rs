@@ -22,10 +22,13 @@ pub struct Place {
 ///
 /// With the fields alone the run's tokens are one sequence continuing the cache from row
 /// 0: token `t` sits at position `n_past + t`. [`Step::write_placed`] gives every token its
-/// own [`Place`] instead (tokens of several sequences in one run).
+/// own [`Place`] instead (tokens of several sequences in one run). Only the first
+/// [`STEP_TOKENS`] tokens have places: a run of more may go through the kernels that read
+/// nothing but `n` and `first` (the plain products: burn's prefill), never through those
+/// that read places (attention, RoPE, the cache writes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Step {
-    /// Tokens in this run (at most [`STEP_TOKENS`]).
+    /// Tokens in this run (at most [`STEP_TOKENS`] for the kernels that read places).
     pub n: u32,
     /// Positions already in the KV cache.
     pub n_past: u32,

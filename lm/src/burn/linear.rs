@@ -10,7 +10,7 @@ pub(super) enum Linear {
     /// `Wᵀ` as a contiguous `cols × rows` f32 tensor (so the product is `x.matmul(w)`).
     Dense(Box<Tensor<2>>),
     /// The file's quantized blocks in a wgpu buffer, multiplied by our WGSL kernel.
-    #[cfg(feature = "burn-wgpu")]
+    #[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
     Quantized(Box<super::custom::QuantMatrix>),
 }
 
@@ -19,7 +19,7 @@ impl Linear {
     /// when `quantized` (the wgpu backend), the matrix is not F32 and its rows are whole
     /// units of 32; else decoded to f32.
     pub(super) fn upload(m: &Matrix, bytes: &[u8], device: &Device, quantized: bool) -> Self {
-        #[cfg(feature = "burn-wgpu")]
+        #[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
         // The WGSL products read rows in units of 32 weights (F16 or BF16 rows of another
         // width are multiplied as f32).
         if quantized
@@ -50,7 +50,7 @@ impl Linear {
     pub(super) fn apply(&self, x: Tensor<2>) -> Tensor<2> {
         match self {
             Linear::Dense(w) => x.matmul((**w).clone()),
-            #[cfg(feature = "burn-wgpu")]
+            #[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
             Linear::Quantized(m) => m.apply(x),
         }
     }

@@ -18,7 +18,9 @@
 //!   other engines' are.
 //! - [`flex`], [`wgpu`] (and [`webgpu`] in a browser): the devices; [`devices`] lists them.
 
-#[cfg(feature = "burn-wgpu")]
+// Our products launch on burn's unfused cubecl backend; under `burn-fusion` (a
+// measurement, docs/bench/engines.md) every matrix runs through burn's own matmul.
+#[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
 pub mod custom;
 mod linear;
 mod model;

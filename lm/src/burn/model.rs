@@ -236,11 +236,11 @@ impl BurnModel {
 
 /// Whether `device` is burn's wgpu backend (where quantized matrices run through our kernels).
 fn is_wgpu(device: &Device) -> bool {
-    #[cfg(feature = "burn-wgpu")]
+    #[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
     {
         super::custom::is_wgpu(device)
     }
-    #[cfg(not(feature = "burn-wgpu"))]
+    #[cfg(any(not(feature = "burn-wgpu"), feature = "burn-fusion"))]
     {
         let _ = device;
         false

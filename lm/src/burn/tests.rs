@@ -134,7 +134,7 @@ fn the_prompted_model_matches_the_cpu_one_and_reuses_its_cache() {
 /// Each format's WGSL product as a burn custom kernel, one matrix at a time, against the
 /// f64 product with the CPU's dequantized rows (`quant`'s decoders), for 1 and 5 vectors,
 /// in both kernel forms.
-#[cfg(feature = "burn-wgpu")]
+#[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
 #[test]
 fn custom_kernels_match_the_dequantized_product() {
     use super::linear::{Linear, floats};

@@ -1,4 +1,4 @@
-//! The engine seam: one forward pass with one KV cache, whatever computes it.
+//! The engine seam: one forward pass with its KV caches, whatever computes it.
 //!
 //! The CPU forward pass ([`CpuEngine`]), the wgpu one ([`crate::gpu::GpuModel`]) and the
 //! burn program (`lm::burn::BurnModel`, feature `burn`) each implement [`Engine`], so the
@@ -14,10 +14,11 @@ pub use prompted::Prompted;
 use crate::config::LlamaConfig;
 use sampler_core::{LmError, TokenId};
 
-/// A forward pass with one KV cache.
+/// A forward pass with a KV cache, or several side by side ([`Engine::slots`]).
 ///
-/// The cache holds the keys and values of the tokens run so far, from position 0;
-/// [`Engine::forward`] appends to it and [`Engine::truncate`] cuts it back.
+/// A cache holds the keys and values of the tokens run so far, from position 0;
+/// [`Engine::forward`] appends to the first (slot 0) and [`Engine::truncate`] cuts it back;
+/// [`Engine::forward_slots`] runs several slots in one pass.
 #[allow(async_fn_in_trait)]
 pub trait Engine {
     /// The hyper-parameters.

@@ -73,7 +73,7 @@ impl Matrix {
 
     /// The matrix's quantized blocks and their type, as the products read them (Q4_0
     /// rewritten as Q4_1); `None` for F32.
-    #[cfg(feature = "burn-wgpu")]
+    #[cfg(all(feature = "burn-wgpu", not(feature = "burn-fusion")))]
     pub(crate) fn blocks<'a>(&'a self, bytes: &'a [u8]) -> Option<(GgmlType, &'a [u8])> {
         match self.data(bytes) {
             WeightData::F32(_) => None,

@@ -23,7 +23,7 @@ pub(crate) mod tensors;
 pub use masked_decode::{
     DecodeMask, DecodedToken, Decoding, MaskedDecoder, masked_decode_reference,
 };
-pub use model::{DEFAULT_GPU_CONTEXT, DEFAULT_GPU_SLOTS, GpuModel};
+pub use model::{DEFAULT_GPU_CONTEXT, DEFAULT_GPU_SLOTS, GPU_CACHE_BUDGET, GpuModel};
 /// A [`GpuModel`] conditioned on a prompt: the engines' one prompted model.
 pub type GpuPromptedModel = crate::engine::Prompted<GpuModel>;
 pub use shaders::{Gpu, GpuError};

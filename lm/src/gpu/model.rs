@@ -22,6 +22,10 @@ pub const DEFAULT_GPU_CONTEXT: usize = 2048;
 /// (the default count) or rejection candidates run in one pass
 /// ([`GpuModel::forward_slots`]).
 pub const DEFAULT_GPU_SLOTS: usize = 8;
+/// Most bytes of KV cache [`GpuModel::with_slots`] allocates: it holds fewer slots (at
+/// least one) where as many as asked would take more (SmolLM2-135M: 94 MB a slot of 2,048
+/// positions, so 8 fit).
+pub const GPU_CACHE_BUDGET: u64 = 1 << 30;
 
 /// One matrix product bound to its buffers.
 #[derive(Debug)]
@@ -244,9 +248,11 @@ impl GpuModel {
         GpuModel::with_slots(gpu, model, max_context, 1).await
     }
 
-    /// Uploads `model` to `gpu` with `slots` KV caches (at least 1) of `max_context`
-    /// positions each (at most the model's context): [`GpuModel::forward_slots`] runs up to
-    /// `slots` sequences in one pass.
+    /// Uploads `model` to `gpu` with `slots` KV caches of `max_context` positions each (at
+    /// most the model's context): [`GpuModel::forward_slots`] runs up to that many
+    /// sequences in one pass. It holds fewer (at least one) where `slots` caches would pass
+    /// [`GPU_CACHE_BUDGET`] or a layer's cache buffer the adapter's largest storage binding
+    /// ([`GpuModel::slots`] says how many).
     pub async fn with_slots(
         gpu: Arc<Gpu>,
         model: &Model,
@@ -256,7 +262,14 @@ impl GpuModel {
         let c = model.config().clone();
         let bytes = model.bytes();
         let max_ctx = max_context.min(c.context_length).max(1);
-        let slots = slots.max(1);
+        // One slot's keys or values in one layer, and all of its keys and values.
+        let layer_bytes = (max_ctx * c.kv_dim() * 4) as u64;
+        let slot_bytes = layer_bytes * 2 * c.n_layers as u64;
+        let binding = gpu.limits().max_storage_buffer_binding_size;
+        let slots = slots
+            .min((GPU_CACHE_BUDGET / slot_bytes.max(1)) as usize)
+            .min((binding / layer_bytes.max(1)) as usize)
+            .max(1);
         let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
         if d % 32 != 0 || q_dim % 32 != 0 || ff % 32 != 0 {
             return Err(GpuError::Shape(format!(
@@ -660,8 +673,8 @@ impl GpuModel {
         }
     }
 
-    /// Makes slot `to` hold the first `n` positions of slot `from` (at most what `from`
-    /// holds): one submission copying each layer's key and value rows.
+    /// Makes slot `to` hold the first `n` positions of slot `from` (which must hold them):
+    /// one submission copying each layer's key and value rows.
     pub fn copy_prefix(&mut self, from: usize, to: usize, n: usize) -> Result<(), LmError> {
         let slots = self.slots();
         if from >= slots || to >= slots {
@@ -670,7 +683,12 @@ impl GpuModel {
                 from.max(to)
             )));
         }
-        let n = n.min(self.lens[from]);
+        if n > self.lens[from] {
+            return Err(LmError(format!(
+                "slot {from} holds {} positions, not the {n} to copy",
+                self.lens[from]
+            )));
+        }
         if from == to {
             self.truncate_slot(to, n);
             return Ok(());

@@ -192,19 +192,23 @@ fn cpu_last(m: &Model, tokens: &[TokenId]) -> Vec<f32> {
 }
 
 /// Several sequences in one GPU pass (`forward_slots`), each in its own KV cache: each gets
-/// the logits a pass of its own gets on the CPU, across submissions (34 tokens, three
-/// chunks), after a prefix copied between slots, and through the prompted model's batches
-/// (SMC-like steps, more sequences than slots).
+/// the logits a pass of its own gets on the CPU, across submissions (33 tokens: three
+/// chunks of at most 16, the runs' last tokens split between the second and third), after
+/// a prefix copied between slots, and through the prompted model's batches (SMC-like
+/// steps, more sequences than slots).
 #[test]
 fn batched_gpu_passes_match_single_passes() {
     let m = Arc::new(model());
     let mut gm = block_on(GpuModel::with_slots(gpu(), &m, 64, 3)).unwrap();
     let enc = |s: &str| m.tokenizer().encode(s).unwrap();
-    let (a, b) = (
-        enc("Colours: red,"),
-        enc("A list of fruit, one per line: apple, pear, plum, fig"),
-    );
+    let a = enc("Colours: red,");
+    let long = "A list of fruit, one per line: apple, pear, plum, fig, cherry, grape, lemon, \
+                lime, mango, melon, peach, kiwi, quince";
+    let b: Vec<TokenId> = enc(long)[..32 - a.len()].to_vec();
+    // Tokens before the last ones: a.len() - 1 + b.len() - 1 = 30, so the three last
+    // tokens are 30, 31 (second chunk) and 32 (third).
     let runs: [(usize, &[TokenId]); 3] = [(0, &a), (1, &b), (2, &[28])];
+    assert_eq!(runs.iter().map(|r| r.1.len()).sum::<usize>(), 33);
     let got = block_on(gm.forward_slots(&runs)).unwrap();
     for ((slot, tokens), g) in runs.iter().zip(&got) {
         let d = max_diff(g, &cpu_last(&m, tokens));

@@ -661,18 +661,36 @@ fn forward_matches_a_naive_f64_reference() {
 }
 
 /// `model` on the GPU (lavapipe natively): the largest |Δ| between its logits of `tokens`
-/// and the CPU's (`cpu`), and the bytes of its weight buffers.
+/// and the CPU's (`cpu`, one row per token), and the bytes of its weight buffers. The
+/// GPU model holds three KV caches: after `tokens` in the first, a batched pass runs two
+/// sequences in the others (cache rows past the first cache's, through every kernel
+/// this file's layout uses), and their logits count too.
 fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
     let gpu = std::sync::Arc::new(
         sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
     );
-    let mut on_gpu = sampler_core::block_on(lm::gpu::GpuModel::with_gpu(gpu, model, 64)).unwrap();
+    let mut on_gpu =
+        sampler_core::block_on(lm::gpu::GpuModel::with_slots(gpu, model, 64, 3)).unwrap();
     let logits = sampler_core::block_on(on_gpu.forward(tokens, 0)).unwrap();
-    let d = cpu
-        .iter()
-        .zip(&logits)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0f32, f32::max);
+    let diff = |a: &[f32], b: &[f32]| {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max)
+    };
+    let mut d = diff(cpu, &logits);
+    // Slot 1 takes the first two positions of slot 0 and runs two more; slot 2 runs the
+    // first three from nothing: the logits after tokens[3] and tokens[2].
+    assert!(tokens.len() >= 4);
+    on_gpu.copy_prefix(0, 1, 2).unwrap();
+    let runs: [(usize, &[u32]); 2] = [(1, &tokens[2..4]), (2, &tokens[..3])];
+    let batched = sampler_core::block_on(on_gpu.forward_slots(&runs)).unwrap();
+    let vocab = model.config().vocab_size;
+    let row = |t: usize| &cpu[t * vocab..(t + 1) * vocab];
+    d = d
+        .max(diff(&batched[0], row(3)))
+        .max(diff(&batched[1], row(2)));
     (d, on_gpu.weight_bytes())
 }
 

@@ -71,6 +71,8 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
         }
     }
     if args.batch > 1 {
+        // One model on the GPU at a time.
+        drop(m);
         batched(args, &model, &prompt, gpu)?;
     }
     Ok(())
@@ -87,8 +89,19 @@ fn batched(
     gpu: std::sync::Arc<shaders::Gpu>,
 ) -> Result<()> {
     let n = args.batch;
+    if n > 16 {
+        return Err(crate::failure::Failure(format!(
+            "--batch {n}: at most 16 sequences, the tokens one GPU pass takes"
+        )));
+    }
     let ctx = prompt.len() + args.tokens + 2;
     let mut m = block_on(lm::gpu::GpuModel::with_slots(gpu, model, ctx, n))?;
+    if m.slots() < n {
+        return Err(crate::failure::Failure(format!(
+            "--batch {n}: the GPU holds only {} KV caches of {ctx} positions",
+            m.slots()
+        )));
+    }
     let logits = block_on(m.forward(prompt, prompt.len() - 1))?;
     // The sequences start from the prompt's n likeliest next tokens, so they differ.
     let mut order: Vec<u32> = (0..logits.len() as u32).collect();
