@@ -38,6 +38,10 @@ impl SlotCaches for CpuCaches {
         usize::MAX
     }
 
+    fn context(&self) -> (usize, &'static str) {
+        (self.model.config().context_length, "the context")
+    }
+
     fn add(&mut self) {
         self.caches.push(self.model.new_cache());
     }
@@ -187,17 +191,8 @@ impl PromptedModel {
         prefixes: &[&[TokenId]],
         pause: &mut impl Pause,
     ) -> Result<Vec<Vec<f32>>, LmError> {
-        let ctx = self.caches.model.config().context_length;
-        let n = self.prompt.len();
-        let check = |total: usize| match total > ctx {
-            true => Err(LmError(format!(
-                "prompt of {n} tokens and {} generated tokens exceed the context of {ctx}",
-                total - n
-            ))),
-            false => Ok(()),
-        };
         self.slots
-            .run(&mut self.caches, &self.prompt, prefixes, check, pause)
+            .run(&mut self.caches, &self.prompt, prefixes, pause)
             .await
     }
 }

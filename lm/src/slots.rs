@@ -18,6 +18,9 @@ pub(crate) trait SlotCaches {
     /// Most slots these caches can hold.
     fn capacity(&self) -> usize;
 
+    /// Positions a slot holds, and how messages name that limit ("the context").
+    fn context(&self) -> (usize, &'static str);
+
     /// Adds an empty slot, numbered after the existing ones.
     fn add(&mut self);
 
@@ -96,21 +99,27 @@ impl Slots {
 
     /// The logits after each `prompt ++ prefix`: a slot is brought to each sequence, the
     /// new tokens of each group of up to `max` distinct sequences running in one pass.
-    /// `check` refuses a sequence of a given length (past the context).
+    /// A sequence past the caches' context is refused, saying so.
     pub(crate) async fn run(
         &mut self,
         caches: &mut impl SlotCaches,
         prompt: &[TokenId],
         prefixes: &[&[TokenId]],
-        check: impl Fn(usize) -> Result<(), LmError>,
         pause: &mut impl Pause,
     ) -> Result<Vec<Vec<f32>>, LmError> {
         let max = self.max.min(caches.capacity()).max(1);
+        let (ctx, name) = caches.context();
+        let n = prompt.len();
         let mut results = vec![Vec::new(); prefixes.len()];
         let mut group: Group = Vec::new();
         let mut plans: Vec<Plan> = Vec::new();
         for (idx, prefix) in prefixes.iter().enumerate() {
-            check(prompt.len() + prefix.len())?;
+            if n + prefix.len() > ctx {
+                return Err(LmError(format!(
+                    "prompt of {n} tokens and {} generated tokens exceed {name} of {ctx}",
+                    prefix.len()
+                )));
+            }
             let full: Vec<TokenId> = prompt.iter().chain(*prefix).copied().collect();
             // A sequence met earlier in this group is computed once.
             if let Some(slot) = group.iter().find(|g| g.1 == full).map(|g| g.2) {
@@ -277,6 +286,10 @@ mod tests {
             self.capacity
         }
 
+        fn context(&self) -> (usize, &'static str) {
+            (usize::MAX, "the context")
+        }
+
         fn add(&mut self) {
             self.held.push(Vec::new());
         }
@@ -319,8 +332,7 @@ mod tests {
     }
 
     fn run(slots: &mut Slots, caches: &mut Fake, prefixes: &[&[TokenId]]) -> Vec<Vec<f32>> {
-        let ok = |_: usize| Ok(());
-        block_on(slots.run(caches, &[1, 2], prefixes, ok, &mut NoPause)).unwrap()
+        block_on(slots.run(caches, &[1, 2], prefixes, &mut NoPause)).unwrap()
     }
 
     /// Each sequence gets the logits of exactly its tokens; a group of up to `capacity`
@@ -377,8 +389,7 @@ mod tests {
         assert_eq!(run(&mut slots, &mut caches, &step), step.map(want));
         caches.fail = true;
         let step: [&[TokenId]; 2] = [&[5, 7], &[6, 8]];
-        let ok = |_: usize| Ok(());
-        let e = block_on(slots.run(&mut caches, &[1, 2], &step, ok, &mut NoPause)).unwrap_err();
+        let e = block_on(slots.run(&mut caches, &[1, 2], &step, &mut NoPause)).unwrap_err();
         assert!(e.0.contains("lost"), "{e}");
         assert!(caches.held.iter().all(Vec::is_empty));
         assert!(

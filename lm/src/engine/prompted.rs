@@ -27,6 +27,10 @@ impl<E: Engine> SlotCaches for OnEngine<'_, E> {
         self.0.slots()
     }
 
+    fn context(&self) -> (usize, &'static str) {
+        (self.0.max_context(), self.0.context_name())
+    }
+
     /// The engine holds its slots from the start.
     fn add(&mut self) {}
 
@@ -96,18 +100,9 @@ impl<E: Engine> Prompted<E> {
 
     /// The logits after each `prompt ++ prefix`.
     async fn run(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f32>>, LmError> {
-        let (n, ctx) = (self.prompt.len(), self.engine.max_context());
-        let name = self.engine.context_name();
-        let check = |total: usize| match total > ctx {
-            true => Err(LmError(format!(
-                "prompt of {n} tokens and {} generated tokens exceed {name} of {ctx}",
-                total - n
-            ))),
-            false => Ok(()),
-        };
         let mut caches = OnEngine(&mut self.engine);
         self.slots
-            .run(&mut caches, &self.prompt, prefixes, check, &mut NoPause)
+            .run(&mut caches, &self.prompt, prefixes, &mut NoPause)
             .await
     }
 }
