@@ -254,4 +254,8 @@ pub struct BenchArgs {
     /// a step and one pass per sequence, and print both rates.
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
+    /// `gpu`: positions before decoding starts (the short prompt repeated; default: the
+    /// prompt alone, 10 tokens for SmolLM2).
+    #[arg(long)]
+    pub context: Option<usize>,
 }

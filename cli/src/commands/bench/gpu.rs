@@ -11,13 +11,17 @@ use lm::Model;
 use sampler_core::block_on;
 use std::time::Instant;
 
-/// Decodes `--tokens` tokens after a short prompt on the GPU and prints one line of
-/// figures; with `--profile`, one line per kernel (slowest first) and the total.
+/// Decodes `--tokens` tokens after a short prompt (or `--context` positions of it,
+/// repeated) on the GPU and prints one line of figures; with `--profile`, one line per
+/// kernel (slowest first) and the total.
 pub(super) fn run(args: &BenchArgs) -> Result<()> {
     let model = Model::load(&args.model)?;
-    let prompt = model
+    let mut prompt = model
         .tokenizer()
         .encode("The history of constrained decoding begins with grammars.")?;
+    if let Some(n) = args.context {
+        prompt = prompt.iter().copied().cycle().take(n.max(1)).collect();
+    }
     let gpu = std::sync::Arc::new(block_on(shaders::Gpu::new())?);
     let mut m = block_on(lm::gpu::GpuModel::with_gpu(
         gpu.clone(),
@@ -40,6 +44,8 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
     crate::stdout::line(serde_json::json!({
         "engine": "strait-wgpu",
         "adapter": gpu.adapter_name(),
+        "context": prompt.len(),
+        "weight_bytes": m.weight_bytes(),
         "decode_tokens": args.tokens,
         "decode_tok_s": args.tokens as f64 / wall,
         "dispatches_per_token": per_token((shaders::dispatches() - before) as f64),
