@@ -6,6 +6,9 @@ use crate::format::WeightFormat;
 use crate::gpu::Gpu;
 use crate::step;
 
+/// WGSL of the `Dims` uniform ([`MatVec::dims`]) the products and [`GetRows`] read.
+const DIMS: &str = include_str!("wgsl/matvec_dims.wgsl");
+
 /// Tokens per workgroup along z (`TB` in `matvec.wgsl`).
 const TOKENS_PER_GROUP: u32 = 4;
 /// Workgroups along x before rows wrap to y (WebGPU allows 65535 per dimension).
@@ -252,7 +255,17 @@ impl MatVec {
             false => "",
         };
         let common = include_str!("wgsl/matvec_common.wgsl");
-        [step::WGSL, format.wgsl(), common, fuse, get, put, body].join("\n")
+        [
+            step::WGSL,
+            format.wgsl(),
+            DIMS,
+            common,
+            fuse,
+            get,
+            put,
+            body,
+        ]
+        .join("\n")
     }
 
     fn uses_fuse(input: MatVecInput, output: MatVecOutput) -> bool {
@@ -411,7 +424,7 @@ impl GetRows {
     /// Compiles the kernel for `format`.
     pub async fn new(gpu: &Gpu, format: WeightFormat) -> Result<Self, GpuError> {
         let src = format!(
-            "{}\n{}\n{}",
+            "{}\n{}\n{DIMS}\n{}",
             step::WGSL,
             format.wgsl(),
             include_str!("wgsl/get_rows.wgsl")

@@ -1,12 +1,5 @@
 // out[t] = row tokens[t] of W, dequantized (the token embedding), for t < step.n.
 // Invocation (x: unit within the row, y: token).
-struct Dims {
-    rows: u32,
-    cols: u32,
-    mode: u32,
-    pad: u32,
-}
-
 @group(0) @binding(0) var<storage, read> w: array<u32>;
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;

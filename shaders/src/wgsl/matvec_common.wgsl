@@ -1,13 +1,6 @@
-// What both product bodies (matvec.wgsl, matvec_rows.wgsl) share: the matrix's shape and
-// mode, the weights and input bindings, and the 8-wide loads and dot product of one
+// What both product bodies (matvec.wgsl, matvec_rows.wgsl) share (after matvec_dims.wgsl):
+// the weights and input bindings, and the 8-wide loads and dot product of one
 // `load8` unit (elements c..c+3 and c+16..c+19 of a block).
-struct Dims {
-    rows: u32,
-    cols: u32,
-    mode: u32,
-    pad: u32,
-}
-
 @group(0) @binding(0) var<storage, read> w: array<u32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
