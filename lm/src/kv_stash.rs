@@ -3,7 +3,7 @@
 //! prompts share, already computed.
 
 use crate::forward::KvCache;
-use sampler_core::TokenId;
+use crate::slots::SlotState;
 
 /// Most slots a dropped [`crate::PromptedModel`] leaves to the next (the most recently used ones;
 /// every slot starts with its run's prompt), so caches kept between runs stay a few MB.
@@ -40,20 +40,15 @@ impl Stash {
     /// on), in place of any kept before.
     pub(crate) fn keep(&self, mut slots: Vec<Slot>) {
         if self.on {
-            slots.sort_by_key(|s| std::cmp::Reverse(s.used));
+            slots.sort_by_key(|s| std::cmp::Reverse(s.state.used));
             slots.truncate(STASH_SLOTS);
             *self.slots.lock().unwrap_or_else(|e| e.into_inner()) = slots;
         }
     }
 }
 
-/// One KV cache and the sequence it holds.
+/// One KV cache and what the slot rule knows of it (the sequence it holds).
 pub(crate) struct Slot {
+    pub(crate) state: SlotState,
     pub(crate) cache: KvCache,
-    /// The tokens whose keys and values are in `cache` (prompt included).
-    pub(crate) tokens: Vec<TokenId>,
-    /// Logits after the last token of `tokens`.
-    pub(crate) logits: Option<Vec<f32>>,
-    /// When it was last used (the prompted model's logical clock).
-    pub(crate) used: u64,
 }

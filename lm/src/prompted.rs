@@ -3,7 +3,7 @@
 use crate::forward::{KvCache, NoPause, Pause, log_softmax};
 use crate::kv_stash::Slot;
 use crate::model::Model;
-use crate::slots::{SlotCaches, SlotState, Slots};
+use crate::slots::{SlotCaches, Slots};
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
 use std::sync::Arc;
 
@@ -95,17 +95,7 @@ impl PromptedModel {
         // rule matches against this prompt's sequences like any other).
         let mut kept = model.stash.take();
         kept.truncate(DEFAULT_SLOTS);
-        let (states, caches) = kept
-            .into_iter()
-            .map(|s| {
-                let state = SlotState {
-                    tokens: s.tokens,
-                    logits: s.logits,
-                    used: s.used,
-                };
-                (state, s.cache)
-            })
-            .unzip();
+        let (states, caches) = kept.into_iter().map(|s| (s.state, s.cache)).unzip();
         Ok(PromptedModel {
             prompt,
             slots: Slots::new(states, DEFAULT_SLOTS),
@@ -205,12 +195,7 @@ impl Drop for PromptedModel {
         let slots = states
             .into_iter()
             .zip(caches)
-            .map(|(s, cache)| Slot {
-                cache,
-                tokens: s.tokens,
-                logits: s.logits,
-                used: s.used,
-            })
+            .map(|(state, cache)| Slot { state, cache })
             .collect();
         self.caches.model.stash.keep(slots);
     }
