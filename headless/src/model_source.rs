@@ -21,11 +21,13 @@ pub struct ModelSpec {
     pub engine: String,
     /// Activations of the CPU pass's quantized products.
     pub activations: lm::forward::Activations,
+    /// The GPU pass's KV cache format (f16 only where the adapter has `shader-f16`).
+    pub kv_cache: shaders::KvFormat,
 }
 
 impl ModelSpec {
     /// `model` with the defaults: a hardware GPU when present, else the CPU; our engine;
-    /// f32 activations.
+    /// f32 activations and KV cache.
     pub fn new(model: impl Into<String>) -> ModelSpec {
         ModelSpec {
             model: model.into(),
@@ -33,6 +35,7 @@ impl ModelSpec {
             gpu: false,
             engine: "strait".into(),
             activations: lm::forward::Activations::F32,
+            kv_cache: shaders::KvFormat::F32,
         }
     }
 }
@@ -200,17 +203,34 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         return Ok(None);
     }
     let name = gpu.adapter_name();
-    let m = sampler_core::block_on(GpuModel::with_slots(
+    let m = sampler_core::block_on(GpuModel::with_cache(
         Arc::new(gpu),
         model,
         lm::gpu::DEFAULT_GPU_CONTEXT,
         lm::gpu::DEFAULT_GPU_SLOTS,
+        args.kv_cache,
     ))
     .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
     eprintln!(
-        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches",
+        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches of {}",
         m.buffer_bytes() as f64 / 1e6,
-        m.slots()
+        m.slots(),
+        kv_name(m.kv_format())
     );
+    if m.kv_format() != args.kv_cache {
+        eprintln!(
+            "strait: --kv-cache {}: needs the adapter's shader-f16 and a model whose q, k, v \
+             products fuse; the cache is f32",
+            kv_name(args.kv_cache)
+        );
+    }
     Ok(Some(m))
+}
+
+/// `f32` or `f16`, as `--kv-cache` spells them.
+pub fn kv_name(kv: shaders::KvFormat) -> &'static str {
+    match kv {
+        shaders::KvFormat::F32 => "f32",
+        shaders::KvFormat::F16 => "f16",
+    }
 }

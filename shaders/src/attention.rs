@@ -3,6 +3,7 @@
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
+use crate::kv_format::KvFormat;
 use crate::step;
 
 /// Shape of the attention.
@@ -32,9 +33,19 @@ pub struct Attention {
 }
 
 impl Attention {
-    /// Compiles the kernel.
+    /// Compiles the kernel for caches holding f32.
     pub async fn new(gpu: &Gpu) -> Result<Self, GpuError> {
-        let src = format!("{}\n{}", step::WGSL, include_str!("wgsl/attention.wgsl"));
+        Attention::with_cache(gpu, KvFormat::F32).await
+    }
+
+    /// Compiles the kernel for caches in format `kv`.
+    pub async fn with_cache(gpu: &Gpu, kv: KvFormat) -> Result<Self, GpuError> {
+        let src = format!(
+            "{}{}\n{}",
+            kv.wgsl(),
+            step::WGSL,
+            include_str!("wgsl/attention.wgsl")
+        );
         Ok(Attention {
             pipeline: gpu.pipeline("attention", &src).await?,
         })

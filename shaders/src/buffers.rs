@@ -87,10 +87,10 @@ impl Gpu {
             .write_buffer(buffer, (offset * 4) as u64, &u32_bytes(words));
     }
 
-    /// Copies floats between storage buffers in one submission: each `(from, from_at, to,
-    /// to_at, len)` copies `len` floats of `from` starting at float `from_at` to `to` at
-    /// float `to_at`.
-    pub fn copy_f32(
+    /// Copies 32-bit words between storage buffers in one submission: each `(from,
+    /// from_at, to, to_at, len)` copies `len` words of `from` starting at word `from_at` to
+    /// `to` at word `to_at`.
+    pub fn copy_words(
         &self,
         copies: &[(&wgpu::Buffer, usize, &wgpu::Buffer, usize, usize)],
     ) -> Result<(), GpuError> {

@@ -60,6 +60,8 @@ impl Gpu {
         // Subgroup sums for the products' reductions where the adapter has them (native
         // adapters: wgpu does not pass the feature on to the browser's WebGPU yet).
         features |= adapter.features() & wgpu::Features::SUBGROUP;
+        // Half floats for the KV cache (`KvFormat::F16`) where the adapter has them.
+        features |= adapter.features() & wgpu::Features::SHADER_F16;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("strait"),
@@ -107,6 +109,12 @@ impl Gpu {
     /// Adapter name and backend, e.g. `"llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)"`.
     pub fn adapter_name(&self) -> String {
         format!("{} ({:?})", self.info.name, self.info.backend)
+    }
+
+    /// Whether the device has `shader-f16` (half floats in kernels and buffers;
+    /// [`crate::KvFormat::F16`]).
+    pub fn has_f16(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SHADER_F16)
     }
 
     /// Whether the device has subgroup operations (`MatVecStrategy::SubgroupPerRow`).

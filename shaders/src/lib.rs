@@ -34,6 +34,7 @@ mod error;
 mod format;
 mod gpu;
 mod head_norm;
+mod kv_format;
 mod masked_sample;
 mod matvec;
 mod oneshot;
@@ -53,6 +54,7 @@ pub use error::GpuError;
 pub use format::WeightFormat;
 pub use gpu::Gpu;
 pub use head_norm::{HeadNorm, head_norm_reference};
+pub use kv_format::KvFormat;
 pub use masked_sample::{MaskedDraw, MaskedSample, MaskedSampleBinding, masked_sample_reference};
 pub use matvec::{
     GetRows, MatVec, MatVecBindings, MatVecInput, MatVecMode, MatVecOutput, MatVecStrategy,

@@ -4,6 +4,7 @@
 use crate::error::GpuError;
 use crate::format::WeightFormat;
 use crate::gpu::Gpu;
+use crate::kv_format::KvFormat;
 use crate::step;
 
 /// WGSL of the `Dims` uniform ([`MatVec::dims`]) the products and [`GetRows`] read.
@@ -86,8 +87,9 @@ pub enum MatVecOutput {
     Qkv,
     /// As [`MatVecOutput::Qkv`], with each row's bias added and q's and k's rows turned by
     /// RoPE before they are stored: one workgroup computes the two rows of each RoPE pair
-    /// ([`MatVec::fuse_dims`] gives the head width, rotated dimensions and pairing).
-    QkvRope,
+    /// ([`MatVec::fuse_dims`] gives the head width, rotated dimensions and pairing); k
+    /// and v are stored in the given format.
+    QkvRope(KvFormat),
     /// Gate and up stacked (`2 · d_ff` rows): `silu(gate) · up` written, `d_ff` per token,
     /// one workgroup per gate row and its up row.
     SwiGlu,
@@ -98,7 +100,7 @@ impl MatVecOutput {
     fn rows_per_group(self) -> usize {
         match self {
             MatVecOutput::One | MatVecOutput::Qkv => 1,
-            MatVecOutput::QkvRope | MatVecOutput::SwiGlu => 2,
+            MatVecOutput::QkvRope(_) | MatVecOutput::SwiGlu => 2,
         }
     }
 }
@@ -240,7 +242,7 @@ impl MatVec {
                 include_str!("wgsl/matvec_store_qkv.wgsl"),
                 include_str!("wgsl/matvec_out_qkv.wgsl")
             ),
-            MatVecOutput::QkvRope => concat!(
+            MatVecOutput::QkvRope(_) => concat!(
                 include_str!("wgsl/matvec_store_qkv.wgsl"),
                 include_str!("wgsl/matvec_out_qkv_rope.wgsl")
             ),
@@ -255,7 +257,14 @@ impl MatVec {
             false => "",
         };
         let common = include_str!("wgsl/matvec_common.wgsl");
+        // The caches' element type (and the directive f16 needs, first of all).
+        let cache = match output {
+            MatVecOutput::Qkv => KvFormat::F32.wgsl(),
+            MatVecOutput::QkvRope(kv) => kv.wgsl(),
+            MatVecOutput::One | MatVecOutput::SwiGlu => "",
+        };
         [
+            cache,
             step::WGSL,
             format.wgsl(),
             DIMS,
@@ -269,7 +278,7 @@ impl MatVec {
     }
 
     fn uses_fuse(input: MatVecInput, output: MatVecOutput) -> bool {
-        input == MatVecInput::RmsNormed || output == MatVecOutput::QkvRope
+        input == MatVecInput::RmsNormed || matches!(output, MatVecOutput::QkvRope(_))
     }
 
     /// The uniform of a fused kernel's norm and RoPE: the norm's `eps`, and for
@@ -369,7 +378,7 @@ impl MatVec {
             (3, b.dims),
             (4, b.step),
         ];
-        if matches!(self.output, MatVecOutput::Qkv | MatVecOutput::QkvRope) {
+        if matches!(self.output, MatVecOutput::Qkv | MatVecOutput::QkvRope(_)) {
             let (k, v) = b.caches.ok_or_else(|| missing("the k and v caches"))?;
             at.extend([(5, k), (6, v)]);
         }
@@ -379,7 +388,7 @@ impl MatVec {
         if MatVec::uses_fuse(self.input, self.output) {
             at.push((8, need(b.fuse, "the fuse uniform")?));
         }
-        if self.output == MatVecOutput::QkvRope {
+        if matches!(self.output, MatVecOutput::QkvRope(_)) {
             at.push((9, need(b.rope_table, "the RoPE table")?));
             at.push((10, need(b.bias, "the biases")?));
         }

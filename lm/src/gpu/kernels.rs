@@ -2,7 +2,7 @@
 //! output, and the element-wise kernels of the paths the products do not fold in.
 
 use shaders::{
-    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, MatVec, MatVecInput, MatVecOutput,
+    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, KvFormat, MatVec, MatVecInput, MatVecOutput,
     MatVecStrategy, Rope, SwiGlu, WeightFormat,
 };
 use std::collections::HashMap;
@@ -24,12 +24,13 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    /// Compiles a product kernel for each kind in `products` (with the adapter's strategy)
-    /// and the embedding lookup of `embd`.
+    /// Compiles a product kernel for each kind in `products` (with the adapter's strategy),
+    /// the embedding lookup of `embd` and the attention over caches in format `kv`.
     pub(crate) async fn new(
         gpu: &Gpu,
         products: &[ProductKind],
         embd: WeightFormat,
+        kv: KvFormat,
     ) -> Result<Self, GpuError> {
         let strategy = MatVecStrategy::for_gpu(gpu);
         let mut compiled = HashMap::new();
@@ -45,7 +46,7 @@ impl Kernels {
             rope: Rope::new(gpu).await?,
             bias: Bias::new(gpu).await?,
             head_norm: HeadNorm::new(gpu).await?,
-            attention: Attention::new(gpu).await?,
+            attention: Attention::with_cache(gpu, kv).await?,
             swiglu: SwiGlu::new(gpu).await?,
         })
     }

@@ -7,8 +7,9 @@ use crate::config::{LlamaConfig, RopeStyle};
 use crate::model::Model;
 use sampler_core::{LmError, TokenId};
 use shaders::{
-    Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, MatVec, MatVecBindings, MatVecInput,
-    MatVecMode, MatVecOutput, Place, Rope, STEP_TOKENS, Step, SwiGlu, f32_bytes, rope_table, wgpu,
+    Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, KvFormat, MatVec, MatVecBindings,
+    MatVecInput, MatVecMode, MatVecOutput, Place, Rope, STEP_TOKENS, Step, SwiGlu, f32_bytes,
+    rope_table, wgpu,
 };
 use std::sync::Arc;
 
@@ -159,6 +160,8 @@ pub struct GpuModel {
     head: Product,
     /// Each layer's k and v cache buffers (all slots).
     caches: Vec<[wgpu::Buffer; 2]>,
+    /// How the caches store keys and values.
+    kv: KvFormat,
     /// One slot's rows of one cache buffer, where there are several slots: a copy between
     /// slots goes through it (WebGPU copies nothing within one buffer).
     staging: Option<wgpu::Buffer>,
@@ -174,6 +177,7 @@ impl std::fmt::Debug for GpuModel {
             .field("adapter", &self.gpu.adapter_name())
             .field("max_context", &self.max_ctx)
             .field("slots", &self.lens.len())
+            .field("kv_cache", &self.kv)
             .field("cached", &self.lens)
             .field("weight_bytes", &self.weight_bytes)
             .finish_non_exhaustive()
@@ -204,13 +208,13 @@ impl Raw {
     }
 
     /// The product kernels this block uses.
-    fn kinds(&self) -> Vec<ProductKind> {
+    fn kinds(&self, kv: KvFormat) -> Vec<ProductKind> {
         use MatVecInput::{RmsNormed, Vectors};
         let mut k = vec![(self.m[0].format, Vectors, MatVecOutput::One)];
         k.push((self.m[1].format, Vectors, MatVecOutput::One));
         match &self.qkv {
             Qkv::Stacked(m) if self.fuses_qkv() => {
-                k.push((m.format, RmsNormed, MatVecOutput::QkvRope))
+                k.push((m.format, RmsNormed, MatVecOutput::QkvRope(kv)))
             }
             Qkv::Stacked(m) => k.push((m.format, RmsNormed, MatVecOutput::Qkv)),
             Qkv::Separate(ms) => {
@@ -252,24 +256,33 @@ impl GpuModel {
     /// most the model's context): [`GpuModel::forward_slots`] runs up to that many
     /// sequences in one pass. It holds fewer (at least one) where `slots` caches would pass
     /// [`GPU_CACHE_BUDGET`] or a layer's cache buffer the adapter's largest storage binding
-    /// ([`GpuModel::slots`] says how many).
+    /// ([`GpuModel::slots`] says how many). The caches hold f32: the logits then match
+    /// the CPU forward pass within the bound the exact samplers rely on.
     pub async fn with_slots(
         gpu: Arc<Gpu>,
         model: &Model,
         max_context: usize,
         slots: usize,
     ) -> Result<GpuModel, GpuError> {
+        GpuModel::with_cache(gpu, model, max_context, slots, KvFormat::F32).await
+    }
+
+    /// As [`GpuModel::with_slots`], the caches in format `cache` where the device and the
+    /// model allow it: f16 needs `shader-f16` and every block's q/k/v product fused (the
+    /// separate bias, per-head norm and RoPE kernels work in f32), else the caches are f32
+    /// ([`GpuModel::kv_format`] says which). f16 halves the cache's memory and reads and
+    /// moves SmolLM2's logits from the CPU's by up to 0.04 where f32 moves them 1e-4
+    /// (docs/bench/gpu-forward.md).
+    pub async fn with_cache(
+        gpu: Arc<Gpu>,
+        model: &Model,
+        max_context: usize,
+        slots: usize,
+        cache: KvFormat,
+    ) -> Result<GpuModel, GpuError> {
         let c = model.config().clone();
         let bytes = model.bytes();
         let max_ctx = max_context.min(c.context_length).max(1);
-        // One slot's keys or values in one layer, and all of its keys and values.
-        let layer_bytes = (max_ctx * c.kv_dim() * 4) as u64;
-        let slot_bytes = layer_bytes * 2 * c.n_layers as u64;
-        let binding = gpu.limits().max_storage_buffer_binding_size;
-        let slots = slots
-            .min((GPU_CACHE_BUDGET / slot_bytes.max(1)) as usize)
-            .min((binding / layer_bytes.max(1)) as usize)
-            .max(1);
         let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
         if d % 32 != 0 || q_dim % 32 != 0 || ff % 32 != 0 {
             return Err(GpuError::Shape(format!(
@@ -348,11 +361,27 @@ impl GpuModel {
             });
         }
         let weight_bytes = gpu.allocated_bytes() - start_bytes;
+        // f16 caches where the device has them and every block writes its cache from the
+        // fused q/k/v product; the element-wise kernels of the other paths (biases,
+        // per-head norms, RoPE in the cache) read and write f32.
+        let f16 = cache == KvFormat::F16 && gpu.has_f16() && raw.iter().all(Raw::fuses_qkv);
+        let cache_format = match f16 {
+            true => KvFormat::F16,
+            false => KvFormat::F32,
+        };
+        // One slot's keys or values in one layer, and all of its keys and values.
+        let layer_bytes = (max_ctx * kv * cache_format.bytes()) as u64;
+        let slot_bytes = layer_bytes * 2 * c.n_layers as u64;
+        let binding = gpu.limits().max_storage_buffer_binding_size;
+        let slots = slots
+            .min((GPU_CACHE_BUDGET / slot_bytes.max(1)) as usize)
+            .min((binding / layer_bytes.max(1)) as usize)
+            .max(1);
         let head_m = output.as_ref().unwrap_or(&embd);
         let head_kind = (head_m.format, MatVecInput::RmsNormed, MatVecOutput::One);
-        let mut kinds: Vec<ProductKind> = raw.iter().flat_map(Raw::kinds).collect();
+        let mut kinds: Vec<ProductKind> = raw.iter().flat_map(|r| r.kinds(cache_format)).collect();
         kinds.push(head_kind);
-        let kernels = Kernels::new(&gpu, &kinds, embd.format).await?;
+        let kernels = Kernels::new(&gpu, &kinds, embd.format, cache_format).await?;
         let act = Activations::new(&gpu, &c, max_ctx)?;
         // A fused q/k/v product without biases adds these zeros.
         let no_bias = gpu.zeroed("no q, k, v biases", q_dim + 2 * kv)?;
@@ -419,8 +448,8 @@ impl GpuModel {
         let mut blocks = Vec::with_capacity(c.n_layers);
         let mut caches = Vec::with_capacity(c.n_layers);
         for r in &raw {
-            let kc = gpu.zeroed("k cache", slots * max_ctx * kv)?;
-            let vc = gpu.zeroed("v cache", slots * max_ctx * kv)?;
+            let kc = gpu.zeroed("k cache", cache_format.words(slots * max_ctx * kv))?;
+            let vc = gpu.zeroed("v cache", cache_format.words(slots * max_ctx * kv))?;
             caches.push([kc.clone(), vc.clone()]);
             let [wo, down] = &r.m;
             let normed = MatVecBindings {
@@ -432,7 +461,7 @@ impl GpuModel {
                     let dm = MatVec::dims_qkv(&gpu, q_dim, kv, d)?;
                     let fused = r.fuses_qkv();
                     let output = match fused {
-                        true => MatVecOutput::QkvRope,
+                        true => MatVecOutput::QkvRope(cache_format),
                         false => MatVecOutput::Qkv,
                     };
                     let extra = MatVecBindings {
@@ -596,7 +625,7 @@ impl GpuModel {
             head_normed,
         )?;
         let staging = match slots > 1 {
-            true => Some(gpu.zeroed("slot copy", max_ctx * kv)?),
+            true => Some(gpu.zeroed("slot copy", cache_format.words(max_ctx * kv))?),
             false => None,
         };
         let embd_dims = MatVec::dims(&gpu, c.vocab_size, d, MatVecMode::Write)?;
@@ -616,6 +645,7 @@ impl GpuModel {
             embd: embd_bind,
             head,
             caches,
+            kv: cache_format,
             staging,
             lens: vec![0; slots],
             weight_bytes,
@@ -639,6 +669,11 @@ impl GpuModel {
     /// The end-of-sequence token.
     pub fn eos(&self) -> TokenId {
         self.eos
+    }
+
+    /// How the KV caches store keys and values.
+    pub fn kv_format(&self) -> KvFormat {
+        self.kv
     }
 
     /// Positions the GPU KV cache can hold.
@@ -696,8 +731,8 @@ impl GpuModel {
         let Some(staging) = &self.staging else {
             return Err(LmError("one GPU KV cache: no slot to copy to".into()));
         };
-        let row = self.max_ctx * self.config.kv_dim();
-        let len = n * self.config.kv_dim();
+        let row = self.kv.words(self.max_ctx * self.config.kv_dim());
+        let len = self.kv.words(n * self.config.kv_dim());
         let copies: Vec<_> = self
             .caches
             .iter()
@@ -709,7 +744,7 @@ impl GpuModel {
                 ]
             })
             .collect();
-        match self.gpu.copy_f32(&copies) {
+        match self.gpu.copy_words(&copies) {
             Ok(()) => {
                 self.lens[to] = n;
                 Ok(())

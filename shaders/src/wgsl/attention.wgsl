@@ -5,7 +5,8 @@
 // of values. Every loop over positions is split across the 64 invocations: a loop that
 // walks all positions in one invocation waits out one memory latency per position, which
 // on a GPU costs more than the arithmetic (decode slowed by a quarter from 61 to 157
-// positions on an H100 when the value sum was such a loop).
+// positions on an H100 when the value sum was such a loop). The caches hold kv_t (f32, or
+// f16 where the device has it: KvFormat), widened to f32 as they are read.
 struct Dims {
     n_heads: u32,
     group: u32,
@@ -18,8 +19,8 @@ struct Dims {
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
-@group(0) @binding(1) var<storage, read> kc: array<f32>;
-@group(0) @binding(2) var<storage, read> vc: array<f32>;
+@group(0) @binding(1) var<storage, read> kc: array<kv_t>;
+@group(0) @binding(2) var<storage, read> vc: array<kv_t>;
 @group(0) @binding(3) var<storage, read_write> scores: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<uniform> dims: Dims;
@@ -50,13 +51,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var s2 = 0.0;
         var s3 = 0.0;
         for (var i = 0u; i < hd4; i += 4u) {
-            s0 += q[qb + i] * kc[kb + i];
-            s1 += q[qb + i + 1u] * kc[kb + i + 1u];
-            s2 += q[qb + i + 2u] * kc[kb + i + 2u];
-            s3 += q[qb + i + 3u] * kc[kb + i + 3u];
+            s0 += q[qb + i] * f32(kc[kb + i]);
+            s1 += q[qb + i + 1u] * f32(kc[kb + i + 1u]);
+            s2 += q[qb + i + 2u] * f32(kc[kb + i + 2u]);
+            s3 += q[qb + i + 3u] * f32(kc[kb + i + 3u]);
         }
         for (var i = hd4; i < hd; i++) {
-            s0 += q[qb + i] * kc[kb + i];
+            s0 += q[qb + i] * f32(kc[kb + i]);
         }
         let s = ((s0 + s1) + (s2 + s3)) * dims.scale;
         scores[sb + j] = s;
@@ -103,16 +104,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let p = scores[sb + j];
             let row = (row0 + j) * dims.kv_dim + vb;
             if (base + dl < hd) {
-                a0 += p * vc[row];
+                a0 += p * f32(vc[row]);
             }
             if (base + dl + 16u < hd) {
-                a1 += p * vc[row + 16u];
+                a1 += p * f32(vc[row + 16u]);
             }
             if (base + dl + 32u < hd) {
-                a2 += p * vc[row + 32u];
+                a2 += p * f32(vc[row + 32u]);
             }
             if (base + dl + 48u < hd) {
-                a3 += p * vc[row + 48u];
+                a3 += p * f32(vc[row + 48u]);
             }
         }
         let pb = phase * 64u + dl;

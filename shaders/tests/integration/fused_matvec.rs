@@ -1,4 +1,5 @@
-//! The fused products ([`MatVecInput::RmsNormed`], [`MatVecOutput::QkvRope`],
+//! The fused products ([`MatVecInput::RmsNormed`], [`MatVecOutput::QkvRope`] with f32 and
+//! f16 caches,
 //! [`MatVecOutput::SwiGlu`]) against the unfused CPU references run one after another:
 //! norm then product, product then bias then RoPE, product then SwiGLU; both strategies,
 //! every weight format for the norm, both RoPE pairings with partial rotation.
@@ -18,6 +19,20 @@ fn step(gpu: &Gpu, n: usize, n_past: usize, first: usize) -> wgpu::Buffer {
         first: first as u32,
     }
     .buffer(gpu)
+}
+
+/// The magnitudes `assert_close` scales its bound by, widened for a cache that rounds
+/// each value to f16 after the f32 sums: half an f16 ulp of the value (relative 2⁻¹¹,
+/// or 2⁻²⁵ absolute among f16's subnormals) on top of the f32 bound.
+fn cache_rounding(kv: KvFormat, want: &[f32], mag: &[f32], terms: usize) -> Vec<f32> {
+    let u = (terms as f32 + 8.0) * 2f32.powi(-24);
+    mag.iter()
+        .zip(want)
+        .map(|(&m, &w)| match kv {
+            KvFormat::F32 => m,
+            KvFormat::F16 => m + ((w.abs() + u * m) * 2f32.powi(-11) + 2f32.powi(-25)) / u,
+        })
+        .collect()
 }
 
 /// `(x, g)`: `n` vectors of `cols` in [-scale, scale] and norm weights in [0.5, 1.5).
@@ -111,6 +126,8 @@ gpu_tests! {
         let gpu = common::gpu().await;
         let mut rng = Rng(57);
         let n_past = 2usize;
+        // Each strategy with an f32 cache; the adapter's strategy with each other format.
+        let formats = common::kv_formats(&gpu);
         let shapes = [
             // (format, cols, heads, kv heads, head_dim, n_rot, halves)
             (WeightFormat::Q8_0, 64, 4, 2, 16, 16, false),
@@ -171,14 +188,19 @@ gpu_tests! {
                         .flat_map(|h| (0..hd).map(|i| h[i] + h[partner(i)]).collect::<Vec<_>>())
                         .collect()
                 };
-                for strategy in common::matvec_strategies(&gpu) {
-                    let kernel = MatVec::fused(&gpu, f, strategy, input, MatVecOutput::QkvRope)
-                        .await
-                        .unwrap();
+                let cases = common::matvec_strategies(&gpu)
+                    .into_iter()
+                    .map(|s| (s, KvFormat::F32))
+                    .chain(formats.iter().filter(|&&kv| kv != KvFormat::F32).map(|&kv| {
+                        (MatVecStrategy::for_gpu(&gpu), kv)
+                    }));
+                for (strategy, kv) in cases {
+                    let output = MatVecOutput::QkvRope(kv);
+                    let kernel = MatVec::fused(&gpu, f, strategy, input, output).await.unwrap();
                     let qb = gpu.zeroed("q", n * q_rows).unwrap();
                     let cache = vec![-5.0f32; (n_past + n) * kv_rows];
-                    let kb = gpu.storage("k", &f32_bytes(&cache)).unwrap();
-                    let vb = gpu.storage("v", &f32_bytes(&cache)).unwrap();
+                    let kb = gpu.storage("k", &common::cache_bytes(kv, &cache)).unwrap();
+                    let vb = gpu.storage("v", &common::cache_bytes(kv, &cache)).unwrap();
                     let bind = kernel
                         .bind_all(
                             &gpu,
@@ -198,15 +220,20 @@ gpu_tests! {
                         .unwrap();
                     gpu.run(|p| kernel.dispatch(p, &bind, rows, n)).unwrap();
                     let got_q = gpu.read_f32(&qb, 0, n * q_rows).await.unwrap();
-                    let kc = gpu.read_f32(&kb, 0, cache.len()).await.unwrap();
-                    let vc = gpu.read_f32(&vb, 0, cache.len()).await.unwrap();
+                    let kc = common::read_cache(&gpu, kv, &kb, cache.len()).await;
+                    let vc = common::read_cache(&gpu, kv, &vb, cache.len()).await;
                     let what = format!(
-                        "{f:?} heads {heads}/{kv_heads}x{hd} n_rot {n_rot} halves {halves} {input:?} {strategy:?}"
+                        "{f:?} heads {heads}/{kv_heads}x{hd} n_rot {n_rot} halves {halves} {input:?} {strategy:?} {kv:?} cache"
                     );
                     let at = n_past * kv_rows;
-                    assert_close(&got_q, &q, &pair_mag(&q_mag), 2 * cols + 8, &format!("q, {what}"));
-                    assert_close(&kc[at..], &k, &pair_mag(&k_mag), 2 * cols + 8, &format!("k, {what}"));
-                    assert_close(&vc[at..], &v, &v_mag, 2 * cols + 8, &format!("v, {what}"));
+                    let terms = 2 * cols + 8;
+                    assert_close(&got_q, &q, &pair_mag(&q_mag), terms, &format!("q, {what}"));
+                    let (k_tol, v_tol) = (
+                        cache_rounding(kv, &k, &pair_mag(&k_mag), terms),
+                        cache_rounding(kv, &v, &v_mag, terms),
+                    );
+                    assert_close(&kc[at..], &k, &k_tol, terms, &format!("k, {what}"));
+                    assert_close(&vc[at..], &v, &v_tol, terms, &format!("v, {what}"));
                     assert!(
                         kc[..at].iter().chain(&vc[..at]).all(|&v| v == -5.0),
                         "earlier cache positions written, {what}"
@@ -282,7 +309,7 @@ gpu_tests! {
     async fn fused_bindings_name_what_is_missing() {
         let gpu = common::gpu().await;
         let f = WeightFormat::Q8_0;
-        let k = MatVec::fused(&gpu, f, MatVecStrategy::InvocationPerRow, MatVecInput::RmsNormed, MatVecOutput::QkvRope)
+        let k = MatVec::fused(&gpu, f, MatVecStrategy::InvocationPerRow, MatVecInput::RmsNormed, MatVecOutput::QkvRope(KvFormat::F32))
             .await
             .unwrap();
         let b = gpu.zeroed("b", 64).unwrap();

@@ -117,17 +117,30 @@ async fn check_matvec(
     }
 }
 
-/// `attention_matches_cpu` for one shape, at several (cached, new) token counts.
-async fn attention_case(gpu: &Gpu, k: &Attention, s: &AttentionShape, rng: &mut Rng) {
+/// `attention_matches_cpu` for one shape and cache format, at several (cached, new) token
+/// counts. The reference reads the values the cache holds (rounded to f16 for an f16
+/// cache), so both formats meet the same bound.
+async fn attention_case(
+    gpu: &Gpu,
+    (k, kv): (&Attention, KvFormat),
+    s: &AttentionShape,
+    rng: &mut Rng,
+) {
     let s = *s;
+    let held = |v: f32| match kv {
+        KvFormat::F32 => v,
+        KvFormat::F16 => common::round_f16(v),
+    };
     for (n_past, n) in [(0usize, 1usize), (0, 5), (130, 1), (70, 3)] {
         let kv_dim = s.n_kv_heads * s.head_dim;
         let q: Vec<f32> = (0..n * s.n_heads * s.head_dim).map(|_| rng.f32()).collect();
-        let kc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| rng.f32() * 2.0).collect();
-        let vc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| rng.f32()).collect();
+        let kc: Vec<f32> = (0..s.max_ctx * kv_dim)
+            .map(|_| held(rng.f32() * 2.0))
+            .collect();
+        let vc: Vec<f32> = (0..s.max_ctx * kv_dim).map(|_| held(rng.f32())).collect();
         let qb = gpu.storage("q", &f32_bytes(&q)).unwrap();
-        let kb = gpu.storage("k", &f32_bytes(&kc)).unwrap();
-        let vb = gpu.storage("v", &f32_bytes(&vc)).unwrap();
+        let kb = gpu.storage("k", &common::cache_bytes(kv, &kc)).unwrap();
+        let vb = gpu.storage("v", &common::cache_bytes(kv, &vc)).unwrap();
         let sc = gpu.zeroed("scores", s.scratch_len(n)).unwrap();
         let ob = gpu.zeroed("out", q.len()).unwrap();
         let dims = Attention::dims(gpu, &s).unwrap();
@@ -144,7 +157,7 @@ async fn attention_case(gpu: &Gpu, k: &Attention, s: &AttentionShape, rng: &mut 
         // Outputs are convex combinations of values in [-1, 1]; f32 sums of ≤ 200 terms.
         assert!(
             got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 2e-5),
-            "{s:?}: n_past {n_past}, n {n}"
+            "{s:?} {kv:?}: n_past {n_past}, n {n}"
         );
     }
 }
@@ -497,17 +510,19 @@ gpu_tests! {
     async fn attention_matches_cpu() {
         let gpu = gpu().await;
         let mut rng = Rng(21);
-        let k = Attention::new(&gpu).await.unwrap();
-        // SmolLM2's heads (64 wide), wider ones (two passes of 64 dimensions), and widths
-        // that are not multiples of 16 or of 4 (the kernel's lanes and unrolled sums).
-        for (n_heads, n_kv_heads, head_dim) in [(9, 3, 64), (4, 2, 128), (6, 3, 20), (2, 1, 6)] {
-            let s = AttentionShape {
-                n_heads,
-                n_kv_heads,
-                head_dim,
-                max_ctx: 200,
-            };
-            attention_case(&gpu, &k, &s, &mut rng).await;
+        for kv in common::kv_formats(&gpu) {
+            let k = Attention::with_cache(&gpu, kv).await.unwrap();
+            // SmolLM2's heads (64 wide), wider ones (two passes of 64 dimensions), and widths
+            // that are not multiples of 16 or of 4 (the kernel's lanes and unrolled sums).
+            for (n_heads, n_kv_heads, head_dim) in [(9, 3, 64), (4, 2, 128), (6, 3, 20), (2, 1, 6)] {
+                let s = AttentionShape {
+                    n_heads,
+                    n_kv_heads,
+                    head_dim,
+                    max_ctx: 200,
+                };
+                attention_case(&gpu, (&k, kv), &s, &mut rng).await;
+            }
         }
         let bad = AttentionShape {
             n_heads: 9,

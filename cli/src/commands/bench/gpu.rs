@@ -1,4 +1,4 @@
-//! `strait bench gpu [--profile] [--batch N]`: the wgpu forward pass's decode on the
+//! `strait bench gpu [--profile] [--batch N] [--context N] [--kv-cache f16]`: the wgpu forward pass's decode on the
 //! adapter present, with its dispatches per token, and with `--profile` each kernel's GPU
 //! time per token from timestamp queries (or a line saying why the adapter cannot give
 //! them). With `--profile` the decode rate includes the timestamps' own cost: compare
@@ -23,10 +23,12 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
         prompt = prompt.iter().copied().cycle().take(n.max(1)).collect();
     }
     let gpu = std::sync::Arc::new(block_on(shaders::Gpu::new())?);
-    let mut m = block_on(lm::gpu::GpuModel::with_gpu(
+    let mut m = block_on(lm::gpu::GpuModel::with_cache(
         gpu.clone(),
         &model,
         prompt.len() + args.tokens + 1,
+        1,
+        args.kv_cache,
     ))?;
     let logits = block_on(m.forward(&prompt, prompt.len() - 1))?;
     let mut next = super::argmax(&logits);
@@ -46,6 +48,8 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
         "adapter": gpu.adapter_name(),
         "context": prompt.len(),
         "weight_bytes": m.weight_bytes(),
+        "kv_cache": headless::kv_name(m.kv_format()),
+        "buffer_bytes": m.buffer_bytes(),
         "decode_tokens": args.tokens,
         "decode_tok_s": args.tokens as f64 / wall,
         "dispatches_per_token": per_token((shaders::dispatches() - before) as f64),
@@ -101,7 +105,13 @@ fn batched(
         )));
     }
     let ctx = prompt.len() + args.tokens + 2;
-    let mut m = block_on(lm::gpu::GpuModel::with_slots(gpu, model, ctx, n))?;
+    let mut m = block_on(lm::gpu::GpuModel::with_cache(
+        gpu,
+        model,
+        ctx,
+        n,
+        args.kv_cache,
+    ))?;
     if m.slots() < n {
         return Err(crate::failure::Failure(format!(
             "--batch {n}: the GPU holds only {} KV caches of {ctx} positions",

@@ -152,3 +152,51 @@ pub fn matvec_strategies(gpu: &shaders::Gpu) -> Vec<shaders::MatVecStrategy> {
     }
     s
 }
+
+/// The KV cache formats a test runs: f32 always, f16 where the device has `shader-f16`
+/// (and a line saying the f16 variant is untested where it does not).
+pub fn kv_formats(gpu: &shaders::Gpu) -> Vec<shaders::KvFormat> {
+    if gpu.has_f16() {
+        return vec![shaders::KvFormat::F32, shaders::KvFormat::F16];
+    }
+    say!(
+        "shader-f16: not offered by the adapter ({}); the f16 KV cache kernels are untested here",
+        gpu.adapter_name().trim()
+    );
+    vec![shaders::KvFormat::F32]
+}
+
+/// `v` rounded to the nearest f16 (what an f16 cache holds).
+pub fn round_f16(v: f32) -> f32 {
+    half::f16::from_f32(v).to_f32()
+}
+
+/// The bytes of a cache holding `v` in `kv`'s format.
+pub fn cache_bytes(kv: shaders::KvFormat, v: &[f32]) -> Vec<u8> {
+    match kv {
+        shaders::KvFormat::F32 => shaders::f32_bytes(v),
+        shaders::KvFormat::F16 => v
+            .iter()
+            .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
+            .collect(),
+    }
+}
+
+/// Reads `len` cached values of `kv`'s format from the start of `buffer`, widened to f32.
+pub async fn read_cache(
+    gpu: &shaders::Gpu,
+    kv: shaders::KvFormat,
+    buffer: &wgpu::Buffer,
+    len: usize,
+) -> Vec<f32> {
+    let words = gpu.read_words(buffer, 0, kv.words(len)).await.unwrap();
+    match kv {
+        shaders::KvFormat::F32 => words.into_iter().map(f32::from_bits).collect(),
+        shaders::KvFormat::F16 => words
+            .into_iter()
+            .flat_map(|w| [w as u16, (w >> 16) as u16])
+            .map(|h| half::f16::from_bits(h).to_f32())
+            .take(len)
+            .collect(),
+    }
+}

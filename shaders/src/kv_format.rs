@@ -1,0 +1,49 @@
+//! [`KvFormat`]: the number format of the KV cache (f32 everywhere, f16 where the device
+//! has `shader-f16`).
+
+use crate::gpu::Gpu;
+
+/// How the keys and values in a KV cache are stored. The kernels that write the cache
+/// round to it and those that read it widen to f32, so everything else stays f32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum KvFormat {
+    /// 4 bytes a value: what every adapter can do.
+    #[default]
+    F32,
+    /// 2 bytes a value (IEEE half): half the cache's memory and read traffic, on devices
+    /// with the `shader-f16` feature ([`Gpu::has_f16`]).
+    F16,
+}
+
+impl KvFormat {
+    /// The smaller format this device can use: f16 where it has `shader-f16`.
+    pub fn for_gpu(gpu: &Gpu) -> Self {
+        match gpu.has_f16() {
+            true => KvFormat::F16,
+            false => KvFormat::F32,
+        }
+    }
+
+    /// Bytes of one cached value.
+    pub fn bytes(self) -> usize {
+        match self {
+            KvFormat::F32 => 4,
+            KvFormat::F16 => 2,
+        }
+    }
+
+    /// 32-bit words of `values` cached values (rounded up).
+    pub fn words(self, values: usize) -> usize {
+        (values * self.bytes()).div_ceil(4)
+    }
+
+    /// WGSL that starts a kernel touching the cache: the `enable` directive f16 needs
+    /// (directives must come before every declaration) and `kv_t`, the cache's element
+    /// type.
+    pub(crate) fn wgsl(self) -> &'static str {
+        match self {
+            KvFormat::F32 => "alias kv_t = f32;\n",
+            KvFormat::F16 => "enable f16;\nalias kv_t = f16;\n",
+        }
+    }
+}
