@@ -33,9 +33,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 for m in "${models[@]}"; do
   f=/tmp/$m.gguf
   echo "# $m"
-  # Decode at a short and a long context, then where the time goes, then batches.
+  # Decode at a short and a long context (f32 and f16 caches), then where the time goes,
+  # then batches.
   "$strait" bench gpu --model "$f" --tokens "$tokens"
   "$strait" bench gpu --model "$f" --tokens "$tokens" --context "$long"
+  "$strait" bench gpu --model "$f" --tokens "$tokens" --context "$long" --kv-cache f16
   "$strait" bench gpu --model "$f" --tokens 32 --profile
   "$strait" bench gpu --model "$f" --tokens 32 --batch 8
   # Prefill and decode beside burn and the CPU pass (every core).
