@@ -405,26 +405,38 @@ fn cars_samples_match_enumerate_on_the_real_model() {
 }
 
 /// The WGSL forward pass (`--gpu`, lavapipe where there is no GPU) scores like the CPU
-/// forward pass: same tokens, log-probabilities within 1e-3 nats (f32 sums in another order).
+/// forward pass: same tokens, log-probabilities within 1e-3 nats (f32 sums in another
+/// order); with `--kv-cache f16` (where the adapter has shader-f16) within 0.1 nats a
+/// token (its logits move up to 0.04); `--kv-cache f16` beside `--cpu` is refused.
 #[test]
 fn gpu_and_cpu_scores_agree() {
-    let run = |device: &str| {
-        lines(&strait(&[
-            "score",
-            "--model",
-            MODEL,
-            device,
-            "--prompt",
-            "The capital of France is",
-            "--text",
-            " Paris.",
-        ]))
-        .remove(0)
+    let run = |flags: &[&str]| {
+        let mut args = vec!["score", "--model", MODEL];
+        args.extend(flags);
+        args.extend(["--prompt", "The capital of France is", "--text", " Paris."]);
+        strait(&args)
     };
-    let (cpu, gpu) = (run("--cpu"), run("--gpu"));
+    let (cpu, gpu) = (
+        lines(&run(&["--cpu"])).remove(0),
+        lines(&run(&["--gpu"])).remove(0),
+    );
     assert_eq!(cpu["tokens"], gpu["tokens"]);
     let (a, b) = (cpu["logp"].as_f64().unwrap(), gpu["logp"].as_f64().unwrap());
     assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
+    let half = run(&["--gpu", "--kv-cache", "f16"]);
+    let c = lines(&half).remove(0)["logp"].as_f64().unwrap();
+    let tokens = cpu["tokens"].as_array().unwrap().len() as f64;
+    assert!(
+        (a - c).abs() < 0.1 * tokens,
+        "cpu {a}, gpu with an f16 cache {c}"
+    );
+    eprintln!("{}", String::from_utf8_lossy(&half.stderr));
+    let refused = run(&["--cpu", "--kv-cache", "f16"]);
+    assert!(
+        error(&refused).contains("--cpu runs the CPU pass"),
+        "{}",
+        error(&refused)
+    );
 }
 
 /// `strait bench gpu --profile`: the decode line with the engine's dispatches per token,

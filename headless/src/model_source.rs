@@ -59,10 +59,12 @@ impl Source {
         model.set_activations(args.activations);
         let model = Arc::new(model);
         if args.engine != "strait" {
-            if args.cpu || args.gpu || args.activations != lm::forward::Activations::F32 {
+            let ours = args.activations != lm::forward::Activations::F32
+                || args.kv_cache != shaders::KvFormat::F32;
+            if args.cpu || args.gpu || ours {
                 return fail(format!(
-                    "--engine {}: --cpu, --gpu and --activations choose how our own engine \
-                     runs; the burn engine runs on its own device in f32",
+                    "--engine {}: --cpu, --gpu, --activations and --kv-cache choose how our \
+                     own engine runs; the burn engine runs on its own device in f32",
                     args.engine
                 ));
             }
@@ -190,17 +192,27 @@ fn open_burn(model: Arc<Model>, engine: &str) -> Result<Backend> {
 
 /// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.
 fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
+    let f16 = args.kv_cache == shaders::KvFormat::F16;
     if args.cpu {
+        if f16 {
+            return fail("--kv-cache f16 is the GPU pass's cache; --cpu runs the CPU pass");
+        }
         return Ok(None);
     }
+    let on_cpu = || {
+        if f16 {
+            eprintln!("strait: --kv-cache f16: no hardware GPU, so the CPU pass runs (f32)");
+        }
+        Ok(None)
+    };
     let gpu = match sampler_core::block_on(shaders::Gpu::new()) {
         Ok(g) => g,
         Err(e) if args.gpu => return fail(format!("--gpu: {e}")),
-        Err(_) => return Ok(None),
+        Err(_) => return on_cpu(),
     };
     if gpu.is_cpu() && !args.gpu {
         // A software adapter (lavapipe) is slower than the CPU forward pass.
-        return Ok(None);
+        return on_cpu();
     }
     let name = gpu.adapter_name();
     let m = sampler_core::block_on(GpuModel::with_cache(

@@ -1,8 +1,6 @@
 //! [`KvFormat`]: the number format of the KV cache (f32 everywhere, f16 where the device
 //! has `shader-f16`).
 
-use crate::gpu::Gpu;
-
 /// How the keys and values in a KV cache are stored. The kernels that write the cache
 /// round to it and those that read it widen to f32, so everything else stays f32.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -11,19 +9,11 @@ pub enum KvFormat {
     #[default]
     F32,
     /// 2 bytes a value (IEEE half): half the cache's memory and read traffic, on devices
-    /// with the `shader-f16` feature ([`Gpu::has_f16`]).
+    /// with the `shader-f16` feature ([`crate::Gpu::has_f16`]).
     F16,
 }
 
 impl KvFormat {
-    /// The smaller format this device can use: f16 where it has `shader-f16`.
-    pub fn for_gpu(gpu: &Gpu) -> Self {
-        match gpu.has_f16() {
-            true => KvFormat::F16,
-            false => KvFormat::F32,
-        }
-    }
-
     /// Bytes of one cached value.
     pub fn bytes(self) -> usize {
         match self {

@@ -25,7 +25,7 @@ pub const DEFAULT_GPU_CONTEXT: usize = 2048;
 pub const DEFAULT_GPU_SLOTS: usize = 8;
 /// Most bytes of KV cache [`GpuModel::with_slots`] allocates: it holds fewer slots (at
 /// least one) where as many as asked would take more (SmolLM2-135M: 94 MB a slot of 2,048
-/// positions, so 8 fit).
+/// positions in f32, so 8 fit; 47 MB in f16).
 pub const GPU_CACHE_BUDGET: u64 = 1 << 30;
 
 /// One matrix product bound to its buffers.
@@ -364,7 +364,12 @@ impl GpuModel {
         // f16 caches where the device has them and every block writes its cache from the
         // fused q/k/v product; the element-wise kernels of the other paths (biases,
         // per-head norms, RoPE in the cache) read and write f32.
-        let f16 = cache == KvFormat::F16 && gpu.has_f16() && raw.iter().all(Raw::fuses_qkv);
+        // An even row width keeps every slot's and position's rows on whole 32-bit words
+        // (the unit of the copies between slots).
+        let f16 = cache == KvFormat::F16
+            && gpu.has_f16()
+            && raw.iter().all(Raw::fuses_qkv)
+            && kv.is_multiple_of(2);
         let cache_format = match f16 {
             true => KvFormat::F16,
             false => KvFormat::F32,

@@ -192,10 +192,10 @@ fn cpu_last(m: &Model, tokens: &[TokenId]) -> Vec<f32> {
 }
 
 /// How far an f16 KV cache ([`KvFormat::F16`]) may move the logits from the CPU's: each
-/// cached key and value is rounded to 11 significant bits (relative 2⁻¹²), and the scores
-/// and values those feed move every later block. Measured on lavapipe: at most 0.038 at
-/// 34 positions, against 1e-4 for the f32 cache. 0.1 still catches a wrong kernel (whole
-/// units).
+/// cached key and value is rounded to 11 significant bits (relative error up to 2⁻¹¹),
+/// and the scores and values those feed move every later block. The bound is the
+/// measurement with room, not a derivation: at most 0.038 at 34 positions on lavapipe,
+/// against 1e-4 for the f32 cache. 0.1 still catches a wrong kernel (whole units).
 const F16_CACHE_LOGIT_TOLERANCE: f32 = 0.1;
 
 /// An f16 KV cache where the device has `shader-f16`: logits within their own bound of the

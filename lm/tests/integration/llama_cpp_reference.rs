@@ -560,6 +560,7 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         &[T::Q4K],
         &[T::Bf16, T::Q5K],
     ];
+    let (mut f16_caches, mut f16_offered) = (0, false);
     for types in mixes {
         let bytes = lm::tiny_llama_gguf_typed(256, types);
         let model = lm::Model::from_bytes(bytes.clone()).unwrap();
@@ -589,13 +590,28 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         );
         // The GPU path: every type through its WGSL decoder, kept as in the file; logits
         // within the GPU tests' bound of the CPU's.
-        let (d, weight_bytes) = gpu_vs_cpu(&model, &tokens, &ours);
+        let GpuCheck {
+            delta: d,
+            weight_bytes,
+            kv,
+            has_f16,
+        } = gpu_vs_cpu(&model, &tokens, &ours);
+        f16_caches += (kv == shaders::KvFormat::F16) as usize;
+        f16_offered = has_f16;
         println!(
             "# figure: {types:?}: GPU vs CPU logits max |Δ| {d:.2e}; {weight_bytes} B of GPU \
              weights for a {} B file",
             bytes.len()
         );
         assert!(d < 0.01, "{types:?}: GPU logits {d} from the CPU's");
+    }
+    // Where the device has shader-f16, the mixes whose q, k and v share a type get one.
+    println!(
+        "# figure: f16 caches granted to {f16_caches} of {} mixes",
+        mixes.len()
+    );
+    if f16_offered {
+        assert!(f16_caches > 0, "no mix got an f16 cache");
     }
 }
 
@@ -660,17 +676,29 @@ fn forward_matches_a_naive_f64_reference() {
     );
 }
 
+/// What [`gpu_vs_cpu`] found.
+struct GpuCheck {
+    /// The largest |Δ| between the GPU's logits and the CPU's.
+    delta: f32,
+    /// Bytes of the GPU model's weight buffers.
+    weight_bytes: u64,
+    /// The cache format an f16 request got.
+    kv: shaders::KvFormat,
+    /// Whether the device has shader-f16.
+    has_f16: bool,
+}
+
 /// `model` on the GPU (lavapipe natively): the largest |Δ| between its logits of `tokens`
 /// and the CPU's (`cpu`, one row per token), and the bytes of its weight buffers. The
 /// GPU model holds three KV caches: after `tokens` in the first, a batched pass runs two
 /// sequences in the others (cache rows past the first cache's, through every kernel
 /// this file's layout uses), and their logits count too.
-fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
+fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> GpuCheck {
     let gpu = std::sync::Arc::new(
         sampler_core::block_on(shaders::Gpu::new()).unwrap_or_else(|e| panic!("{e}")),
     );
     let mut on_gpu =
-        sampler_core::block_on(lm::gpu::GpuModel::with_slots(gpu, model, 64, 3)).unwrap();
+        sampler_core::block_on(lm::gpu::GpuModel::with_slots(gpu.clone(), model, 64, 3)).unwrap();
     let logits = sampler_core::block_on(on_gpu.forward(tokens, 0)).unwrap();
     let diff = |a: &[f32], b: &[f32]| {
         assert_eq!(a.len(), b.len());
@@ -691,7 +719,33 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> (f32, u64) {
     d = d
         .max(diff(&batched[0], row(3)))
         .max(diff(&batched[1], row(2)));
-    (d, on_gpu.weight_bytes())
+    // An f16 KV cache asked for: had where the device has shader-f16 and every block's
+    // q/k/v product fuses (one type for the three, no per-head norms), else f32; either
+    // way the logits stay within the f16 cache's bound (gpu_forward.rs: 0.1).
+    let weight_bytes = on_gpu.weight_bytes();
+    drop(on_gpu);
+    let kv = shaders::KvFormat::F16;
+    let mut half =
+        sampler_core::block_on(lm::gpu::GpuModel::with_cache(gpu, model, 64, 1, kv)).unwrap();
+    let head_norms = model.gguf().tensor("blk.0.attn_q_norm.weight").is_some();
+    if head_norms || !half.gpu().has_f16() {
+        assert_eq!(half.kv_format(), shaders::KvFormat::F32, "f16 refused");
+    }
+    let d16 = diff(
+        cpu,
+        &sampler_core::block_on(half.forward(tokens, 0)).unwrap(),
+    );
+    println!(
+        "# figure: with an f16 cache asked for: {:?} cache, max |Δ| {d16:.2e}",
+        half.kv_format()
+    );
+    assert!(d16 < 0.1, "{:?} cache: {d16}", half.kv_format());
+    GpuCheck {
+        delta: d,
+        weight_bytes,
+        kv: half.kv_format(),
+        has_f16: half.gpu().has_f16(),
+    }
 }
 
 /// `model` on each burn device: the largest |Δ| between its logits of `tokens` and the
@@ -901,7 +955,7 @@ fn qwen2_qwen3_and_llama3_match_llama_cpp() {
 
         // The WGSL path (neox pairing, the bias kernel, the angle table) on the adapter
         // present (lavapipe natively), against our CPU logits: the GPU tests' bound.
-        let (gpu_delta, _) = gpu_vs_cpu(&model, &tokens, &ours);
+        let gpu_delta = gpu_vs_cpu(&model, &tokens, &ours).delta;
         println!("# figure: {name}: GPU vs CPU logits: max |Δ| {gpu_delta:.2e}");
         assert!(
             gpu_delta < 0.01,

@@ -126,7 +126,7 @@ gpu_tests! {
         let gpu = common::gpu().await;
         let mut rng = Rng(57);
         let n_past = 2usize;
-        // Each strategy with an f32 cache; the adapter's strategy with each other format.
+        // Each strategy with each cache format the device has.
         let formats = common::kv_formats(&gpu);
         let shapes = [
             // (format, cols, heads, kv heads, head_dim, n_rot, halves)
@@ -188,12 +188,10 @@ gpu_tests! {
                         .flat_map(|h| (0..hd).map(|i| h[i] + h[partner(i)]).collect::<Vec<_>>())
                         .collect()
                 };
-                let cases = common::matvec_strategies(&gpu)
-                    .into_iter()
-                    .map(|s| (s, KvFormat::F32))
-                    .chain(formats.iter().filter(|&&kv| kv != KvFormat::F32).map(|&kv| {
-                        (MatVecStrategy::for_gpu(&gpu), kv)
-                    }));
+                let strategies = common::matvec_strategies(&gpu);
+                let cases = strategies
+                    .iter()
+                    .flat_map(|&s| formats.iter().map(move |&kv| (s, kv)));
                 for (strategy, kv) in cases {
                     let output = MatVecOutput::QkvRope(kv);
                     let kernel = MatVec::fused(&gpu, f, strategy, input, output).await.unwrap();
