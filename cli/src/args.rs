@@ -23,11 +23,7 @@ fn activations(s: &str) -> Result<Activations, String> {
 }
 
 fn kv_cache(s: &str) -> Result<shaders::KvFormat, String> {
-    match s {
-        "f32" => Ok(shaders::KvFormat::F32),
-        "f16" => Ok(shaders::KvFormat::F16),
-        _ => Err(format!("expected `f32` or `f16`, got {s:?}")),
-    }
+    shaders::KvFormat::parse(s).ok_or_else(|| format!("expected `f32` or `f16`, got {s:?}"))
 }
 
 /// The subcommands.

@@ -17,5 +17,5 @@ pub mod sweep;
 
 pub use constraint_source::{ConstraintSpec, build};
 pub use failure::{Failure, Result, fail};
-pub use model_source::{ModelSpec, Source, kv_name, with_lm};
+pub use model_source::{ModelSpec, Source, with_lm};
 pub use sample::{SampleJob, sample};

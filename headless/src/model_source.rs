@@ -227,22 +227,14 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches of {}",
         m.buffer_bytes() as f64 / 1e6,
         m.slots(),
-        kv_name(m.kv_format())
+        m.kv_format().name()
     );
     if m.kv_format() != args.kv_cache {
         eprintln!(
             "strait: --kv-cache {}: needs the adapter's shader-f16 and a model whose q, k, v \
              products fuse; the cache is f32",
-            kv_name(args.kv_cache)
+            args.kv_cache.name()
         );
     }
     Ok(Some(m))
-}
-
-/// `f32` or `f16`, as `--kv-cache` spells them.
-pub fn kv_name(kv: shaders::KvFormat) -> &'static str {
-    match kv {
-        shaders::KvFormat::F32 => "f32",
-        shaders::KvFormat::F16 => "f16",
-    }
 }

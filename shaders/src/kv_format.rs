@@ -14,6 +14,21 @@ pub enum KvFormat {
 }
 
 impl KvFormat {
+    /// `f32` or `f16`, as the command line spells them.
+    pub fn name(self) -> &'static str {
+        match self {
+            KvFormat::F32 => "f32",
+            KvFormat::F16 => "f16",
+        }
+    }
+
+    /// The format [`KvFormat::name`] spells `s`, if any.
+    pub fn parse(s: &str) -> Option<Self> {
+        [KvFormat::F32, KvFormat::F16]
+            .into_iter()
+            .find(|k| k.name() == s)
+    }
+
     /// Bytes of one cached value.
     pub fn bytes(self) -> usize {
         match self {

@@ -1,8 +1,8 @@
-//! `strait bench gpu [--profile] [--batch N] [--context N] [--kv-cache f16]`: the wgpu forward pass's decode on the
-//! adapter present, with its dispatches per token, and with `--profile` each kernel's GPU
-//! time per token from timestamp queries (or a line saying why the adapter cannot give
-//! them). With `--profile` the decode rate includes the timestamps' own cost: compare
-//! rates between runs without it. `--batch N` decodes N sequences side by side, each in
+//! `strait bench gpu [--profile] [--batch N] [--context N] [--kv-cache f16]`: the wgpu
+//! forward pass's decode on the adapter present, with its dispatches per token, and with
+//! `--profile` each kernel's GPU time per token from timestamp queries (or a line saying
+//! why the adapter cannot give them). With `--profile` the decode rate includes the
+//! timestamps' own cost: compare rates between runs without it. `--batch N` decodes N sequences side by side, each in
 //! its own KV cache, in one pass a step and in one pass per sequence, in the same run.
 
 use crate::args::BenchArgs;
@@ -48,7 +48,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
         "adapter": gpu.adapter_name(),
         "context": prompt.len(),
         "weight_bytes": m.weight_bytes(),
-        "kv_cache": headless::kv_name(m.kv_format()),
+        "kv_cache": m.kv_format().name(),
         "buffer_bytes": m.buffer_bytes(),
         "decode_tokens": args.tokens,
         "decode_tok_s": args.tokens as f64 / wall,
