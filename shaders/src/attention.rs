@@ -1,7 +1,9 @@
-//! [`Attention`]: causal grouped-query attention over the KV cache;
-//! [`attention_reference`] on the CPU.
+//! [`Attention`]: causal grouped-query attention over the KV cache, writing each head's
+//! result or (folding the output product in) each head's share of the output product;
+//! [`attention_reference`] and [`attention_shares_reference`] on the CPU.
 
 use crate::error::GpuError;
+use crate::format::WeightFormat;
 use crate::gpu::Gpu;
 use crate::kv_format::KvFormat;
 use crate::step;
@@ -26,10 +28,25 @@ impl AttentionShape {
     }
 }
 
+/// Where an [`Attention`] kernel puts each head's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttentionOutput {
+    /// The heads' results, `n × n_heads·head_dim` (the output product is a dispatch of its
+    /// own).
+    Heads,
+    /// Each head's result times that head's columns of the output matrix (in this
+    /// format): `n × n_heads` shares of `out_rows` floats, whose sum over heads is the
+    /// output product. The next product adds them to its input
+    /// ([`crate::MatVecInput::RmsNormedPlusShares`]) and down adds them to the residual
+    /// ([`crate::MatVecOutput::AddShares`]): one dispatch a block fewer.
+    Shares(WeightFormat),
+}
+
 /// The attention kernel.
 #[derive(Debug)]
 pub struct Attention {
     pipeline: wgpu::ComputePipeline,
+    output: AttentionOutput,
 }
 
 impl Attention {
@@ -40,19 +57,68 @@ impl Attention {
 
     /// Compiles the kernel for caches in format `kv`.
     pub async fn with_cache(gpu: &Gpu, kv: KvFormat) -> Result<Self, GpuError> {
-        let src = format!(
-            "{}{}\n{}",
+        Attention::with_output(gpu, kv, AttentionOutput::Heads).await
+    }
+
+    /// Compiles the kernel for caches in format `kv`, putting its results as `output`
+    /// says.
+    pub async fn with_output(
+        gpu: &Gpu,
+        kv: KvFormat,
+        output: AttentionOutput,
+    ) -> Result<Self, GpuError> {
+        let (weights, put) = match output {
+            AttentionOutput::Heads => ("", include_str!("wgsl/attention_out_heads.wgsl")),
+            AttentionOutput::Shares(f) => {
+                (f.wgsl(), include_str!("wgsl/attention_out_shares.wgsl"))
+            }
+        };
+        let src = [
             kv.wgsl(),
             step::WGSL,
-            include_str!("wgsl/attention.wgsl")
-        );
+            put,
+            weights,
+            include_str!("wgsl/attention.wgsl"),
+        ]
+        .join("\n");
+        let label = match output {
+            AttentionOutput::Heads => "attention".to_string(),
+            AttentionOutput::Shares(f) => format!("attention + output product shares {f:?}"),
+        };
         Ok(Attention {
-            pipeline: gpu.pipeline("attention", &src).await?,
+            pipeline: gpu.pipeline(&label, &src).await?,
+            output,
         })
+    }
+
+    /// Where this kernel puts its results.
+    pub fn output(&self) -> AttentionOutput {
+        self.output
     }
 
     /// The uniform of a shape.
     pub fn dims(gpu: &Gpu, s: &AttentionShape) -> Result<wgpu::Buffer, GpuError> {
+        Attention::dims_out(gpu, s, 0)
+    }
+
+    /// The uniform of a shape whose heads' shares of an output product of `out_rows` rows
+    /// are written ([`AttentionOutput::Shares`]): the heads' width must be a whole number
+    /// of 32-column blocks, at most 256.
+    pub fn dims_shares(
+        gpu: &Gpu,
+        s: &AttentionShape,
+        out_rows: usize,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        if !s.head_dim.is_multiple_of(32) || s.head_dim > 256 || out_rows == 0 {
+            return Err(GpuError::Shape(format!(
+                "the output product folds into attention for heads of 32-column blocks up to 256 wide and some rows, not heads of {} and {out_rows} rows",
+                s.head_dim
+            )));
+        }
+        Attention::dims_out(gpu, s, out_rows)
+    }
+
+    fn dims_out(gpu: &Gpu, s: &AttentionShape, out_rows: usize) -> Result<wgpu::Buffer, GpuError> {
         if s.n_kv_heads == 0 || !s.n_heads.is_multiple_of(s.n_kv_heads) {
             return Err(GpuError::Shape(format!(
                 "{} heads over {} key/value heads",
@@ -69,7 +135,7 @@ impl Attention {
                 (s.n_kv_heads * s.head_dim) as u32,
                 s.max_ctx as u32,
                 scale.to_bits(),
-                0,
+                out_rows as u32,
                 0,
             ],
         ))
@@ -93,6 +159,34 @@ impl Attention {
         gpu.bind(&self.pipeline, &[q, k, v, scratch, out, dims, step])
     }
 
+    /// Binds an [`AttentionOutput::Shares`] kernel: as [`Attention::bind`], the shares
+    /// (`n × n_heads × out_rows`) in place of the output and the output matrix's blocks
+    /// beside them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_shares(
+        &self,
+        gpu: &Gpu,
+        q: &wgpu::Buffer,
+        (k, v): (&wgpu::Buffer, &wgpu::Buffer),
+        scratch: &wgpu::Buffer,
+        shares: &wgpu::Buffer,
+        weights: &wgpu::Buffer,
+        dims: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        let at = [
+            (0, q),
+            (1, k),
+            (2, v),
+            (3, scratch),
+            (4, shares),
+            (5, dims),
+            (6, step),
+            (7, weights),
+        ];
+        gpu.bind_at(&self.pipeline, &at)
+    }
+
     /// Records the attention of `tokens` tokens.
     pub fn dispatch(
         &self,
@@ -103,7 +197,11 @@ impl Attention {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        crate::dispatches::record(pass, "attention", n_heads as u32, tokens as u32, 1);
+        let label = match self.output {
+            AttentionOutput::Heads => "attention",
+            AttentionOutput::Shares(_) => "attention + output product shares",
+        };
+        crate::dispatches::record(pass, label, n_heads as u32, tokens as u32, 1);
     }
 }
 
@@ -146,4 +244,41 @@ pub fn attention_reference(
         }
     }
     out
+}
+
+/// CPU reference of [`AttentionOutput::Shares`]: each head's result
+/// ([`attention_reference`]) times that head's columns of the `out_rows × n_heads·head_dim`
+/// output matrix (`format`, `bytes`), `n × n_heads × out_rows`, accumulated in f64.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_shares_reference(
+    s: &AttentionShape,
+    format: WeightFormat,
+    bytes: &[u8],
+    out_rows: usize,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n_past: usize,
+    n: usize,
+) -> Vec<f32> {
+    let heads = attention_reference(s, q, k, v, n_past, n);
+    let (hd, q_dim) = (s.head_dim, s.n_heads * s.head_dim);
+    let w: Vec<Vec<f32>> = (0..out_rows)
+        .map(|r| format.dequantize_row(bytes, r, q_dim))
+        .collect();
+    let mut shares = vec![0f32; n * s.n_heads * out_rows];
+    for t in 0..n {
+        for h in 0..s.n_heads {
+            let oh = &heads[t * q_dim + h * hd..][..hd];
+            for (r, row) in w.iter().enumerate() {
+                let dot: f64 = row[h * hd..][..hd]
+                    .iter()
+                    .zip(oh)
+                    .map(|(&a, &b)| a as f64 * b as f64)
+                    .sum();
+                shares[(t * s.n_heads + h) * out_rows + r] = dot as f32;
+            }
+        }
+    }
+    shares
 }

@@ -46,7 +46,9 @@ mod step;
 mod swiglu;
 mod token_mask;
 
-pub use attention::{Attention, AttentionShape, attention_reference};
+pub use attention::{
+    Attention, AttentionOutput, AttentionShape, attention_reference, attention_shares_reference,
+};
 pub use bias::{Bias, bias_reference};
 pub use buffers::{f32_bytes, u32_bytes};
 pub use dispatches::dispatches;

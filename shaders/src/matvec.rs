@@ -93,13 +93,17 @@ pub enum MatVecOutput {
     /// Gate and up stacked (`2 · d_ff` rows): `silu(gate) · up` written, `d_ff` per token,
     /// one workgroup per gate row and its up row.
     SwiGlu,
+    /// Accumulated into the output (the residual) with the heads' shares of the output
+    /// product at each row ([`crate::AttentionOutput::Shares`]; their count in
+    /// [`MatVec::dims_shares`]): down adds the block's output product too.
+    AddShares,
 }
 
 impl MatVecOutput {
     /// Rows one workgroup (or invocation) computes together.
     fn rows_per_group(self) -> usize {
         match self {
-            MatVecOutput::One | MatVecOutput::Qkv => 1,
+            MatVecOutput::One | MatVecOutput::Qkv | MatVecOutput::AddShares => 1,
             MatVecOutput::QkvRope(_) | MatVecOutput::SwiGlu => 2,
         }
     }
@@ -114,6 +118,21 @@ pub enum MatVecInput {
     /// weights `g` bound beside them, eps in [`MatVec::fuse_dims`]): the norm costs no
     /// dispatch of its own.
     RmsNormed,
+    /// As [`MatVecInput::RmsNormed`], each vector first plus the heads' shares of the
+    /// output product for its token ([`crate::AttentionOutput::Shares`]; their count in
+    /// [`MatVec::dims_shares`]): the residual after the output product, never written.
+    RmsNormedPlusShares,
+}
+
+impl MatVecInput {
+    fn normed(self) -> bool {
+        self != MatVecInput::Vectors
+    }
+}
+
+/// Whether a kernel reads the heads' shares (binding 11).
+fn reads_shares(input: MatVecInput, output: MatVecOutput) -> bool {
+    input == MatVecInput::RmsNormedPlusShares || output == MatVecOutput::AddShares
 }
 
 /// The buffers a [`MatVec`] reads and writes; those its input and output do not use are
@@ -140,6 +159,9 @@ pub struct MatVecBindings<'a> {
     pub rope_table: Option<&'a wgpu::Buffer>,
     /// The stacked rows' biases, zeros where the model has none ([`MatVecOutput::QkvRope`]).
     pub bias: Option<&'a wgpu::Buffer>,
+    /// The heads' shares of the output product ([`MatVecInput::RmsNormedPlusShares`],
+    /// [`MatVecOutput::AddShares`]).
+    pub shares: Option<&'a wgpu::Buffer>,
 }
 
 /// The matrix-vector kernel of one weight format.
@@ -247,10 +269,15 @@ impl MatVec {
                 include_str!("wgsl/matvec_out_qkv_rope.wgsl")
             ),
             MatVecOutput::SwiGlu => include_str!("wgsl/matvec_out_swiglu.wgsl"),
+            MatVecOutput::AddShares => include_str!("wgsl/matvec_out_shares.wgsl"),
         };
-        let get = match input {
-            MatVecInput::Vectors => include_str!("wgsl/matvec_in.wgsl"),
-            MatVecInput::RmsNormed => include_str!("wgsl/matvec_in_norm.wgsl"),
+        let get = match input.normed() {
+            false => include_str!("wgsl/matvec_in.wgsl"),
+            true => include_str!("wgsl/matvec_in_norm.wgsl"),
+        };
+        let x8 = match input {
+            MatVecInput::RmsNormedPlusShares => include_str!("wgsl/matvec_x_shares.wgsl"),
+            MatVecInput::Vectors | MatVecInput::RmsNormed => include_str!("wgsl/matvec_x.wgsl"),
         };
         let fuse = match MatVec::uses_fuse(input, output) {
             true => include_str!("wgsl/matvec_fuse.wgsl"),
@@ -261,7 +288,7 @@ impl MatVec {
         let cache = match output {
             MatVecOutput::Qkv => KvFormat::F32.wgsl(),
             MatVecOutput::QkvRope(kv) => kv.wgsl(),
-            MatVecOutput::One | MatVecOutput::SwiGlu => "",
+            MatVecOutput::One | MatVecOutput::SwiGlu | MatVecOutput::AddShares => "",
         };
         [
             cache,
@@ -269,6 +296,7 @@ impl MatVec {
             format.wgsl(),
             DIMS,
             common,
+            x8,
             fuse,
             get,
             put,
@@ -278,7 +306,7 @@ impl MatVec {
     }
 
     fn uses_fuse(input: MatVecInput, output: MatVecOutput) -> bool {
-        input == MatVecInput::RmsNormed || matches!(output, MatVecOutput::QkvRope(_))
+        input.normed() || matches!(output, MatVecOutput::QkvRope(_))
     }
 
     /// The uniform of a fused kernel's norm and RoPE: the norm's `eps`, and for
@@ -311,6 +339,22 @@ impl MatVec {
     ) -> Result<wgpu::Buffer, GpuError> {
         check_cols(cols)?;
         Ok(gpu.uniform("matvec dims", &[rows as u32, cols as u32, mode.bits(), 0]))
+    }
+
+    /// The uniform of a product that reads `shares` heads' shares of the output product
+    /// ([`MatVecInput::RmsNormedPlusShares`], [`MatVecOutput::AddShares`]).
+    pub fn dims_shares(
+        gpu: &Gpu,
+        rows: usize,
+        cols: usize,
+        mode: MatVecMode,
+        shares: usize,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        check_cols(cols)?;
+        Ok(gpu.uniform(
+            "matvec shares dims",
+            &[rows as u32, cols as u32, mode.bits(), shares as u32],
+        ))
     }
 
     /// The uniform of a [`MatVecOutput::Qkv`] kernel: q's `q_rows` then k's and v's
@@ -382,7 +426,7 @@ impl MatVec {
             let (k, v) = b.caches.ok_or_else(|| missing("the k and v caches"))?;
             at.extend([(5, k), (6, v)]);
         }
-        if self.input == MatVecInput::RmsNormed {
+        if self.input.normed() {
             at.push((7, need(b.norm, "the norm's weights")?));
         }
         if MatVec::uses_fuse(self.input, self.output) {
@@ -391,6 +435,9 @@ impl MatVec {
         if matches!(self.output, MatVecOutput::QkvRope(_)) {
             at.push((9, need(b.rope_table, "the RoPE table")?));
             at.push((10, need(b.bias, "the biases")?));
+        }
+        if reads_shares(self.input, self.output) {
+            at.push((11, need(b.shares, "the heads' shares")?));
         }
         Ok(gpu.bind_at(&self.pipeline, &at))
     }

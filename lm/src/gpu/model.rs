@@ -448,6 +448,7 @@ impl GpuModel {
             fuse: Some(&a.fuse),
             rope_table: None,
             bias: None,
+            shares: None,
         };
         let dims = |m: &GpuMatrix, mode| MatVec::dims(&gpu, m.rows, m.cols, mode);
         let mut blocks = Vec::with_capacity(c.n_layers);

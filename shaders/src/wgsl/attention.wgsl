@@ -6,7 +6,9 @@
 // walks all positions in one invocation waits out one memory latency per position, which
 // on a GPU costs more than the arithmetic (decode slowed by a quarter from 61 to 157
 // positions on an H100 when the value sum was such a loop). The caches hold kv_t (f32, or
-// f16 where the device has it: KvFormat), widened to f32 as they are read.
+// f16 where the device has it: KvFormat), widened to f32 as they are read. Where each
+// head's result goes is `put_head` and `finish` (attention_out*.wgsl): to `out`, or through
+// the head's columns of the output matrix to the head's share of the output product.
 struct Dims {
     n_heads: u32,
     group: u32,
@@ -14,15 +16,15 @@ struct Dims {
     kv_dim: u32,
     max_ctx: u32,
     scale: f32,
-    pad0: u32,
-    pad1: u32,
+    // The output matrix's rows (d_model) where the heads' shares are written, else 0.
+    out_rows: u32,
+    pad: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> kc: array<kv_t>;
 @group(0) @binding(2) var<storage, read> vc: array<kv_t>;
 @group(0) @binding(3) var<storage, read_write> scores: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<uniform> dims: Dims;
 @group(0) @binding(6) var<uniform> step: Step;
 
@@ -124,8 +126,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         if (base + lid < hd) {
             let acc = (part[lid] + part[64u + lid]) + (part[128u + lid] + part[192u + lid]);
-            out[qb + base + lid] = acc * inv;
+            put_head(qb, base + lid, acc * inv);
         }
         workgroupBarrier();
     }
+    finish(h, t, lid);
 }

@@ -4,5 +4,7 @@ struct Dims {
     rows: u32,
     cols: u32,
     mode: u32,
-    pad: u32,
+    // q's rows for the stacked q/k/v outputs; the heads' shares for the shares input and
+    // output (matvec_x_shares.wgsl, matvec_out_shares.wgsl); else 0.
+    extra: u32,
 }

@@ -11,7 +11,7 @@ const ROWS: u32 = 2u;
 
 // The pair's index among its head's pairs (rotated ones first), or head_dim for v's rows.
 fn pair_in_head(g: u32) -> u32 {
-    let nq = dims.pad;
+    let nq = dims.extra;
     let kv = (dims.rows - nq) / 2u;
     let hh = fuse.head_dim / 2u;
     if (g < nq / 2u) {

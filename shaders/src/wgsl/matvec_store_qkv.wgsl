@@ -1,4 +1,4 @@
-// Stores row `row` of token t of a stacked q, k, v product (dims.pad = q's rows, then k's
+// Stores row `row` of token t of a stacked q, k, v product (dims.extra = q's rows, then k's
 // and v's, kv rows each): q rows to `out` at token t, k and v rows to the two caches at
 // cache_row(t), rounded to the caches' kv_t (KvFormat).
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
@@ -6,7 +6,7 @@
 @group(0) @binding(6) var<storage, read_write> out_v: array<kv_t>;
 
 fn store_qkv(t: u32, row: u32, v: f32) {
-    let nq = dims.pad;
+    let nq = dims.extra;
     let kv = (dims.rows - nq) / 2u;
     if (row < nq) {
         out[t * nq + row] = v;

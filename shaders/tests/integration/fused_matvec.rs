@@ -42,11 +42,12 @@ fn norm_inputs(rng: &mut Rng, n: usize, cols: usize, scale: f32) -> (Vec<f32>, V
     (x, g)
 }
 
-/// The input the unfused pass multiplies: `x` itself or its RMSNorm with weights `g`.
+/// The input the unfused pass multiplies: `x` itself or its RMSNorm with weights `g`
+/// (the inputs with shares are folded_output.rs's).
 fn input_of(input: MatVecInput, x: &[f32], g: &[f32]) -> Vec<f32> {
     match input {
-        MatVecInput::Vectors => x.to_vec(),
         MatVecInput::RmsNormed => rms_norm_reference(x, g, EPS),
+        _ => x.to_vec(),
     }
 }
 
@@ -102,6 +103,7 @@ gpu_tests! {
                                 fuse: Some(&fuse),
                                 rope_table: None,
                                 bias: None,
+                                shares: None,
                             },
                         )
                         .unwrap();
@@ -213,6 +215,7 @@ gpu_tests! {
                                 fuse: Some(&fuse),
                                 rope_table: Some(&tb),
                                 bias: Some(&bb),
+                                shares: None,
                             },
                         )
                         .unwrap();
@@ -290,6 +293,7 @@ gpu_tests! {
                                     fuse: (input == MatVecInput::RmsNormed).then_some(&fuse),
                                     rope_table: None,
                                     bias: None,
+                                    shares: None,
                                 },
                             )
                             .unwrap();
@@ -323,6 +327,7 @@ gpu_tests! {
             fuse: Some(&dims),
             rope_table: Some(&b),
             bias: Some(&b),
+            shares: None,
         };
         for (bindings, missing) in [
             (MatVecBindings { norm: None, ..full }, "norm"),
@@ -333,6 +338,11 @@ gpu_tests! {
             let e = k.bind_all(&gpu, &bindings).unwrap_err().to_string();
             assert!(e.contains(missing), "{e}");
         }
+        let add = MatVec::fused(&gpu, f, MatVecStrategy::InvocationPerRow, MatVecInput::Vectors, MatVecOutput::AddShares)
+            .await
+            .unwrap();
+        let e = add.bind_all(&gpu, &full).unwrap_err().to_string();
+        assert!(e.contains("shares"), "{e}");
         assert!(MatVec::fuse_dims(&gpu, EPS, 64, 66, false).is_err());
         assert!(MatVec::fuse_dims(&gpu, EPS, 63, 32, true).is_err());
     }

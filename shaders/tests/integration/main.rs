@@ -5,6 +5,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 mod common;
+mod folded_output;
 mod fused_matvec;
 mod kernels;
 mod mask_kernel_automata;
