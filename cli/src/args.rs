@@ -93,11 +93,35 @@ pub struct ModelArgs {
     /// faster; measured on SmolLM2: KL 7e-3 nats a position, 0.4 nats on likely tokens).
     #[arg(long, default_value = "f32", value_parser = activations)]
     pub activations: Activations,
+    /// What the GPU forward pass may use.
+    #[command(flatten)]
+    pub gpu_args: GpuArgs,
+}
+
+/// The GPU forward pass's options (`--kv-cache`, `--fold-output`), for the model flags
+/// and `strait bench gpu`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct GpuArgs {
     /// Keys and values in the GPU forward pass's KV cache: `f32`, or `f16` where the
     /// adapter has `shader-f16` (half the cache's memory and reads; measured on SmolLM2:
     /// logits up to 0.04 from the CPU pass's, against 1e-4 with f32).
     #[arg(long, default_value = "f32", value_parser = kv_cache)]
     pub kv_cache: shaders::KvFormat,
+    /// Fold each block's output product into the GPU pass's attention: four dispatches a
+    /// block instead of five, each head's share of the product added by the next two
+    /// products (where the model's layout allows it).
+    #[arg(long)]
+    pub fold_output: bool,
+}
+
+impl GpuArgs {
+    /// The library's form of these flags.
+    pub fn options(&self) -> lm::gpu::GpuOptions {
+        lm::gpu::GpuOptions {
+            cache: self.kv_cache,
+            fold_output: self.fold_output,
+        }
+    }
 }
 
 impl ModelArgs {
@@ -109,7 +133,7 @@ impl ModelArgs {
             gpu: self.gpu,
             engine: self.engine.clone(),
             activations: self.activations,
-            kv_cache: self.kv_cache,
+            gpu_options: self.gpu_args.options(),
         }
     }
 
@@ -268,7 +292,7 @@ pub struct BenchArgs {
     /// prompt alone, 10 tokens for SmolLM2).
     #[arg(long)]
     pub context: Option<usize>,
-    /// `gpu`: the KV cache's format, `f32` or `f16` (where the adapter has `shader-f16`).
-    #[arg(long, default_value = "f32", value_parser = kv_cache)]
-    pub kv_cache: shaders::KvFormat,
+    /// `gpu`: what the GPU pass may use (`--kv-cache`, `--fold-output`).
+    #[command(flatten)]
+    pub gpu_args: GpuArgs,
 }

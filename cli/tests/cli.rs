@@ -406,8 +406,9 @@ fn cars_samples_match_enumerate_on_the_real_model() {
 
 /// The WGSL forward pass (`--gpu`, lavapipe where there is no GPU) scores like the CPU
 /// forward pass: same tokens, log-probabilities within 1e-3 nats (f32 sums in another
-/// order); with `--kv-cache f16` (where the adapter has shader-f16) within 0.1 nats a
-/// token (its logits move up to 0.04); `--kv-cache f16` beside `--cpu` is refused.
+/// order); with `--kv-cache f16` (where the adapter has shader-f16) and `--fold-output`
+/// within 0.1 nats a token (the f16 cache moves logits up to 0.04); `--kv-cache f16` or
+/// `--fold-output` beside `--cpu` is refused.
 #[test]
 fn gpu_and_cpu_scores_agree() {
     let run = |flags: &[&str]| {
@@ -423,7 +424,7 @@ fn gpu_and_cpu_scores_agree() {
     assert_eq!(cpu["tokens"], gpu["tokens"]);
     let (a, b) = (cpu["logp"].as_f64().unwrap(), gpu["logp"].as_f64().unwrap());
     assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
-    let half = run(&["--gpu", "--kv-cache", "f16"]);
+    let half = run(&["--gpu", "--kv-cache", "f16", "--fold-output"]);
     let c = lines(&half).remove(0)["logp"].as_f64().unwrap();
     let tokens = cpu["tokens"].as_array().unwrap().len() as f64;
     assert!(
@@ -431,30 +432,35 @@ fn gpu_and_cpu_scores_agree() {
         "cpu {a}, gpu with an f16 cache {c}"
     );
     eprintln!("{}", String::from_utf8_lossy(&half.stderr));
-    let refused = run(&["--cpu", "--kv-cache", "f16"]);
-    assert!(
-        error(&refused).contains("--cpu runs the CPU pass"),
-        "{}",
-        error(&refused)
-    );
+    for flag in [&["--kv-cache", "f16"][..], &["--fold-output"]] {
+        let refused = run(&[&["--cpu"][..], flag].concat());
+        assert!(
+            error(&refused).contains("--cpu runs the CPU pass"),
+            "{}",
+            error(&refused)
+        );
+    }
 }
 
 /// `strait bench gpu --profile`: the decode line with the engine's dispatches per token,
 /// then one line per kernel whose dispatches add up to it, or (an adapter without timestamp
-/// queries inside passes) one line saying why there is no profile.
+/// queries inside passes) one line saying why there is no profile. With `--fold-output`
+/// (and the profile) a block is four dispatches, one fewer than without (SmolLM2: 30
+/// blocks).
 #[test]
 fn bench_gpu_profiles_each_kernel_or_says_why_not() {
-    let out = lines(&strait(&[
-        "bench",
-        "gpu",
-        "--profile",
-        "--tokens",
-        "2",
-        "--model",
-        MODEL,
-    ]));
+    let bench = |flags: &[&str]| {
+        let mut args = vec!["bench", "gpu", "--tokens", "2", "--model", MODEL];
+        args.extend(flags);
+        lines(&strait(&args))
+    };
+    let plain = bench(&[]);
+    let out = bench(&["--profile", "--fold-output"]);
+    assert_eq!(out[0]["fold_output"], true, "{:?}", out[0]);
     let per_token = out[0]["dispatches_per_token"].as_f64().unwrap();
-    assert!(per_token > 0.0, "{:?}", out[0]);
+    let unfolded = plain[0]["dispatches_per_token"].as_f64().unwrap();
+    assert_eq!(unfolded - per_token, 30.0, "{:?} {:?}", plain[0], out[0]);
+    assert!(per_token <= 4.0 * 30.0 + 2.0, "{:?}", out[0]);
     if out[0]["profiled"] == false {
         assert!(out[1]["reason"].as_str().unwrap().contains("timestamp"));
         eprintln!("no kernel profile on this adapter: {}", out[1]["reason"]);

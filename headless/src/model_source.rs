@@ -2,7 +2,7 @@
 
 use crate::failure::{Failure, Result, fail};
 use lm::burn::BurnModel;
-use lm::gpu::GpuModel;
+use lm::gpu::{GpuModel, GpuOptions};
 use lm::{Backend, Lender, Model, NoPause};
 use sampler_core::toy::ToyModel;
 use sampler_core::{DynLanguageModel, TokenId, Vocabulary};
@@ -21,8 +21,9 @@ pub struct ModelSpec {
     pub engine: String,
     /// Activations of the CPU pass's quantized products.
     pub activations: lm::forward::Activations,
-    /// The GPU pass's KV cache format (f16 only where the adapter has `shader-f16`).
-    pub kv_cache: shaders::KvFormat,
+    /// What the GPU pass may use (an f16 KV cache, the output product folded into
+    /// attention), granted where the adapter and the model allow it.
+    pub gpu_options: GpuOptions,
 }
 
 impl ModelSpec {
@@ -35,7 +36,7 @@ impl ModelSpec {
             gpu: false,
             engine: "strait".into(),
             activations: lm::forward::Activations::F32,
-            kv_cache: shaders::KvFormat::F32,
+            gpu_options: GpuOptions::default(),
         }
     }
 }
@@ -60,11 +61,12 @@ impl Source {
         let model = Arc::new(model);
         if args.engine != "strait" {
             let ours = args.activations != lm::forward::Activations::F32
-                || args.kv_cache != shaders::KvFormat::F32;
+                || args.gpu_options != GpuOptions::default();
             if args.cpu || args.gpu || ours {
                 return fail(format!(
-                    "--engine {}: --cpu, --gpu, --activations and --kv-cache choose how our \
-                     own engine runs; the burn engine runs on its own device in f32",
+                    "--engine {}: --cpu, --gpu, --activations, --kv-cache and --fold-output \
+                     choose how our own engine runs; the burn engine runs on its own device \
+                     in f32",
                     args.engine
                 ));
             }
@@ -192,16 +194,21 @@ fn open_burn(model: Arc<Model>, engine: &str) -> Result<Backend> {
 
 /// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.
 fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
-    let f16 = args.kv_cache == shaders::KvFormat::F16;
+    let asked = args.gpu_options;
+    let asks_gpu = asked != GpuOptions::default();
     if args.cpu {
-        if f16 {
-            return fail("--kv-cache f16 is the GPU pass's cache; --cpu runs the CPU pass");
+        if asks_gpu {
+            return fail(
+                "--kv-cache f16 and --fold-output are the GPU pass's; --cpu runs the CPU pass",
+            );
         }
         return Ok(None);
     }
     let on_cpu = || {
-        if f16 {
-            eprintln!("strait: --kv-cache f16: no hardware GPU, so the CPU pass runs (f32)");
+        if asks_gpu {
+            eprintln!(
+                "strait: --kv-cache and --fold-output: no hardware GPU, so the CPU pass runs"
+            );
         }
         Ok(None)
     };
@@ -215,25 +222,35 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         return on_cpu();
     }
     let name = gpu.adapter_name();
-    let m = sampler_core::block_on(GpuModel::with_cache(
+    let m = sampler_core::block_on(GpuModel::with_options(
         Arc::new(gpu),
         model,
         lm::gpu::DEFAULT_GPU_CONTEXT,
         lm::gpu::DEFAULT_GPU_SLOTS,
-        args.kv_cache,
+        asked,
     ))
     .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
     eprintln!(
-        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches of {}",
+        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches of {}{}",
         m.buffer_bytes() as f64 / 1e6,
         m.slots(),
-        m.kv_format().name()
+        m.kv_format().name(),
+        match m.folds_output() {
+            true => ", output products folded into attention",
+            false => "",
+        }
     );
-    if m.kv_format() != args.kv_cache {
+    if m.kv_format() != asked.cache {
         eprintln!(
             "strait: --kv-cache {}: needs the adapter's shader-f16 and a model whose q, k, v \
              products fuse; the cache is f32",
-            args.kv_cache.name()
+            asked.cache.name()
+        );
+    }
+    if asked.fold_output && !m.folds_output() {
+        eprintln!(
+            "strait: --fold-output: needs stacked gate and up matrices of one type, no output \
+             bias and heads of whole 32-column blocks; the output product runs on its own"
         );
     }
     Ok(Some(m))

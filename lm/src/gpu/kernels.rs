@@ -2,8 +2,8 @@
 //! output, and the element-wise kernels of the paths the products do not fold in.
 
 use shaders::{
-    Attention, Bias, GetRows, Gpu, GpuError, HeadNorm, KvFormat, MatVec, MatVecInput, MatVecOutput,
-    MatVecStrategy, Rope, SwiGlu, WeightFormat,
+    Attention, AttentionOutput, Bias, GetRows, Gpu, GpuError, HeadNorm, KvFormat, MatVec,
+    MatVecInput, MatVecOutput, MatVecStrategy, Rope, SwiGlu, WeightFormat,
 };
 use std::collections::HashMap;
 
@@ -19,18 +19,19 @@ pub(crate) struct Kernels {
     pub(crate) rope: Rope,
     pub(crate) bias: Bias,
     pub(crate) head_norm: HeadNorm,
-    pub(crate) attention: Attention,
+    attentions: HashMap<AttentionOutput, Attention>,
     pub(crate) swiglu: SwiGlu,
 }
 
 impl Kernels {
     /// Compiles a product kernel for each kind in `products` (with the adapter's strategy),
-    /// the embedding lookup of `embd` and the attention over caches in format `kv`.
+    /// the embedding lookup of `embd` and the attention over caches in format `kv` for
+    /// each of `attentions`.
     pub(crate) async fn new(
         gpu: &Gpu,
         products: &[ProductKind],
         embd: WeightFormat,
-        kv: KvFormat,
+        (kv, attentions): (KvFormat, &[AttentionOutput]),
     ) -> Result<Self, GpuError> {
         let strategy = MatVecStrategy::for_gpu(gpu);
         let mut compiled = HashMap::new();
@@ -40,13 +41,20 @@ impl Kernels {
                 e.insert(MatVec::fused(gpu, f, strategy, input, output).await?);
             }
         }
+        let mut compiled_attentions = HashMap::new();
+        for &output in attentions {
+            if let std::collections::hash_map::Entry::Vacant(e) = compiled_attentions.entry(output)
+            {
+                e.insert(Attention::with_output(gpu, kv, output).await?);
+            }
+        }
         Ok(Kernels {
             products: compiled,
             get_rows: GetRows::new(gpu, embd).await?,
             rope: Rope::new(gpu).await?,
             bias: Bias::new(gpu).await?,
             head_norm: HeadNorm::new(gpu).await?,
-            attention: Attention::with_cache(gpu, kv).await?,
+            attentions: compiled_attentions,
             swiglu: SwiGlu::new(gpu).await?,
         })
     }
@@ -54,5 +62,11 @@ impl Kernels {
     /// The product kernel of `kind` (compiled in [`Kernels::new`]).
     pub(crate) fn product(&self, kind: ProductKind) -> &MatVec {
         &self.products[&kind]
+    }
+
+    /// The attention kernel putting its results as `output` says (compiled in
+    /// [`Kernels::new`]).
+    pub(crate) fn attention(&self, output: AttentionOutput) -> &Attention {
+        &self.attentions[&output]
     }
 }

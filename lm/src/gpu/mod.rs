@@ -18,12 +18,14 @@
 mod kernels;
 mod masked_decode;
 mod model;
+mod options;
 pub(crate) mod tensors;
 
 pub use masked_decode::{
     DecodeMask, DecodedToken, Decoding, MaskedDecoder, masked_decode_reference,
 };
 pub use model::{DEFAULT_GPU_CONTEXT, DEFAULT_GPU_SLOTS, GPU_CACHE_BUDGET, GpuModel};
+pub use options::GpuOptions;
 /// A [`GpuModel`] conditioned on a prompt: the engines' one prompted model.
 pub type GpuPromptedModel = crate::engine::Prompted<GpuModel>;
 pub use shaders::{Gpu, GpuError};

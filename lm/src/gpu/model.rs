@@ -2,14 +2,15 @@
 //! their quantized blocks and logits are read back asynchronously.
 
 use super::kernels::{Kernels, ProductKind};
+use super::options::GpuOptions;
 use super::tensors::{self, GpuMatrix};
 use crate::config::{LlamaConfig, RopeStyle};
 use crate::model::Model;
 use sampler_core::{LmError, TokenId};
 use shaders::{
-    Attention, AttentionShape, Bias, Gpu, GpuError, HeadNorm, KvFormat, MatVec, MatVecBindings,
-    MatVecInput, MatVecMode, MatVecOutput, Place, Rope, STEP_TOKENS, Step, SwiGlu, f32_bytes,
-    rope_table, wgpu,
+    Attention, AttentionOutput, AttentionShape, Bias, Gpu, GpuError, HeadNorm, KvFormat, MatVec,
+    MatVecBindings, MatVecInput, MatVecMode, MatVecOutput, Place, Rope, STEP_TOKENS, Step, SwiGlu,
+    f32_bytes, rope_table, wgpu,
 };
 use std::sync::Arc;
 
@@ -40,7 +41,8 @@ struct Product {
 /// can: each block's two RMSNorms (into the q/k/v and gate/up products), RoPE, the biases
 /// and the cache write (into the stacked q/k/v product), SwiGLU (into the stacked gate/up
 /// product) and the residual adds (the output and down products accumulate into `x`), so
-/// a llama block is five dispatches; what a file's layout keeps apart runs on its own.
+/// a llama block is five dispatches, four with the output product folded into attention
+/// ([`GpuOptions::fold_output`]); what a file's layout keeps apart runs on its own.
 #[derive(Debug)]
 struct Block {
     qkv: QkvIn,
@@ -51,12 +53,25 @@ struct Block {
     head_norms: Vec<(wgpu::BindGroup, usize)>,
     /// RoPE of q and of the new k rows, where the product does not turn them.
     rope: Option<[wgpu::BindGroup; 2]>,
-    attention: wgpu::BindGroup,
-    wo: Product,
+    attention: AttentionOut,
     /// The output product's bias, added to `x` after it.
     out_bias: Option<wgpu::BindGroup>,
     ffn_in: FfnIn,
     down: Product,
+}
+
+/// A block's attention and output product.
+#[derive(Debug)]
+enum AttentionOut {
+    /// Attention writing the heads' results, then the output product accumulating into
+    /// `x`: two dispatches.
+    Separate {
+        attention: wgpu::BindGroup,
+        wo: Product,
+    },
+    /// Attention writing each head's share of the output product (with the output
+    /// matrix's format): one dispatch; the gate/up product and down add the shares.
+    Folded(wgpu::BindGroup, AttentionOutput),
 }
 
 /// A block's feed-forward input products and SwiGLU (the norm folded into the products),
@@ -116,10 +131,13 @@ struct Activations {
     rope: wgpu::Buffer,
     /// The fused products' norm eps and RoPE shape ([`MatVec::fuse_dims`]).
     fuse: wgpu::Buffer,
+    /// Each token's heads' shares of the output product, where it is folded into
+    /// attention.
+    shares: Option<wgpu::Buffer>,
 }
 
 impl Activations {
-    fn new(gpu: &Gpu, c: &LlamaConfig, max_ctx: usize) -> Result<Self, GpuError> {
+    fn new(gpu: &Gpu, c: &LlamaConfig, max_ctx: usize, fold: bool) -> Result<Self, GpuError> {
         let q_dim = c.n_heads * c.head_dim;
         let halves = c.rope_style == RopeStyle::Halves;
         Ok(Activations {
@@ -137,6 +155,10 @@ impl Activations {
                 &f32_bytes(&rope_table(max_ctx, &c.rope_freqs)),
             )?,
             fuse: MatVec::fuse_dims(gpu, c.rms_eps, c.head_dim, c.n_rot, halves)?,
+            shares: match fold {
+                true => Some(gpu.zeroed("head shares", CHUNK * c.n_heads * c.d_model)?),
+                false => None,
+            },
         })
     }
 }
@@ -162,6 +184,8 @@ pub struct GpuModel {
     caches: Vec<[wgpu::Buffer; 2]>,
     /// How the caches store keys and values.
     kv: KvFormat,
+    /// Whether the output products are folded into attention.
+    fold: bool,
     /// One slot's rows of one cache buffer, where there are several slots: a copy between
     /// slots goes through it (WebGPU copies nothing within one buffer).
     staging: Option<wgpu::Buffer>,
@@ -178,6 +202,7 @@ impl std::fmt::Debug for GpuModel {
             .field("max_context", &self.max_ctx)
             .field("slots", &self.lens.len())
             .field("kv_cache", &self.kv)
+            .field("fold_output", &self.fold)
             .field("cached", &self.lens)
             .field("weight_bytes", &self.weight_bytes)
             .finish_non_exhaustive()
@@ -207,11 +232,23 @@ impl Raw {
         matches!(self.qkv, Qkv::Stacked(_)) && self.head_norm.iter().all(Option::is_none)
     }
 
-    /// The product kernels this block uses.
-    fn kinds(&self, kv: KvFormat) -> Vec<ProductKind> {
-        use MatVecInput::{RmsNormed, Vectors};
-        let mut k = vec![(self.m[0].format, Vectors, MatVecOutput::One)];
-        k.push((self.m[1].format, Vectors, MatVecOutput::One));
+    /// Whether the output product can fold into attention, its shares added by one
+    /// gate/up product and by down (the heads' shape is the model's to check).
+    fn folds_output(&self) -> bool {
+        matches!(self.gate_up, GateUp::Stacked(_)) && self.b[3].is_none()
+    }
+
+    /// The product kernels this block uses, with the output product folded into attention
+    /// or not.
+    fn kinds(&self, kv: KvFormat, fold: bool) -> Vec<ProductKind> {
+        use MatVecInput::{RmsNormed, RmsNormedPlusShares, Vectors};
+        let mut k = match fold {
+            true => vec![(self.m[1].format, Vectors, MatVecOutput::AddShares)],
+            false => vec![
+                (self.m[0].format, Vectors, MatVecOutput::One),
+                (self.m[1].format, Vectors, MatVecOutput::One),
+            ],
+        };
         match &self.qkv {
             Qkv::Stacked(m) if self.fuses_qkv() => {
                 k.push((m.format, RmsNormed, MatVecOutput::QkvRope(kv)))
@@ -222,6 +259,9 @@ impl Raw {
             }
         }
         match &self.gate_up {
+            GateUp::Stacked(m) if fold => {
+                k.push((m.format, RmsNormedPlusShares, MatVecOutput::SwiGlu))
+            }
             GateUp::Stacked(m) => k.push((m.format, RmsNormed, MatVecOutput::SwiGlu)),
             GateUp::Separate(g, u) => {
                 k.extend([g, u].map(|m| (m.format, RmsNormed, MatVecOutput::One)))
@@ -264,22 +304,25 @@ impl GpuModel {
         max_context: usize,
         slots: usize,
     ) -> Result<GpuModel, GpuError> {
-        GpuModel::with_cache(gpu, model, max_context, slots, KvFormat::F32).await
+        GpuModel::with_options(gpu, model, max_context, slots, GpuOptions::default()).await
     }
 
-    /// As [`GpuModel::with_slots`], the caches in format `cache` where the device and the
-    /// model allow it: f16 needs `shader-f16` and every block's q/k/v product fused (the
-    /// separate bias, per-head norm and RoPE kernels work in f32), else the caches are f32
-    /// ([`GpuModel::kv_format`] says which). f16 halves the cache's memory and reads and
-    /// moves SmolLM2's logits from the CPU's by up to 0.04 where f32 moves them 1e-4
-    /// (docs/bench/gpu-forward.md).
-    pub async fn with_cache(
+    /// As [`GpuModel::with_slots`], with what `options` asks for where the device and the
+    /// model allow it. An f16 cache needs `shader-f16` and every block's q/k/v product
+    /// fused (the separate bias, per-head norm and RoPE kernels work in f32), else the
+    /// caches are f32 ([`GpuModel::kv_format`] says which); f16 halves the cache's memory
+    /// and reads and moves SmolLM2's logits from the CPU's by up to 0.04 where f32 moves
+    /// them 1e-4 (docs/bench/gpu-forward.md). The output product folds into attention
+    /// where every block allows it ([`GpuOptions::fold_output`],
+    /// [`GpuModel::folds_output`]).
+    pub async fn with_options(
         gpu: Arc<Gpu>,
         model: &Model,
         max_context: usize,
         slots: usize,
-        cache: KvFormat,
+        options: GpuOptions,
     ) -> Result<GpuModel, GpuError> {
+        let cache = options.cache;
         let c = model.config().clone();
         let bytes = model.bytes();
         let max_ctx = max_context.min(c.context_length).max(1);
@@ -382,12 +425,28 @@ impl GpuModel {
             .min((GPU_CACHE_BUDGET / slot_bytes.max(1)) as usize)
             .min((binding / layer_bytes.max(1)) as usize)
             .max(1);
+        // The output product folds into attention where every block allows it and the
+        // heads are whole blocks of 32 columns, at most 256 (Attention::dims_shares).
+        let fold = options.fold_output
+            && c.head_dim.is_multiple_of(32)
+            && c.head_dim <= 256
+            && raw.iter().all(Raw::folds_output);
+        let attentions: Vec<AttentionOutput> = match fold {
+            true => raw
+                .iter()
+                .map(|r| AttentionOutput::Shares(r.m[0].format))
+                .collect(),
+            false => vec![AttentionOutput::Heads],
+        };
         let head_m = output.as_ref().unwrap_or(&embd);
         let head_kind = (head_m.format, MatVecInput::RmsNormed, MatVecOutput::One);
-        let mut kinds: Vec<ProductKind> = raw.iter().flat_map(|r| r.kinds(cache_format)).collect();
+        let mut kinds: Vec<ProductKind> = raw
+            .iter()
+            .flat_map(|r| r.kinds(cache_format, fold))
+            .collect();
         kinds.push(head_kind);
-        let kernels = Kernels::new(&gpu, &kinds, embd.format, cache_format).await?;
-        let act = Activations::new(&gpu, &c, max_ctx)?;
+        let kernels = Kernels::new(&gpu, &kinds, embd.format, (cache_format, &attentions)).await?;
+        let act = Activations::new(&gpu, &c, max_ctx, fold)?;
         // A fused q/k/v product without biases adds these zeros.
         let no_bias = gpu.zeroed("no q, k, v biases", q_dim + 2 * kv)?;
         let halves = c.rope_style == RopeStyle::Halves;
@@ -409,7 +468,10 @@ impl GpuModel {
             head_dim: c.head_dim,
             max_ctx,
         };
-        let attn_dims = Attention::dims(&gpu, &shape)?;
+        let attn_dims = match fold {
+            true => Attention::dims_shares(&gpu, &shape, d)?,
+            false => Attention::dims(&gpu, &shape)?,
+        };
         let swiglu_dims = SwiGlu::dims(&gpu, ff);
         let a = &act;
         // Binds a product of `m` as `kind`, reading `x` (normed by `norm` where the kind
@@ -526,6 +588,20 @@ impl GpuModel {
                 ..base
             };
             let ffn_in = match &r.gate_up {
+                GateUp::Stacked(m) if fold => {
+                    let kind = (
+                        m.format,
+                        MatVecInput::RmsNormedPlusShares,
+                        MatVecOutput::SwiGlu,
+                    );
+                    let dm =
+                        MatVec::dims_shares(&gpu, m.rows, m.cols, MatVecMode::Write, c.n_heads)?;
+                    let with_shares = MatVecBindings {
+                        shares: a.shares.as_ref(),
+                        ..ffn_normed
+                    };
+                    FfnIn::Stacked(product(kind, m, &dm, &a.x, &a.gate, with_shares)?)
+                }
                 GateUp::Stacked(m) => {
                     let kind = (m.format, MatVecInput::RmsNormed, MatVecOutput::SwiGlu);
                     let dm = dims(m, MatVecMode::Write)?;
@@ -590,32 +666,60 @@ impl GpuModel {
                 ]
             });
             let plain = |m: &GpuMatrix| (m.format, MatVecInput::Vectors, MatVecOutput::One);
+            let (attention, down) = match (fold, &a.shares) {
+                (true, Some(shares)) => {
+                    let out = AttentionOutput::Shares(wo.format);
+                    let bind = kernels.attention(out).bind_shares(
+                        &gpu,
+                        &a.q,
+                        (&kc, &vc),
+                        &a.scratch,
+                        shares,
+                        &wo.buffer,
+                        &attn_dims,
+                        &a.step,
+                    );
+                    let kind = (down.format, MatVecInput::Vectors, MatVecOutput::AddShares);
+                    let dm = MatVec::dims_shares(
+                        &gpu,
+                        down.rows,
+                        down.cols,
+                        MatVecMode::Accumulate,
+                        c.n_heads,
+                    )?;
+                    let with_shares = MatVecBindings {
+                        shares: Some(shares),
+                        ..base
+                    };
+                    let down = product(kind, down, &dm, &a.gate, &a.x, with_shares)?;
+                    (AttentionOut::Folded(bind, out), down)
+                }
+                _ => {
+                    let attention = kernels.attention(AttentionOutput::Heads).bind(
+                        &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
+                    );
+                    let wo = product(
+                        plain(wo),
+                        wo,
+                        &dims(wo, MatVecMode::Accumulate)?,
+                        &a.attn,
+                        &a.x,
+                        base,
+                    )?;
+                    let dm = dims(down, MatVecMode::Accumulate)?;
+                    let down = product(plain(down), down, &dm, &a.gate, &a.x, base)?;
+                    (AttentionOut::Separate { attention, wo }, down)
+                }
+            };
             blocks.push(Block {
                 qkv,
                 qkv_bias,
                 head_norms,
                 rope,
-                attention: kernels.attention.bind(
-                    &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
-                ),
-                wo: product(
-                    plain(wo),
-                    wo,
-                    &dims(wo, MatVecMode::Accumulate)?,
-                    &a.attn,
-                    &a.x,
-                    base,
-                )?,
+                attention,
                 out_bias,
                 ffn_in,
-                down: product(
-                    plain(down),
-                    down,
-                    &dims(down, MatVecMode::Accumulate)?,
-                    &a.gate,
-                    &a.x,
-                    base,
-                )?,
+                down,
             });
         }
         let head_normed = MatVecBindings {
@@ -652,6 +756,7 @@ impl GpuModel {
             head,
             caches,
             kv: cache_format,
+            fold,
             staging,
             lens: vec![0; slots],
             weight_bytes,
@@ -680,6 +785,12 @@ impl GpuModel {
     /// How the KV caches store keys and values.
     pub fn kv_format(&self) -> KvFormat {
         self.kv
+    }
+
+    /// Whether each block's output product is folded into its attention (four dispatches a
+    /// block; [`GpuOptions::fold_output`]).
+    pub fn folds_output(&self) -> bool {
+        self.fold
     }
 
     /// Positions the GPU KV cache can hold.
@@ -1035,8 +1146,16 @@ impl GpuModel {
                     k.rope.dispatch(pass, rope_q, q_dim, c.head_dim, c.n_rot, n);
                     k.rope.dispatch(pass, rope_k, kv, c.head_dim, c.n_rot, n);
                 }
-                k.attention.dispatch(pass, &b.attention, c.n_heads, n);
-                mv(pass, &b.wo, n);
+                match &b.attention {
+                    AttentionOut::Separate { attention, wo } => {
+                        k.attention(AttentionOutput::Heads)
+                            .dispatch(pass, attention, c.n_heads, n);
+                        mv(pass, wo, n);
+                    }
+                    AttentionOut::Folded(bind, out) => {
+                        k.attention(*out).dispatch(pass, bind, c.n_heads, n)
+                    }
+                }
                 if let Some(bind) = &b.out_bias {
                     k.bias.dispatch(pass, bind, c.d_model, n);
                 }

@@ -5,7 +5,9 @@
 
 use lm::Model;
 use lm::gguf::{GgmlType, dequantize_q4_1, dequantize_q8_0};
-use lm::gpu::{DecodeMask, GpuModel, GpuPromptedModel, MaskedDecoder, masked_decode_reference};
+use lm::gpu::{
+    DecodeMask, GpuModel, GpuOptions, GpuPromptedModel, MaskedDecoder, masked_decode_reference,
+};
 use sampler_core::{
     ByteAutomaton, LanguageModel, Limits, RegexAutomaton, SeededRng, TensorizedAutomaton, TokenId,
     block_on,
@@ -213,7 +215,13 @@ fn an_f16_kv_cache_stays_within_its_bound() {
         );
         return;
     }
-    let build = |kv| block_on(GpuModel::with_cache(gpu.clone(), &m, 64, 3, kv)).unwrap();
+    let build = |cache| {
+        let options = GpuOptions {
+            cache,
+            ..GpuOptions::default()
+        };
+        block_on(GpuModel::with_options(gpu.clone(), &m, 64, 3, options)).unwrap()
+    };
     let (mut g16, mut g32) = (build(KvFormat::F16), build(KvFormat::F32));
     assert_eq!(g16.kv_format(), KvFormat::F16);
     assert_eq!(g32.kv_format(), KvFormat::F32);
@@ -244,6 +252,35 @@ fn an_f16_kv_cache_stays_within_its_bound() {
     let d1 = max_diff(&got[0], &cpu_last(&m, &p[..9]));
     let d2 = max_diff(&got[1], &cpu_last(&m, &p[..3]));
     assert!(d1.max(d2) <= F16_CACHE_LOGIT_TOLERANCE, "{d1} {d2}");
+}
+
+/// The output product folded into attention ([`GpuOptions::fold_output`]: four dispatches a
+/// block): the logits of a prompt (one pass of 16 tokens, then the rest), and of two
+/// sequences in one batched pass after a prefix copy, within the f32 bound of the CPU's.
+#[test]
+fn folding_the_output_product_keeps_the_logits() {
+    let m = model();
+    let options = GpuOptions {
+        fold_output: true,
+        ..GpuOptions::default()
+    };
+    let mut gm = block_on(GpuModel::with_options(gpu(), &m, 64, 3, options)).unwrap();
+    assert!(gm.folds_output(), "SmolLM2's blocks fold");
+    let p = m.tokenizer().encode_prompt("Name a colour.", true).unwrap();
+    assert!(p.len() > 16, "two chunks");
+    let want = m.forward(&mut m.new_cache(), &p, 0).unwrap();
+    let got = block_on(gm.forward(&p, 0)).unwrap();
+    let d = max_diff(&got, &want);
+    eprintln!(
+        "# figure: output product folded, {} tokens: max |Δlogit| from the CPU {d:.2e}",
+        p.len()
+    );
+    assert!(d < LOGIT_TOLERANCE, "{d}");
+    gm.copy_prefix(0, 1, 5).unwrap();
+    let runs: [(usize, &[TokenId]); 2] = [(1, &p[5..9]), (2, &p[..3])];
+    let got = block_on(gm.forward_slots(&runs)).unwrap();
+    assert!(max_diff(&got[0], &cpu_last(&m, &p[..9])) < LOGIT_TOLERANCE);
+    assert!(max_diff(&got[1], &cpu_last(&m, &p[..3])) < LOGIT_TOLERANCE);
 }
 
 /// Several sequences in one GPU pass (`forward_slots`), each in its own KV cache: each gets

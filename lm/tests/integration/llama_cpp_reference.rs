@@ -560,7 +560,7 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         &[T::Q4K],
         &[T::Bf16, T::Q5K],
     ];
-    let (mut f16_caches, mut f16_offered) = (0, false);
+    let (mut f16_caches, mut f16_offered, mut folds) = (0, false, 0);
     for types in mixes {
         let bytes = lm::tiny_llama_gguf_typed(256, types);
         let model = lm::Model::from_bytes(bytes.clone()).unwrap();
@@ -594,9 +594,11 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
             delta: d,
             weight_bytes,
             kv,
+            folded,
             has_f16,
         } = gpu_vs_cpu(&model, &tokens, &ours);
         f16_caches += (kv == shaders::KvFormat::F16) as usize;
+        folds += folded as usize;
         f16_offered = has_f16;
         println!(
             "# figure: {types:?}: GPU vs CPU logits max |Δ| {d:.2e}; {weight_bytes} B of GPU \
@@ -605,11 +607,13 @@ fn every_tensor_type_runs_and_matches_the_naive_reference() {
         );
         assert!(d < 0.01, "{types:?}: GPU logits {d} from the CPU's");
     }
-    // Where the device has shader-f16, the mixes whose q, k and v share a type get one.
+    // Where the device has shader-f16, the mixes whose q, k and v share a type get one;
+    // the mixes whose gate and up share a type fold the output product into attention.
     println!(
-        "# figure: f16 caches granted to {f16_caches} of {} mixes",
+        "# figure: f16 caches granted to {f16_caches} of {} mixes, the fold to {folds}",
         mixes.len()
     );
+    assert!(folds > 0, "no mix folded the output product");
     if f16_offered {
         assert!(f16_caches > 0, "no mix got an f16 cache");
     }
@@ -684,6 +688,8 @@ struct GpuCheck {
     weight_bytes: u64,
     /// The cache format an f16 request got.
     kv: shaders::KvFormat,
+    /// Whether the output product folded into attention when asked.
+    folded: bool,
     /// Whether the device has shader-f16.
     has_f16: bool,
 }
@@ -719,31 +725,51 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> GpuCheck {
     d = d
         .max(diff(&batched[0], row(3)))
         .max(diff(&batched[1], row(2)));
-    // An f16 KV cache asked for: had where the device has shader-f16 and every block's
-    // q/k/v product fuses (one type for the three, no per-head norms), else f32; either
-    // way the logits stay within the f16 cache's bound (gpu_forward.rs: 0.1).
+    // An f16 KV cache and the output product folded into attention asked for: the cache
+    // had where the device has shader-f16 and every block's q/k/v product fuses (one type
+    // for the three, no per-head norms), else f32; the fold had where gate and up stack
+    // (one type) and there is no output bias. Either way the logits stay within the f16
+    // cache's bound (gpu_forward.rs: 0.1); a wrong fold moves them by whole units.
     let weight_bytes = on_gpu.weight_bytes();
     drop(on_gpu);
-    let kv = shaders::KvFormat::F16;
+    let options = lm::gpu::GpuOptions {
+        cache: shaders::KvFormat::F16,
+        fold_output: true,
+    };
     let mut half =
-        sampler_core::block_on(lm::gpu::GpuModel::with_cache(gpu, model, 64, 1, kv)).unwrap();
-    let head_norms = model.gguf().tensor("blk.0.attn_q_norm.weight").is_some();
+        sampler_core::block_on(lm::gpu::GpuModel::with_options(gpu, model, 64, 1, options))
+            .unwrap();
+    let tensor = |name: &str| model.gguf().tensor(name);
+    let head_norms = tensor("blk.0.attn_q_norm.weight").is_some();
     if head_norms || !half.gpu().has_f16() {
         assert_eq!(half.kv_format(), shaders::KvFormat::F32, "f16 refused");
     }
+    let stacks = |a: &str, b: &str| match (tensor(a), tensor(b)) {
+        (Some(a), Some(b)) => a.ty == b.ty,
+        _ => false,
+    };
+    let folds = (0..model.config().n_layers).all(|i| {
+        stacks(
+            &format!("blk.{i}.ffn_gate.weight"),
+            &format!("blk.{i}.ffn_up.weight"),
+        ) && tensor(&format!("blk.{i}.attn_output.bias")).is_none()
+    });
+    assert_eq!(half.folds_output(), folds, "output product folded");
     let d16 = diff(
         cpu,
         &sampler_core::block_on(half.forward(tokens, 0)).unwrap(),
     );
     println!(
-        "# figure: with an f16 cache asked for: {:?} cache, max |Δ| {d16:.2e}",
-        half.kv_format()
+        "# figure: with an f16 cache and the fold asked for: {:?} cache, folded {}, max |Δ| {d16:.2e}",
+        half.kv_format(),
+        half.folds_output()
     );
     assert!(d16 < 0.1, "{:?} cache: {d16}", half.kv_format());
     GpuCheck {
         delta: d,
         weight_bytes,
         kv: half.kv_format(),
+        folded: half.folds_output(),
         has_f16: half.gpu().has_f16(),
     }
 }

@@ -1,4 +1,4 @@
-//! `strait bench gpu [--profile] [--batch N] [--context N] [--kv-cache f16]`: the wgpu
+//! `strait bench gpu [--profile] [--batch N] [--context N] [--kv-cache f16] [--fold-output]`: the wgpu
 //! forward pass's decode on the adapter present, with its dispatches per token, and with
 //! `--profile` each kernel's GPU time per token from timestamp queries (or a line saying
 //! why the adapter cannot give them). With `--profile` the decode rate includes the
@@ -23,12 +23,12 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
         prompt = prompt.iter().copied().cycle().take(n.max(1)).collect();
     }
     let gpu = std::sync::Arc::new(block_on(shaders::Gpu::new())?);
-    let mut m = block_on(lm::gpu::GpuModel::with_cache(
+    let mut m = block_on(lm::gpu::GpuModel::with_options(
         gpu.clone(),
         &model,
         prompt.len() + args.tokens + 1,
         1,
-        args.kv_cache,
+        args.gpu_args.options(),
     ))?;
     let logits = block_on(m.forward(&prompt, prompt.len() - 1))?;
     let mut next = super::argmax(&logits);
@@ -49,6 +49,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
         "context": prompt.len(),
         "weight_bytes": m.weight_bytes(),
         "kv_cache": m.kv_format().name(),
+        "fold_output": m.folds_output(),
         "buffer_bytes": m.buffer_bytes(),
         "decode_tokens": args.tokens,
         "decode_tok_s": args.tokens as f64 / wall,
@@ -105,12 +106,12 @@ fn batched(
         )));
     }
     let ctx = prompt.len() + args.tokens + 2;
-    let mut m = block_on(lm::gpu::GpuModel::with_cache(
+    let mut m = block_on(lm::gpu::GpuModel::with_options(
         gpu,
         model,
         ctx,
         n,
-        args.kv_cache,
+        args.gpu_args.options(),
     ))?;
     if m.slots() < n {
         return Err(crate::failure::Failure(format!(
