@@ -38,7 +38,12 @@ for m in "${models[@]}"; do
   "$strait" bench gpu --model "$f" --tokens "$tokens"
   "$strait" bench gpu --model "$f" --tokens "$tokens" --context "$long"
   "$strait" bench gpu --model "$f" --tokens "$tokens" --context "$long" --kv-cache f16
+  # Four dispatches a block instead of five (the output product folded into attention),
+  # at both contexts, beside the five above; then both profiles.
+  "$strait" bench gpu --model "$f" --tokens "$tokens" --fold-output
+  "$strait" bench gpu --model "$f" --tokens "$tokens" --context "$long" --fold-output
   "$strait" bench gpu --model "$f" --tokens 32 --profile
+  "$strait" bench gpu --model "$f" --tokens 32 --profile --fold-output
   "$strait" bench gpu --model "$f" --tokens 32 --batch 8
   # Prefill and decode beside burn and the CPU pass (every core).
   "$strait" bench decode --model "$f" --engines strait-cpu,strait-wgpu,burn-wgpu --tokens "$tokens"

@@ -72,7 +72,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
     }
     model.set_activations(Activations::F32);
     let model = std::sync::Arc::new(model);
-    let wgsl = match on("strait-wgpu").then(|| gpu_decode(&model, &prompt, args.tokens)) {
+    let wgsl = match on("strait-wgpu").then(|| gpu_decode(&model, &prompt, args)) {
         None => None,
         Some(Ok(line)) => {
             crate::stdout::line(&line);
@@ -158,16 +158,20 @@ fn cpu_speed(model: &Model, prompt: &[u32], tokens: usize) -> Result<(f64, f64)>
     Ok((prefill, decode))
 }
 
-/// The same measurement on the wgpu forward pass (lavapipe where there is no GPU).
-fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json::Value> {
+/// The same measurement on the wgpu forward pass (lavapipe where there is no GPU), with
+/// the GPU options the flags give.
+fn gpu_decode(model: &Model, prompt: &[u32], args: &BenchArgs) -> Result<serde_json::Value> {
     use sampler_core::block_on;
+    let tokens = args.tokens;
     let gpu = block_on(shaders::Gpu::new())?;
     let adapter = gpu.adapter_name();
     let t_load = Instant::now();
-    let mut m = block_on(lm::gpu::GpuModel::with_gpu(
+    let mut m = block_on(lm::gpu::GpuModel::with_options(
         std::sync::Arc::new(gpu),
         model,
         prompt.len() + tokens + 1,
+        1,
+        args.gpu_args.options(),
     ))?;
     let load_s = t_load.elapsed().as_secs_f64();
     let t0 = Instant::now();
@@ -186,6 +190,8 @@ fn gpu_decode(model: &Model, prompt: &[u32], tokens: usize) -> Result<serde_json
         "adapter": adapter,
         "upload_s": load_s,
         "gpu_buffer_bytes": m.buffer_bytes(),
+        "kv_cache": m.kv_format().name(),
+        "fold_output": m.folds_output(),
         "weight_bytes": m.weight_bytes(),
         "prompt_tokens": prompt.len(),
         "prefill_tok_s": prompt.len() as f64 / prefill_s,
