@@ -728,7 +728,7 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> GpuCheck {
     // An f16 KV cache and the output product folded into attention asked for: the cache
     // had where the device has shader-f16 and every block's q/k/v product fuses (one type
     // for the three, no per-head norms), else f32; the fold had where gate and up stack
-    // (one type) and there is no output bias. Either way the logits stay within the f16
+    // (one type), there is no output bias and the heads are whole 32-column blocks. Either way the logits stay within the f16
     // cache's bound (gpu_forward.rs: 0.1); a wrong fold moves them by whole units.
     let weight_bytes = on_gpu.weight_bytes();
     drop(on_gpu);
@@ -748,13 +748,23 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> GpuCheck {
         (Some(a), Some(b)) => a.ty == b.ty,
         _ => false,
     };
-    let folds = (0..model.config().n_layers).all(|i| {
-        stacks(
-            &format!("blk.{i}.ffn_gate.weight"),
-            &format!("blk.{i}.ffn_up.weight"),
-        ) && tensor(&format!("blk.{i}.attn_output.bias")).is_none()
-    });
-    assert_eq!(half.folds_output(), folds, "output product folded");
+    let head_dim = model.config().head_dim;
+    let whole_blocks = head_dim.is_multiple_of(32) && head_dim <= 256;
+    let may_fold = whole_blocks
+        && (0..model.config().n_layers).all(|i| {
+            stacks(
+                &format!("blk.{i}.ffn_gate.weight"),
+                &format!("blk.{i}.ffn_up.weight"),
+            ) && tensor(&format!("blk.{i}.attn_output.bias")).is_none()
+        });
+    // The fold is never granted where the file rules it out (it may be refused more often:
+    // stacking also needs a format the GPU reads as stored, which F32 and F16 are not).
+    if !may_fold {
+        assert!(
+            !half.folds_output(),
+            "output product folded where it cannot be"
+        );
+    }
     let d16 = diff(
         cpu,
         &sampler_core::block_on(half.forward(tokens, 0)).unwrap(),
