@@ -46,7 +46,8 @@ pub enum AttentionOutput {
 #[derive(Debug)]
 pub struct Attention {
     pipeline: wgpu::ComputePipeline,
-    output: AttentionOutput,
+    /// Names the kernel in profiles.
+    label: String,
 }
 
 impl Attention {
@@ -87,13 +88,8 @@ impl Attention {
         };
         Ok(Attention {
             pipeline: gpu.pipeline(&label, &src).await?,
-            output,
+            label,
         })
-    }
-
-    /// Where this kernel puts its results.
-    pub fn output(&self) -> AttentionOutput {
-        self.output
     }
 
     /// The uniform of a shape.
@@ -174,17 +170,8 @@ impl Attention {
         dims: &wgpu::Buffer,
         step: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
-        let at = [
-            (0, q),
-            (1, k),
-            (2, v),
-            (3, scratch),
-            (4, shares),
-            (5, dims),
-            (6, step),
-            (7, weights),
-        ];
-        gpu.bind_at(&self.pipeline, &at)
+        let buffers = [q, k, v, scratch, shares, dims, step, weights];
+        gpu.bind(&self.pipeline, &buffers)
     }
 
     /// Records the attention of `tokens` tokens.
@@ -197,11 +184,7 @@ impl Attention {
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
-        let label = match self.output {
-            AttentionOutput::Heads => "attention",
-            AttentionOutput::Shares(_) => "attention + output product shares",
-        };
-        crate::dispatches::record(pass, label, n_heads as u32, tokens as u32, 1);
+        crate::dispatches::record(pass, &self.label, n_heads as u32, tokens as u32, 1);
     }
 }
 

@@ -666,8 +666,9 @@ impl GpuModel {
                 ]
             });
             let plain = |m: &GpuMatrix| (m.format, MatVecInput::Vectors, MatVecOutput::One);
-            let (attention, down) = match (fold, &a.shares) {
-                (true, Some(shares)) => {
+            // The shares' buffer is there exactly when the output product folds.
+            let (attention, down) = match &a.shares {
+                Some(shares) => {
                     let out = AttentionOutput::Shares(wo.format);
                     let bind = kernels.attention(out).bind_shares(
                         &gpu,
@@ -694,7 +695,7 @@ impl GpuModel {
                     let down = product(kind, down, &dm, &a.gate, &a.x, with_shares)?;
                     (AttentionOut::Folded(bind, out), down)
                 }
-                _ => {
+                None => {
                     let attention = kernels.attention(AttentionOutput::Heads).bind(
                         &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
                     );
