@@ -454,32 +454,33 @@ fn bench_gpu_profiles_each_kernel_or_says_why_not() {
         args.extend(flags);
         lines(&strait(&args))
     };
-    let plain = bench(&[]);
-    let out = bench(&["--profile", "--fold-output"]);
-    assert_eq!(out[0]["fold_output"], true, "{:?}", out[0]);
-    let per_token = out[0]["dispatches_per_token"].as_f64().unwrap();
-    let unfolded = plain[0]["dispatches_per_token"].as_f64().unwrap();
-    assert_eq!(unfolded - per_token, 30.0, "{:?} {:?}", plain[0], out[0]);
-    assert!(per_token <= 4.0 * 30.0 + 2.0, "{:?}", out[0]);
-    if out[0]["profiled"] == false {
-        assert!(out[1]["reason"].as_str().unwrap().contains("timestamp"));
-        eprintln!("no kernel profile on this adapter: {}", out[1]["reason"]);
-        return;
-    }
-    let kernels: Vec<&Value> = out.iter().filter(|l| l.get("kernel").is_some()).collect();
-    let sum: f64 = kernels
-        .iter()
-        .map(|k| k["dispatches_per_token"].as_f64().unwrap())
-        .sum();
-    assert_eq!(sum, per_token, "{out:?}");
-    assert!(
-        kernels
+    let plain = bench(&["--profile"]);
+    let folded = bench(&["--profile", "--fold-output"]);
+    assert_eq!(folded[0]["fold_output"], true, "{:?}", folded[0]);
+    let per_token = |out: &[Value]| out[0]["dispatches_per_token"].as_f64().unwrap();
+    assert_eq!(per_token(&plain) - per_token(&folded), 30.0);
+    assert!(per_token(&folded) <= 4.0 * 30.0 + 2.0, "{:?}", folded[0]);
+    for out in [plain, folded] {
+        if out[0]["profiled"] == false {
+            assert!(out[1]["reason"].as_str().unwrap().contains("timestamp"));
+            eprintln!("no kernel profile on this adapter: {}", out[1]["reason"]);
+            continue;
+        }
+        let kernels: Vec<&Value> = out.iter().filter(|l| l.get("kernel").is_some()).collect();
+        let sum: f64 = kernels
             .iter()
-            .any(|k| k["kernel"].as_str().unwrap().contains("attention"))
-    );
-    let total = out.last().unwrap();
-    assert_eq!(total["untimed_dispatches"], 0);
-    assert!(total["gpu_us_per_token"].as_f64().unwrap() > 0.0);
+            .map(|k| k["dispatches_per_token"].as_f64().unwrap())
+            .sum();
+        assert_eq!(sum, per_token(&out), "{out:?}");
+        assert!(
+            kernels
+                .iter()
+                .any(|k| k["kernel"].as_str().unwrap().contains("attention"))
+        );
+        let total = out.last().unwrap();
+        assert_eq!(total["untimed_dispatches"], 0);
+        assert!(total["gpu_us_per_token"].as_f64().unwrap() > 0.0);
+    }
 }
 
 /// `--engine`: the burn program (burn's CPU backend always; its wgpu backend when built

@@ -195,20 +195,24 @@ fn open_burn(model: Arc<Model>, engine: &str) -> Result<Backend> {
 /// Opens the GPU copy of `model` when the flags (or a hardware adapter) ask for it.
 fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
     let asked = args.gpu_options;
-    let asks_gpu = asked != GpuOptions::default();
+    // The GPU-only flags given, as typed.
+    let mut flags = Vec::new();
+    if asked.cache != shaders::KvFormat::F32 {
+        flags.push(format!("--kv-cache {}", asked.cache.name()));
+    }
+    if asked.fold_output {
+        flags.push("--fold-output".to_string());
+    }
+    let flags = flags.join(" and ");
     if args.cpu {
-        if asks_gpu {
-            return fail(
-                "--kv-cache f16 and --fold-output are the GPU pass's; --cpu runs the CPU pass",
-            );
+        if !flags.is_empty() {
+            return fail(format!("{flags}: the GPU pass's; --cpu runs the CPU pass"));
         }
         return Ok(None);
     }
     let on_cpu = || {
-        if asks_gpu {
-            eprintln!(
-                "strait: --kv-cache and --fold-output: no hardware GPU, so the CPU pass runs"
-            );
+        if !flags.is_empty() {
+            eprintln!("strait: {flags}: no hardware GPU, so the CPU pass runs");
         }
         Ok(None)
     };
@@ -249,8 +253,9 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
     }
     if asked.fold_output && !m.folds_output() {
         eprintln!(
-            "strait: --fold-output: needs stacked gate and up matrices of one type, no output \
-             bias and heads of whole 32-column blocks; the output product runs on its own"
+            "strait: --fold-output: needs every block's gate and up matrices stacked (one type \
+             the GPU reads as stored, not F32 or Q4_0), no output bias and heads of whole \
+             32-column blocks up to 256 wide; the output product runs on its own"
         );
     }
     Ok(Some(m))

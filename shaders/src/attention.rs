@@ -94,27 +94,39 @@ impl Attention {
 
     /// The uniform of a shape.
     pub fn dims(gpu: &Gpu, s: &AttentionShape) -> Result<wgpu::Buffer, GpuError> {
-        Attention::dims_out(gpu, s, 0)
+        Attention::dims_with_out_rows(gpu, s, 0)
+    }
+
+    /// Whether heads `head_dim` wide can fold the output product in
+    /// ([`AttentionOutput::Shares`]): a whole number of 32-column blocks (each head's
+    /// columns are whole blocks of the matrix), at most 256 (the workgroup array
+    /// `head_out` in `attention_out_shares.wgsl`).
+    pub fn folds_heads(head_dim: usize) -> bool {
+        head_dim.is_multiple_of(32) && head_dim <= 256
     }
 
     /// The uniform of a shape whose heads' shares of an output product of `out_rows` rows
-    /// are written ([`AttentionOutput::Shares`]): the heads' width must be a whole number
-    /// of 32-column blocks, at most 256.
+    /// are written ([`AttentionOutput::Shares`]; heads as [`Attention::folds_heads`]
+    /// allows). A shares kernel given [`Attention::dims`] would write no shares.
     pub fn dims_shares(
         gpu: &Gpu,
         s: &AttentionShape,
         out_rows: usize,
     ) -> Result<wgpu::Buffer, GpuError> {
-        if !s.head_dim.is_multiple_of(32) || s.head_dim > 256 || out_rows == 0 {
+        if !Attention::folds_heads(s.head_dim) || out_rows == 0 {
             return Err(GpuError::Shape(format!(
                 "the output product folds into attention for heads of 32-column blocks up to 256 wide and some rows, not heads of {} and {out_rows} rows",
                 s.head_dim
             )));
         }
-        Attention::dims_out(gpu, s, out_rows)
+        Attention::dims_with_out_rows(gpu, s, out_rows)
     }
 
-    fn dims_out(gpu: &Gpu, s: &AttentionShape, out_rows: usize) -> Result<wgpu::Buffer, GpuError> {
+    fn dims_with_out_rows(
+        gpu: &Gpu,
+        s: &AttentionShape,
+        out_rows: usize,
+    ) -> Result<wgpu::Buffer, GpuError> {
         if s.n_kv_heads == 0 || !s.n_heads.is_multiple_of(s.n_kv_heads) {
             return Err(GpuError::Shape(format!(
                 "{} heads over {} key/value heads",

@@ -222,6 +222,15 @@ impl MatVec {
         input: MatVecInput,
         output: MatVecOutput,
     ) -> Result<Self, GpuError> {
+        // The shares input is for a product whose Dims.extra counts shares and which reads
+        // them once: not beside an output that reads them too or uses extra for q's rows.
+        if input == MatVecInput::RmsNormedPlusShares
+            && !matches!(output, MatVecOutput::One | MatVecOutput::SwiGlu)
+        {
+            return Err(GpuError::Shape(format!(
+                "a {output:?} product cannot read its input plus the heads' shares"
+            )));
+        }
         let src = MatVec::wgsl_fused(format, strategy, input, output);
         let label = format!("matvec {format:?} {strategy:?} {input:?} {output:?}");
         Ok(MatVec {
@@ -342,7 +351,9 @@ impl MatVec {
     }
 
     /// The uniform of a product that reads `shares` heads' shares of the output product
-    /// ([`MatVecInput::RmsNormedPlusShares`], [`MatVecOutput::AddShares`]).
+    /// ([`MatVecInput::RmsNormedPlusShares`], [`MatVecOutput::AddShares`]), in mode
+    /// `Write` or `Accumulate`: the shares are indexed by the token's place in the run,
+    /// which the `Head` and `Cache` modes do not keep.
     pub fn dims_shares(
         gpu: &Gpu,
         rows: usize,
@@ -351,6 +362,11 @@ impl MatVec {
         shares: usize,
     ) -> Result<wgpu::Buffer, GpuError> {
         check_cols(cols)?;
+        if !matches!(mode, MatVecMode::Write | MatVecMode::Accumulate) {
+            return Err(GpuError::Shape(format!(
+                "the heads' shares are read in the Write and Accumulate modes, not {mode:?}"
+            )));
+        }
         Ok(gpu.uniform(
             "matvec shares dims",
             &[rows as u32, cols as u32, mode.bits(), shares as u32],

@@ -426,10 +426,9 @@ impl GpuModel {
             .min((binding / layer_bytes.max(1)) as usize)
             .max(1);
         // The output product folds into attention where every block allows it and the
-        // heads are whole blocks of 32 columns, at most 256 (Attention::dims_shares).
+        // heads' width does.
         let fold = options.fold_output
-            && c.head_dim.is_multiple_of(32)
-            && c.head_dim <= 256
+            && Attention::folds_heads(c.head_dim)
             && raw.iter().all(Raw::folds_output);
         let attentions: Vec<AttentionOutput> = match fold {
             true => raw

@@ -748,9 +748,7 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> GpuCheck {
         (Some(a), Some(b)) => a.ty == b.ty,
         _ => false,
     };
-    let head_dim = model.config().head_dim;
-    let whole_blocks = head_dim.is_multiple_of(32) && head_dim <= 256;
-    let may_fold = whole_blocks
+    let may_fold = shaders::Attention::folds_heads(model.config().head_dim)
         && (0..model.config().n_layers).all(|i| {
             stacks(
                 &format!("blk.{i}.ffn_gate.weight"),
@@ -758,7 +756,7 @@ fn gpu_vs_cpu(model: &lm::Model, tokens: &[u32], cpu: &[f32]) -> GpuCheck {
             ) && tensor(&format!("blk.{i}.attn_output.bias")).is_none()
         });
     // The fold is never granted where the file rules it out (it may be refused more often:
-    // stacking also needs a format the GPU reads as stored, which F32 and F16 are not).
+    // stacking also needs a format the GPU reads as stored, which F32 and Q4_0 are not).
     if !may_fold {
         assert!(
             !half.folds_output(),

@@ -7,7 +7,7 @@
 // on a GPU costs more than the arithmetic (decode slowed by a quarter from 61 to 157
 // positions on an H100 when the value sum was such a loop). The caches hold kv_t (f32, or
 // f16 where the device has it: KvFormat), widened to f32 as they are read. Where each
-// head's result goes is `put_head` and `finish` (attention_out*.wgsl): to `out`, or through
+// head's result goes is `put_head` and `end_head` (attention_out*.wgsl): to `out`, or through
 // the head's columns of the output matrix to the head's share of the output product.
 struct Dims {
     n_heads: u32,
@@ -130,5 +130,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
     }
-    finish(h, t, lid);
+    end_head(h, t, lid);
 }

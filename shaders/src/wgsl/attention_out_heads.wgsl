@@ -6,4 +6,4 @@ fn put_head(qb: u32, i: u32, v: f32) {
     out[qb + i] = v;
 }
 
-fn finish(h: u32, t: u32, lid: u32) {}
+fn end_head(h: u32, t: u32, lid: u32) {}

@@ -9,14 +9,14 @@
 @group(0) @binding(4) var<storage, read_write> shares: array<f32>;
 @group(0) @binding(7) var<storage, read> w: array<u32>;
 
-// One head's result (head_dim at most 256: Attention::dims_shares checks).
+// One head's result (head_dim at most 256: Attention::folds_heads).
 var<workgroup> head_out: array<f32, 256>;
 
 fn put_head(qb: u32, i: u32, v: f32) {
     head_out[i] = v;
 }
 
-fn finish(h: u32, t: u32, lid: u32) {
+fn end_head(h: u32, t: u32, lid: u32) {
     let hd = dims.head_dim;
     let nb = dims.n_heads * hd / 32u;
     let blk0 = h * hd / 32u;

@@ -42,12 +42,12 @@ fn norm_inputs(rng: &mut Rng, n: usize, cols: usize, scale: f32) -> (Vec<f32>, V
     (x, g)
 }
 
-/// The input the unfused pass multiplies: `x` itself or its RMSNorm with weights `g`
-/// (the inputs with shares are folded_output.rs's).
+/// The input the unfused pass multiplies: `x` itself or its RMSNorm with weights `g`.
 fn input_of(input: MatVecInput, x: &[f32], g: &[f32]) -> Vec<f32> {
     match input {
+        MatVecInput::Vectors => x.to_vec(),
         MatVecInput::RmsNormed => rms_norm_reference(x, g, EPS),
-        _ => x.to_vec(),
+        MatVecInput::RmsNormedPlusShares => unreachable!("folded_output.rs tests it"),
     }
 }
 
@@ -343,6 +343,12 @@ gpu_tests! {
             .unwrap();
         let e = add.bind_all(&gpu, &full).unwrap_err().to_string();
         assert!(e.contains("shares"), "{e}");
+        // Pairs that would read the shares twice or mistake q's rows for their count.
+        for output in [MatVecOutput::AddShares, MatVecOutput::QkvRope(KvFormat::F32)] {
+            let refused = MatVec::fused(&gpu, f, MatVecStrategy::InvocationPerRow, MatVecInput::RmsNormedPlusShares, output).await;
+            assert!(refused.is_err(), "{output:?}");
+        }
+        assert!(MatVec::dims_shares(&gpu, 32, 32, MatVecMode::Head, 2).is_err());
         assert!(MatVec::fuse_dims(&gpu, EPS, 64, 66, false).is_err());
         assert!(MatVec::fuse_dims(&gpu, EPS, 63, 32, true).is_err());
     }
