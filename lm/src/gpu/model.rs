@@ -184,8 +184,6 @@ pub struct GpuModel {
     caches: Vec<[wgpu::Buffer; 2]>,
     /// How the caches store keys and values.
     kv: KvFormat,
-    /// Whether the output products are folded into attention.
-    fold: bool,
     /// One slot's rows of one cache buffer, where there are several slots: a copy between
     /// slots goes through it (WebGPU copies nothing within one buffer).
     staging: Option<wgpu::Buffer>,
@@ -202,7 +200,7 @@ impl std::fmt::Debug for GpuModel {
             .field("max_context", &self.max_ctx)
             .field("slots", &self.lens.len())
             .field("kv_cache", &self.kv)
-            .field("fold_output", &self.fold)
+            .field("fold_output", &self.folds_output())
             .field("cached", &self.lens)
             .field("weight_bytes", &self.weight_bytes)
             .finish_non_exhaustive()
@@ -756,7 +754,6 @@ impl GpuModel {
             head,
             caches,
             kv: cache_format,
-            fold,
             staging,
             lens: vec![0; slots],
             weight_bytes,
@@ -790,7 +787,8 @@ impl GpuModel {
     /// Whether each block's output product is folded into its attention (four dispatches a
     /// block; [`GpuOptions::fold_output`]).
     pub fn folds_output(&self) -> bool {
-        self.fold
+        // The heads' shares are kept exactly when the output products fold.
+        self.act.shares.is_some()
     }
 
     /// Positions the GPU KV cache can hold.
