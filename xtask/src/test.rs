@@ -26,6 +26,9 @@
 //! The `loom` and `python` stages run beside the `page` stage, one after the other, when it
 //! is asked for too (the page's link-time optimization leaves a core idle; they build into
 //! other folders of `target/` than the page's); their lines then interleave with the page's.
+//! The `burn` stage's build runs at nice 19 beside the `browser` and `e2e` stages when they
+//! are asked for after a built page (they leave about a quarter of the cores idle); its
+//! output goes to `target/burn-page-build.log`.
 
 use crate::build;
 use crate::serve;
@@ -253,6 +256,11 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                     .unwrap_or_else(|_| vec![not_started("loom and python")]),
             );
         }
+        // The burn page's build (CPU-bound, minutes) runs at the lowest priority beside
+        // the browser and e2e stages, which leave about a quarter of the cores idle
+        // (waiting on pages, timers and polls); it takes only what they leave.
+        let burn_beside = (wants("burn") && page_built && (wants("browser") || wants("e2e")))
+            .then(burn_build_beside);
         if wants("browser") {
             let mut row = Row {
                 stage: "browser".into(),
@@ -293,9 +301,14 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
         if wants("burn") {
             // The page with the burn engine (`?engine=burn`): its own build and test. Its
             // size is measured by `cargo xtask build --burn`, not here: linked quickly.
-            let t = Instant::now();
-            let count = build_counted(true, build::Link::Quick, "the burn page");
-            let build_s = t.elapsed().as_secs_f64();
+            let (count, build_s) = match burn_beside {
+                Some(beside) => beside.join().unwrap_or((Count::ONE_FAILED, 0.0)),
+                None => {
+                    let t = Instant::now();
+                    let count = build_counted(true, build::Link::Quick, "the burn page");
+                    (count, t.elapsed().as_secs_f64())
+                }
+            };
             let t = Instant::now();
             let count = if count.failed == 0 {
                 burn_page_e2e(&root().join("dist-burn"))
@@ -349,6 +362,62 @@ fn print_table(rows: &[Row], total_s: f64) -> Count {
     }
     eprintln!("  total time {total_s:.0} s");
     total
+}
+
+/// The burn page's quick build (`cargo xtask build --burn --quick`) started at nice 19 on
+/// a thread of its own, its output in `target/burn-page-build.log` (the end of it echoed
+/// when it fails); the thread returns its count and how long it took.
+fn burn_build_beside() -> std::thread::JoinHandle<(Count, f64)> {
+    std::thread::spawn(|| {
+        let t = Instant::now();
+        let log_path = root().join("target").join("burn-page-build.log");
+        let count = match burn_build_niced(&log_path) {
+            Ok(()) => Count::ONE_PASSED,
+            Err(e) => {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let lines: Vec<&str> = log.lines().collect();
+                for line in &lines[lines.len().saturating_sub(60)..] {
+                    eprintln!("burn page | {line}");
+                }
+                eprintln!("xtask: wasm build of the burn page failed: {e}");
+                Count::ONE_FAILED
+            }
+        };
+        let secs = t.elapsed().as_secs_f64();
+        step(format!(
+            "the burn page's build (beside the other stages) ended after {secs:.0} s"
+        ));
+        (count, secs)
+    })
+}
+
+/// Runs this xtask again as `nice -n 19 xtask build --burn --quick`, output to `log`.
+fn burn_build_niced(log: &Path) -> Result<()> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
+    let out =
+        std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("cannot share {}: {e}", log.display()))?;
+    let mut cmd = Command::new("nice");
+    cmd.args(["-n", "19"])
+        .arg(exe)
+        .args(["build", "--burn", "--quick"])
+        .current_dir(root())
+        .stdout(out)
+        .stderr(err);
+    step(format!(
+        "building the burn page at nice 19 beside the next stages (log: {})",
+        log.display()
+    ));
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start `nice`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`xtask build --burn --quick` ended with {status}"))
+    }
 }
 
 /// Builds the page (or the burn page) as one test: passed when it builds.
