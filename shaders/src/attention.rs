@@ -46,6 +46,8 @@ pub enum AttentionOutput {
 #[derive(Debug)]
 pub struct Attention {
     pipeline: wgpu::ComputePipeline,
+    /// What the kernel writes: which of `bind` and `bind_shares` fits it.
+    output: AttentionOutput,
     /// Names the kernel in profiles.
     label: String,
 }
@@ -88,6 +90,7 @@ impl Attention {
         };
         Ok(Attention {
             pipeline: gpu.pipeline(&label, &src).await?,
+            output,
             label,
         })
     }
@@ -151,7 +154,8 @@ impl Attention {
 
     /// Binds queries (`n × n_heads·head_dim`), key and value caches (rows of `kv_dim`:
     /// `max_ctx` for each sequence's slot, which the step's places locate), the scores
-    /// scratch, the output, dims and step.
+    /// scratch, the output, dims and step. An error for an [`AttentionOutput::Shares`]
+    /// kernel (its bindings are [`Attention::bind_shares`]'s).
     #[allow(clippy::too_many_arguments)]
     pub fn bind(
         &self,
@@ -163,13 +167,16 @@ impl Attention {
         out: &wgpu::Buffer,
         dims: &wgpu::Buffer,
         step: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
-        gpu.bind(&self.pipeline, &[q, k, v, scratch, out, dims, step])
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        if self.output != AttentionOutput::Heads {
+            return Err(self.wrong_bind("bind_shares"));
+        }
+        Ok(gpu.bind(&self.pipeline, &[q, k, v, scratch, out, dims, step]))
     }
 
     /// Binds an [`AttentionOutput::Shares`] kernel: as [`Attention::bind`], the shares
     /// (`n × n_heads × out_rows`) in place of the output and the output matrix's blocks
-    /// beside them.
+    /// beside them. An error for an [`AttentionOutput::Heads`] kernel.
     #[allow(clippy::too_many_arguments)]
     pub fn bind_shares(
         &self,
@@ -181,9 +188,20 @@ impl Attention {
         weights: &wgpu::Buffer,
         dims: &wgpu::Buffer,
         step: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        if self.output == AttentionOutput::Heads {
+            return Err(self.wrong_bind("bind"));
+        }
         let buffers = [q, k, v, scratch, shares, dims, step, weights];
-        gpu.bind(&self.pipeline, &buffers)
+        Ok(gpu.bind(&self.pipeline, &buffers))
+    }
+
+    /// The error for binding this kernel as the other form: `fits` names the right call.
+    fn wrong_bind(&self, fits: &str) -> GpuError {
+        GpuError::Shape(format!(
+            "the {} kernel writes {:?}: bind it with Attention::{fits}",
+            self.label, self.output
+        ))
     }
 
     /// Records the attention of `tokens` tokens.

@@ -676,7 +676,7 @@ impl GpuModel {
                         &wo.buffer,
                         &attn_dims,
                         &a.step,
-                    );
+                    )?;
                     let kind = (down.format, MatVecInput::Vectors, MatVecOutput::AddShares);
                     let dm = MatVec::dims_shares(
                         &gpu,
@@ -695,7 +695,7 @@ impl GpuModel {
                 None => {
                     let attention = kernels.attention(AttentionOutput::Heads).bind(
                         &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
-                    );
+                    )?;
                     let wo = product(
                         plain(wo),
                         wo,

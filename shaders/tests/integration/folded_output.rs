@@ -47,6 +47,7 @@ gpu_tests! {
     async fn attention_shares_match_attention_then_each_heads_columns() {
         let gpu = common::gpu().await;
         let mut rng = Rng(91);
+        let heads = Attention::new(&gpu).await.unwrap();
         for (f, n_heads, n_kv_heads, out_rows) in
             [(WeightFormat::Q8_0, 9, 3, 72), (WeightFormat::Q4K, 4, 2, 40)]
         {
@@ -67,7 +68,12 @@ gpu_tests! {
                 let sc = gpu.zeroed("scores", s.scratch_len(n)).unwrap();
                 let out = gpu.zeroed("shares", n * n_heads * out_rows).unwrap();
                 let st = step(&gpu, n, n_past);
-                let bind = k.bind_shares(&gpu, &qb, (&kb, &vb), &sc, &out, &wb, &dims, &st);
+                let bind =
+                    k.bind_shares(&gpu, &qb, (&kb, &vb), &sc, &out, &wb, &dims, &st).unwrap();
+                // Each form refuses the other's bindings (a wrong bind group would be a
+                // validation error, a panic natively).
+                assert!(k.bind(&gpu, &qb, &kb, &vb, &sc, &out, &dims, &st).is_err());
+                assert!(heads.bind_shares(&gpu, &qb, (&kb, &vb), &sc, &out, &wb, &dims, &st).is_err());
                 gpu.run(|p| k.dispatch(p, &bind, n_heads, n)).unwrap();
                 let got = gpu.read_f32(&out, 0, n * n_heads * out_rows).await.unwrap();
                 let want = attention_shares_reference(&s, f, &w, out_rows, &q, &kc, &vc, n_past, n);

@@ -150,7 +150,7 @@ async fn attention_case(
             first: 0,
         }
         .buffer(gpu);
-        let bind = k.bind(gpu, &qb, &kb, &vb, &sc, &ob, &dims, &step);
+        let bind = k.bind(gpu, &qb, &kb, &vb, &sc, &ob, &dims, &step).unwrap();
         gpu.run(|p| k.dispatch(p, &bind, s.n_heads, n)).unwrap();
         let got = gpu.read_f32(&ob, 0, q.len()).await.unwrap();
         let want = attention_reference(&s, &q, &kc, &vc, n_past, n);
