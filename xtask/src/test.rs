@@ -26,9 +26,9 @@
 //! The `loom` and `python` stages run beside the `page` stage, one after the other, when it
 //! is asked for too (the page's link-time optimization leaves a core idle; they build into
 //! other folders of `target/` than the page's); their lines then interleave with the page's.
-//! The `burn` stage's build runs at nice 19 beside the `browser` and `e2e` stages when they
-//! are asked for after a built page (they leave about a quarter of the cores idle); its
-//! output goes to `target/burn-page-build.log`.
+//! The `burn` stage's build runs at nice 19 beside the `e2e` stage when that runs after a
+//! built page (it leaves about a quarter of the cores idle); its output goes to
+//! `target/burn-page-build.log`.
 
 use crate::build;
 use crate::serve;
@@ -256,11 +256,6 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                     .unwrap_or_else(|_| vec![not_started("loom and python")]),
             );
         }
-        // The burn page's build (CPU-bound, minutes) runs at the lowest priority beside
-        // the browser and e2e stages, which leave about a quarter of the cores idle
-        // (waiting on pages, timers and polls); it takes only what they leave.
-        let burn_beside = (wants("burn") && page_built && (wants("browser") || wants("e2e")))
-            .then(burn_build_beside);
         if wants("browser") {
             let mut row = Row {
                 stage: "browser".into(),
@@ -278,6 +273,11 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
             }
             rows.push(row);
         }
+        // The burn page's build (CPU-bound, minutes) runs at the lowest priority beside
+        // the e2e stage, which leaves about a quarter of the cores idle (waiting on pages,
+        // timers and polls); it takes only what the stage leaves. (Beside the browser stage
+        // too, it slowed that stage's build and run by about as much as it gained.)
+        let burn_beside = (wants("burn") && page_built && wants("e2e")).then(burn_build_beside);
         if wants("e2e") {
             let t = Instant::now();
             let mut count = Count::default();
@@ -394,6 +394,10 @@ fn burn_build_beside() -> std::thread::JoinHandle<(Count, f64)> {
 /// Runs this xtask again as `nice -n 19 xtask build --burn --quick`, output to `log`.
 fn burn_build_niced(log: &Path) -> Result<()> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     let out =
         std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let err = out
