@@ -385,13 +385,14 @@ fn burn_build_beside() -> std::thread::JoinHandle<(Count, f64)> {
         };
         let secs = t.elapsed().as_secs_f64();
         step(format!(
-            "the burn page's build (beside the other stages) ended after {secs:.0} s"
+            "the burn page's build (beside the e2e stage) ended after {secs:.0} s"
         ));
         (count, secs)
     })
 }
 
-/// Runs this xtask again as `nice -n 19 xtask build --burn --quick`, output to `log`.
+/// Runs this xtask again as `nice -n 19 xtask build --burn --quick` ([`util::run`]), its
+/// output to `log`.
 fn burn_build_niced(log: &Path) -> Result<()> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
     if let Some(dir) = log.parent() {
@@ -411,17 +412,10 @@ fn burn_build_niced(log: &Path) -> Result<()> {
         .stdout(out)
         .stderr(err);
     step(format!(
-        "building the burn page at nice 19 beside the next stages (log: {})",
+        "building the burn page beside the e2e stage (log: {})",
         log.display()
     ));
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot start `nice`: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`xtask build --burn --quick` ended with {status}"))
-    }
+    util::run(&mut cmd)
 }
 
 /// Builds the page (or the burn page) as one test: passed when it builds.
