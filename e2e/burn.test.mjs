@@ -5,10 +5,9 @@
 // words; `?backend=webgpu`: the same adapter), the three rates side by side. And P-GCD in
 // the playground, whose HMM work the worker runs on burn's WebGPU backend in this page.
 // `STRAIT_BURN_URL` is where that page is served (default: `cargo xtask serve --burn`'s).
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { ARTIFACTS, launch, unlessCrash, waitForPhase } from './lib.mjs';
+import { finishQuickRun, fullMatch, sharedBrowser, startQuickRun, unlessCrash, waitForPhase } from './lib.mjs';
 
 const BURN_URL = process.env.STRAIT_BURN_URL ?? 'http://127.0.0.1:8080/';
 // SwiftShader runs WebGPU on the CPU: small token budgets, long waits (a cold 2-core run
@@ -22,67 +21,20 @@ const YNM_PROMPT = 'Is the sky blue on a clear day? Answer yes, no or maybe.';
 // prompt is most of the tokens), since burn's prefill on SwiftShader is the slow part.
 const SHORT_PROMPT = 'Is the sky blue? yes, no or maybe:';
 
-let b;
-let failed = false;
-
-before(async () => {
-  b = await launch({ webgpu: true });
-});
-
-after(async () => {
-  if (failed) {
-    await b.page.screenshot({ path: join(ARTIFACTS, 'burn-failure.png'), fullPage: true }).catch(() => {});
-    console.error(`--- page console ---\n${b.logs.join('\n')}`);
-  }
-  await b.close();
-});
-
-async function step(body) {
-  try {
-    await body();
-  } catch (e) {
-    failed = true;
-    throw e;
-  }
-}
+const shared = sharedBrowser('burn', 'burn');
 
 /** Loads `query` on the burn page and runs lcd under (yes|no|maybe); returns what the page shows. */
 async function lcdOn(page, query) {
   await page.goto(new URL(query, BURN_URL).href);
   await waitForPhase(page, ['ready'], LOAD_MS);
   const info = await page.locator('#backend-info').textContent();
-  await page.fill('#prompt', SHORT_PROMPT);
-  await page.fill('#regex', YNM);
-  await page.fill('#max-tokens', '4');
-  await page.fill('#seed', '3');
-  await page.setChecked('#chat', false);
-  await page.check('#method-lcd');
-  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
-  await page.click('#generate');
-  await page.waitForFunction((n) => Number(document.querySelector('#run-status')?.dataset.run) > n, runs, {
-    timeout: 10_000,
-  });
-  await unlessCrash(
-    page,
-    page.waitForFunction(
-      () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
-      null,
-      { timeout: RUN_MS, polling: 200 },
-    ),
-  );
-  return page.evaluate((info) => ({
-    info,
-    state: document.querySelector('#run-status').dataset.state,
-    message: document.querySelector('#run-status').textContent,
-    text: document.querySelector('#result-text')?.textContent ?? null,
-    stats: document.querySelector('#stats').textContent,
-  }), info);
+  await startQuickRun(page, { prompt: SHORT_PROMPT, regex: YNM, method: 'lcd', maxTokens: 4, seed: 3, chat: false });
+  return { info, ...(await finishQuickRun(page, RUN_MS)) };
 }
 
 describe('P-GCD\'s HMM on burn\'s WebGPU backend in the burn page', () => {
   it('the sampling worker distils the HMM and builds the guide on WebGPU', async () => {
-    await step(async () => {
-      const { page } = b;
+    await shared.step(async (page) => {
       // The model on our CPU pass in the worker; its HMM work on burn's WebGPU backend.
       await page.goto('about:blank');
       await page.goto(new URL('?backend=cpu', BURN_URL).href);
@@ -123,21 +75,21 @@ describe('P-GCD\'s HMM on burn\'s WebGPU backend in the burn page', () => {
 
 describe('the burn engine in the page', () => {
   it('?engine=burn samples (yes|no|maybe) on burn WebGPU as our engine does', async () => {
-    await step(async () => {
-      const burn = await lcdOn(b.page, '?engine=burn');
+    await shared.step(async (page) => {
+      const burn = await lcdOn(page, '?engine=burn');
       console.log(`burn: ${JSON.stringify(burn)}`);
       assert.match(burn.info, /burn on WebGPU/);
       assert.equal(burn.state, 'done', burn.message);
-      assert.ok(new RegExp(`^(?:${YNM})$`).test(burn.text), burn.text);
-      const ours = await lcdOn(b.page, '?backend=cpu');
+      assert.ok(fullMatch(YNM, burn.text), burn.text);
+      const ours = await lcdOn(page, '?backend=cpu');
       console.log(`ours (CPU, wasm): ${JSON.stringify(ours)}`);
       assert.equal(ours.state, 'done', ours.message);
       assert.equal(burn.text, ours.text, 'same seed, same words');
       // Our WGSL engine on the same adapter, for the rates side by side.
-      const wgsl = await lcdOn(b.page, '?backend=webgpu');
+      const wgsl = await lcdOn(page, '?backend=webgpu');
       console.log(`ours (WebGPU): ${JSON.stringify(wgsl)}`);
       assert.equal(wgsl.state, 'done', wgsl.message);
-      assert.ok(new RegExp(`^(?:${YNM})$`).test(wgsl.text), wgsl.text);
+      assert.ok(fullMatch(YNM, wgsl.text), wgsl.text);
     });
   });
 });

@@ -2,10 +2,12 @@
 // date regex and under (yes|no|maybe), compare with `lm`, stop a run, reload from the cache,
 // and refuse bad regexes with clear messages. Every regex check here is JavaScript's own
 // RegExp, outside the code under test. One browser session: the model loads once.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
+import {
+  ARTIFACTS, BASE_URL, finishQuickRun, fullMatch, sharedBrowser, startQuickRun, waitForPhase,
+} from './lib.mjs';
 
 // The CPU forward pass in wasm is slow: small token budgets, generous time limits.
 const LOAD_MS = 300_000;
@@ -15,86 +17,26 @@ const DATE_PROMPT = 'On what date did Apollo 11 land on the Moon? Answer with th
 const YNM = '(yes|no|maybe)';
 const YNM_PROMPT = 'Is the sky blue on a clear day? Answer yes, no or maybe.';
 
-let b;
-let failed = false;
+const shared = sharedBrowser('generate', 'generate');
 let loaded = false;
 
-before(async () => {
-  b = await launch({ webgpu: true });
-});
-
-after(async () => {
-  if (failed) {
-    await b.page.screenshot({ path: join(ARTIFACTS, 'generate-failure.png'), fullPage: true }).catch(() => {});
-    console.error(`--- page console ---\n${b.logs.join('\n')}`);
-  }
-  await b.close();
-});
-
-/** Runs `body`, remembering a failure for the screenshot in `after`; once the model
- *  failed to load, later steps fail at once instead of waiting out their timeouts. */
+/** Runs `body(page)` as `shared.step` does; once the model failed to load, later steps
+ *  fail at once instead of waiting out their timeouts. */
 async function step(body, { needsModel = true } = {}) {
   if (needsModel && !loaded) throw new Error('the model did not load (see the first test)');
-  try {
-    await body();
-  } catch (e) {
-    failed = true;
-    throw e;
-  }
+  return shared.step(body);
 }
 
-/** Fills the form and starts a run with Ctrl+Enter (the shortcut, as a user would). */
-async function start(page, { prompt, regex, method, maxTokens, seed = 1, chat = true }) {
-  await page.fill('#prompt', prompt);
-  await page.fill('#regex', regex);
-  await page.fill('#max-tokens', String(maxTokens));
-  await page.fill('#seed', String(seed));
-  await page.setChecked('#chat', chat);
-  await page.check(`#method-${method}`);
-  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
-  await page.locator('#prompt').press('Control+Enter');
-  await page.waitForFunction((n) => Number(document.querySelector('#run-status')?.dataset.run) > n, runs, {
-    timeout: 10_000,
-  });
-}
+/** Starts a run with Ctrl+Enter (the shortcut, as a user would). */
+const start = (page, run) => startQuickRun(page, { chat: true, ...run, keys: true });
+const finish = (page) => finishQuickRun(page, RUN_MS);
 
-/** Waits for the run to end; returns what the page shows. */
-async function finish(page) {
-  await unlessCrash(
-    page,
-    page.waitForFunction(
-      () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
-      null,
-      { timeout: RUN_MS, polling: 200 },
-    ),
-  );
-  return page.evaluate(() => ({
-    state: document.querySelector('#run-status').dataset.state,
-    message: document.querySelector('#run-status').textContent,
-    text: document.querySelector('#result-text')?.textContent ?? null,
-    valid: document.querySelector('#result-text')?.dataset.valid ?? null,
-    stats: document.querySelector('#stats').textContent,
-    tokens: [...document.querySelectorAll('#output .tok')].map((t) => ({
-      p: Number(t.dataset.p),
-      z: t.dataset.z === undefined ? null : Number(t.dataset.z),
-      eos: t.classList.contains('eos'),
-      text: t.querySelector('.tok-text').textContent,
-    })),
-  }));
-}
-
-/** Whole-string match with JavaScript's RegExp. */
-const fullMatch = (re, s) => new RegExp(`^(?:${re})$`).test(s);
-
-/** Decode rate the page shows, for the log. */
-const rate = (stats) => stats.match(/([0-9.]+) tokens\/s/)?.[1] ?? '?';
 
 describe('the page samples from SmolLM2', () => {
   let lcdDate;
 
   it('downloads the model with a progress bar and loads it', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await page.goto(BASE_URL);
       // The progress bar shows bytes of total while the model streams in.
       await page.waitForSelector('#model-progress', { timeout: 60_000 });
@@ -109,8 +51,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('lcd under a date regex gives a date, every token with its kept mass Z', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: DATE_PROMPT, regex: DATE, method: 'lcd', maxTokens: 14 });
       const r = await finish(page);
       console.log(`lcd date: ${JSON.stringify(r.text)} · ${r.stats}`);
@@ -129,8 +70,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('lm on the same prompt is unconstrained: no Z, and its text differs from the date', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: DATE_PROMPT, regex: DATE, method: 'lm', maxTokens: 8 });
       const r = await finish(page);
       console.log(`lm: ${JSON.stringify(r.text)} · ${r.stats}`);
@@ -149,8 +89,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('lcd under (yes|no|maybe) answers with one of the three words', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 6, seed: 7 });
       const r = await finish(page);
       console.log(`lcd yes/no/maybe: ${JSON.stringify(r.text)} · ${r.stats}`);
@@ -162,8 +101,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('Esc stops a run at once', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: 'Write a long story about a cat.', regex: '.*', method: 'lm', maxTokens: 400 });
       await page.waitForFunction(() => document.querySelectorAll('#output .tok').length >= 2, null, {
         timeout: RUN_MS,
@@ -181,8 +119,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('bad regexes get clear messages before any token', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: 'x', regex: '[0-9', method: 'lcd', maxTokens: 4 });
       let r = await finish(page);
       assert.equal(r.state, 'error');
@@ -199,8 +136,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('a half-written cache entry is detected and the model downloaded again', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       // Replace the cached model with its first 1000 bytes under the same key (URL and size).
       const key = await page.evaluate(async () => {
         const cache = await caches.open('strait-models-v1');
@@ -222,8 +158,7 @@ describe('the page samples from SmolLM2', () => {
   });
 
   it('a reload reads the model from Cache Storage', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await page.reload();
       await waitForPhase(page, ['ready'], LOAD_MS);
       assert.match(await page.locator('#model-info').textContent(), /read from this browser's cache/);

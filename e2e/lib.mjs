@@ -137,6 +137,62 @@ export async function waitForPhase(page, phases, timeout) {
   return p;
 }
 
+/**
+ * Fills the quick form (`#prompt`, `#regex`, ...) and starts a run, by the Generate button
+ * or, with `keys`, by Ctrl+Enter in the prompt (the shortcut, as a user would); resolves
+ * once the page has counted the new run. `chat` unset leaves the chat template's box as
+ * it is (a file without a template disables it).
+ */
+export async function startQuickRun(page, { prompt, regex, method, maxTokens, seed = 1, chat, keys = false }) {
+  await page.fill('#prompt', prompt);
+  await page.fill('#regex', regex);
+  await page.fill('#max-tokens', String(maxTokens));
+  await page.fill('#seed', String(seed));
+  if (chat !== undefined) await page.setChecked('#chat', chat);
+  await page.check(`#method-${method}`);
+  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
+  if (keys) await page.locator('#prompt').press('Control+Enter');
+  else await page.click('#generate');
+  await page.waitForFunction((n) => Number(document.querySelector('#run-status')?.dataset.run) > n, runs, {
+    timeout: 10_000,
+  });
+}
+
+/**
+ * Waits (at most `timeout` ms) for the quick form's run to end; returns what the page
+ * shows: its state and message, the text and whether it is valid, the stats line, each
+ * token (text, probability, z where shown, end of sequence) and the wait in ms.
+ */
+export async function finishQuickRun(page, timeout) {
+  const t0 = Date.now();
+  await unlessCrash(
+    page,
+    page.waitForFunction(
+      () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
+      null,
+      { timeout, polling: 200 },
+    ),
+  );
+  const r = await page.evaluate(() => ({
+    state: document.querySelector('#run-status').dataset.state,
+    message: document.querySelector('#run-status').textContent,
+    text: document.querySelector('#result-text')?.textContent ?? null,
+    valid: document.querySelector('#result-text')?.dataset.valid ?? null,
+    stats: document.querySelector('#stats').textContent,
+    tokens: [...document.querySelectorAll('#output .tok')].map((t) => ({
+      p: Number(t.dataset.p),
+      z: t.dataset.z === undefined ? null : Number(t.dataset.z),
+      eos: t.classList.contains('eos'),
+      text: t.querySelector('.tok-text').textContent,
+    })),
+  }));
+  r.wallMs = Date.now() - t0;
+  return r;
+}
+
+/** Whether all of `s` matches `re`, by JavaScript's own RegExp (outside the code under test). */
+export const fullMatch = (re, s) => new RegExp(`^(?:${re})$`).test(s);
+
 /** Starts counting animation frames in the page (`stopFrameCount` reads the rate). */
 export async function startFrameCount(page) {
   await page.evaluate(() => {
@@ -162,17 +218,33 @@ export async function stopFrameCount(page) {
 
 /**
  * One browser shared by the tests of a file: launched before them, closed after them. A
- * test that fails sets `failed`: then `<name>-failure.png` is saved and the page's console
- * printed. What the tests put in `figures` is printed after them as one
- * `# figure: <label>: {...}` line.
+ * test that fails sets `failed` (or runs in `step`, which does): then `<name>-failure.png`
+ * is saved and the page's console printed. What the tests put in `figures` is printed
+ * after them as one `# figure: <label>: {...}` line. `setup(b)` runs once after the
+ * launch (an init script, say).
  */
-export function sharedBrowser(name, label) {
-  const shared = { b: null, failed: false, figures: {} };
+export function sharedBrowser(name, label, { setup } = {}) {
+  const shared = {
+    b: null,
+    failed: false,
+    figures: {},
+    /** Runs `body(page)`, marking the file failed if it throws. */
+    async step(body) {
+      try {
+        return await body(shared.b.page);
+      } catch (e) {
+        shared.failed = true;
+        throw e;
+      }
+    },
+  };
   before(async () => {
     shared.b = await launch({ webgpu: true });
+    if (setup) await setup(shared.b);
   });
   after(async () => {
     const { b } = shared;
+    if (!b) return;
     if (shared.failed) {
       await b.page.screenshot({ path: join(ARTIFACTS, `${name}-failure.png`), fullPage: true }).catch(() => {});
       console.error(`--- page console ---\n${b.logs.join('\n')}`);

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { BASE_URL, ARTIFACTS, DIST, servePlain, withPage, waitForPhase } from './lib.mjs';
+import {
+  ARTIFACTS, BASE_URL, DIST, finishQuickRun, servePlain, startQuickRun, waitForPhase, withPage,
+} from './lib.mjs';
 
 const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 /** The line `strait` prints for the same file (cli/tests/cli.rs checks it there). */
@@ -24,21 +26,10 @@ async function withoutNavigatorGpu(page) {
 
 /** One lcd run of the quick form under (yes|no|maybe); what the page shows at the end. */
 async function quickRun(page) {
-  await page.fill('#prompt', 'Is the sky blue on a clear day? Answer yes, no or maybe.');
-  await page.fill('#regex', '(yes|no|maybe)');
-  await page.fill('#max-tokens', '4');
-  await page.check('#method-lcd');
-  await page.click('#generate');
-  await page.waitForFunction(
-    () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
-    null,
-    { timeout: RUN_MS, polling: 250 },
-  );
-  return page.evaluate(() => ({
-    state: document.querySelector('#run-status').dataset.state,
-    message: document.querySelector('#run-status').textContent,
-    text: document.querySelector('#result-text')?.textContent ?? null,
-  }));
+  await startQuickRun(page, {
+    prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.', regex: '(yes|no|maybe)', method: 'lcd', maxTokens: 4,
+  });
+  return finishQuickRun(page, RUN_MS);
 }
 
 test('without navigator.gpu the page says so in one line and runs the model on the CPU', async () => {

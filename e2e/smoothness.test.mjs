@@ -9,7 +9,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  BASE_URL, sharedBrowser, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
+  BASE_URL, finishQuickRun, sharedBrowser, startFrameCount, startQuickRun, stopFrameCount, waitForPhase,
 } from './lib.mjs';
 
 const LOAD_MS = 180_000;
@@ -20,40 +20,18 @@ const TOKENS = 8;
 const shared = sharedBrowser('smoothness', "CPU (wasm) generation in the worker vs on the page's thread, pausing or not");
 const { figures } = shared;
 
-/** Generates with `lm` while counting animation frames; returns tokens, fps, tokens/s. */
+/** Generates with `lm` while counting animation frames (from just before the form is
+ *  filled to the run's end, in the page itself); returns tokens, fps, tokens/s. */
 async function measured(page) {
-  await page.fill('#prompt', PROMPT);
-  await page.fill('#regex', '.*');
-  await page.fill('#max-tokens', String(TOKENS));
-  await page.fill('#seed', '7');
-  await page.setChecked('#chat', true);
-  await page.check('#method-lm');
-  // Frames are counted from Generate to the end of the run, in the page itself.
   await startFrameCount(page);
-  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
-  await page.click('#generate');
-  await unlessCrash(page, page.waitForFunction(
-    (n) => Number(document.querySelector('#run-status')?.dataset.run) > n
-      && ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
-    runs,
-    { timeout: RUN_MS, polling: 500 },
-  ));
-  const frames = await stopFrameCount(page);
-  return {
-    ...frames,
-    ...await page.evaluate(() => ({
-      state: document.querySelector('#run-status').dataset.state,
-      message: document.querySelector('#run-status').textContent,
-      tokens: [...document.querySelectorAll('#output .tok .tok-text')].map((t) => t.textContent),
-      stats: document.querySelector('#stats').textContent,
-    })),
-  };
+  await startQuickRun(page, { prompt: PROMPT, regex: '.*', method: 'lm', maxTokens: TOKENS, seed: 7, chat: true });
+  const r = await finishQuickRun(page, RUN_MS);
+  return { ...(await stopFrameCount(page)), ...r, tokens: r.tokens.map((t) => t.text) };
 }
 
 describe('the page stays responsive while the model runs', () => {
   it('in the sampling worker, or on the page\'s thread with pauses: frames keep coming, the same tokens', async () => {
-    try {
-      const { page } = shared.b;
+    await shared.step(async (page) => {
       const runs = {};
       const modes = [
         ['worker', '', 'ready'],
@@ -84,9 +62,6 @@ describe('the page stays responsive while the model runs', () => {
       assert.deepEqual(runs['pause on'].tokens, runs['pause off'].tokens);
       assert.deepEqual(runs.worker.tokens, runs['pause on'].tokens);
       assert.ok(runs.worker.tokens.length >= 1 && runs.worker.tokens.length <= TOKENS);
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    });
   });
 });

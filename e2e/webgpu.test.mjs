@@ -3,10 +3,12 @@
 // `lcd` under (yes|no|maybe) and check the output with JavaScript's own RegExp; then the
 // same decode on the CPU (wasm) backend, and print both decode rates. In between, the
 // WebGPU device is destroyed and the model reloaded from the page's offer.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, BASE_URL, launch, unlessCrash, waitForPhase } from './lib.mjs';
+import {
+  ARTIFACTS, BASE_URL, finishQuickRun, fullMatch, sharedBrowser, startQuickRun, unlessCrash, waitForPhase,
+} from './lib.mjs';
 
 // SwiftShader runs WebGPU on the CPU: small token budgets.
 const LOAD_MS = 240_000;
@@ -18,77 +20,21 @@ const YNM_PROMPT = 'Is the sky blue? yes, no or maybe:';
 const RATE_PROMPT = 'One sentence about the sea:';
 const RATE_TOKENS = 6;
 
-let b;
-let failed = false;
+const shared = sharedBrowser('webgpu', 'decode tokens/s in headless Chromium');
+const rates = shared.figures;
 let loaded = false;
-const rates = {};
 let gpuLcd;
 
-before(async () => {
-  b = await launch({ webgpu: true });
-});
-
-after(async () => {
-  if (failed) {
-    await b.page.screenshot({ path: join(ARTIFACTS, 'webgpu-failure.png'), fullPage: true }).catch(() => {});
-    console.error(`--- page console ---\n${b.logs.join('\n')}`);
-  }
-  await b.close();
-  if (Object.keys(rates).length) {
-    console.log(`decode tokens/s in headless Chromium: ${JSON.stringify(rates)}`);
-  }
-});
-
+/** Runs `body(page)` as `shared.step` does; once the model failed to load on WebGPU,
+ *  later steps fail at once. */
 async function step(body, { needsModel = true } = {}) {
   if (needsModel && !loaded) throw new Error('the model did not load on WebGPU (see the first test)');
-  try {
-    await body();
-  } catch (e) {
-    failed = true;
-    throw e;
-  }
+  return shared.step(body);
 }
 
-async function start(page, { prompt, regex, method, maxTokens, seed = 1 }) {
-  await page.fill('#prompt', prompt);
-  await page.fill('#regex', regex);
-  await page.fill('#max-tokens', String(maxTokens));
-  await page.fill('#seed', String(seed));
-  await page.setChecked('#chat', false);
-  await page.check(`#method-${method}`);
-  const runs = Number(await page.getAttribute('#run-status', 'data-run'));
-  await page.click('#generate');
-  await page.waitForFunction((n) => Number(document.querySelector('#run-status')?.dataset.run) > n, runs, {
-    timeout: 10_000,
-  });
-}
-
-async function finish(page) {
-  const t0 = Date.now();
-  await unlessCrash(
-    page,
-    page.waitForFunction(
-      () => ['done', 'stopped', 'error'].includes(document.querySelector('#run-status')?.dataset.state),
-      null,
-      { timeout: RUN_MS, polling: 200 },
-    ),
-  );
-  const r = await page.evaluate(() => ({
-    state: document.querySelector('#run-status').dataset.state,
-    message: document.querySelector('#run-status').textContent,
-    text: document.querySelector('#result-text')?.textContent ?? null,
-    valid: document.querySelector('#result-text')?.dataset.valid ?? null,
-    stats: document.querySelector('#stats').textContent,
-    tokens: [...document.querySelectorAll('#output .tok')].map((t) => ({
-      text: t.querySelector('.tok-text').textContent,
-      p: Number(t.dataset.p),
-    })),
-  }));
-  r.wallMs = Date.now() - t0;
-  return r;
-}
-
-const fullMatch = (re, s) => new RegExp(`^(?:${re})$`).test(s);
+/** Starts a run without the chat template (see the prompts above). */
+const start = (page, run) => startQuickRun(page, { ...run, chat: false });
+const finish = (page) => finishQuickRun(page, RUN_MS);
 const rate = (stats) => Number(stats.match(/([0-9.]+) tokens\/s/)?.[1] ?? NaN);
 
 /** Loads the page, picks `backend` in the select (the page reloads with it), waits for the model. */
@@ -105,8 +51,7 @@ async function loadOn(page, backend) {
 
 describe('the page runs SmolLM2 on WebGPU', () => {
   it('by default (auto) picks the CPU (wasm) path on a software adapter like SwiftShader', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await page.goto(BASE_URL);
       await waitForPhase(page, ['ready'], LOAD_MS);
       assert.equal(await page.inputValue('#backend'), 'auto');
@@ -118,8 +63,7 @@ describe('the page runs SmolLM2 on WebGPU', () => {
   });
 
   it('loads the model onto the WebGPU adapter when WebGPU is chosen', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       const ms = await loadOn(page, 'webgpu');
       const backend = await page.getAttribute('#backend-info', 'data-backend');
       const info = await page.locator('#backend-info').textContent();
@@ -134,8 +78,7 @@ describe('the page runs SmolLM2 on WebGPU', () => {
   });
 
   it('lcd under (yes|no|maybe) on WebGPU gives one of the three words', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: YNM_PROMPT, regex: YNM, method: 'lcd', maxTokens: 4 });
       const r = await finish(page);
       console.log(`webgpu lcd: ${JSON.stringify(r.text)} · ${r.stats} · ${r.wallMs} ms`);
@@ -150,8 +93,7 @@ describe('the page runs SmolLM2 on WebGPU', () => {
   });
 
   it('the playground samples the real model on WebGPU on the page\'s thread (no worker)', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       const w = page.locator('#pg-worker');
       assert.equal(await w.getAttribute('data-state'), 'off');
       assert.match(await w.textContent(), /WebGPU/);
@@ -187,8 +129,7 @@ describe('the page runs SmolLM2 on WebGPU', () => {
   });
 
   it('a lost WebGPU device offers to reload the model, which then loads on a new device', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       // Destroy the device as a driver reset would (the page's test hook).
       assert.equal(await page.evaluate(() => window.__straitLoseGpuDevice()), true);
       await waitForPhase(page, ['gpu-lost'], 10_000);
@@ -207,8 +148,7 @@ describe('the page runs SmolLM2 on WebGPU', () => {
   });
 
   it('decodes on WebGPU and on the CPU (wasm), prints both rates; the CPU lcd run agrees with the WebGPU one', async () => {
-    await step(async () => {
-      const { page } = b;
+    await step(async (page) => {
       await start(page, { prompt: RATE_PROMPT, regex: '.*', method: 'lm', maxTokens: RATE_TOKENS });
       const g = await finish(page);
       console.log(`webgpu lm: ${JSON.stringify(g.text)} · ${g.stats} · ${g.wallMs} ms`);

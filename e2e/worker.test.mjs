@@ -106,8 +106,7 @@ async function measured(page) {
  * samples both ways, and with two the idle worker computed some of the run's sequences
  * (a batched model call split between them). Prints both times under `name`. */
 async function sharedWithIdleWorker(name, { n }, choose) {
-  try {
-    const { page } = shared.b;
+  await shared.step(async (page) => {
     const results = {};
     for (const workers of [1, 2]) {
       await openPool(page, workers);
@@ -130,16 +129,12 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       console.log(`${name}, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
     }
     assert.deepEqual(results[2], results[1]);
-  } catch (e) {
-    shared.failed = true;
-    throw e;
-  }
+  });
 }
 
 describe('the playground samples the real model in a Web Worker', () => {
   it('keeps the page at frame rate and draws what the page\'s thread draws', async () => {
-    try {
-      const { page } = shared.b;
+    await shared.step(async (page) => {
       const runs = {};
       for (const mode of ['worker', 'page thread']) {
         const inWorker = mode === 'worker';
@@ -169,15 +164,11 @@ describe('the playground samples the real model in a Web Worker', () => {
       }
       assert.equal(runs.worker.outputs.length, 1);
       assert.deepEqual(runs.worker.outputs, runs['page thread'].outputs);
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    });
   });
 
   it('Stop reaches the worker, and the next run works; a worker that crashes mid-run is replaced', async () => {
-    try {
-      const { page } = shared.b;
+    await shared.step(async (page) => {
       await open(page, '?backend=cpu', 'ready');
       await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
       const runs = Number(await page.getAttribute('#pg-status', 'data-run'));
@@ -238,15 +229,11 @@ describe('the playground samples the real model in a Web Worker', () => {
       assert.equal(after.state, 'done', after.message);
       assert.match(after.outputs[0], /^(yes|no|maybe)×1$/);
       await page.screenshot({ path: join(ARTIFACTS, 'worker-replaced.png'), fullPage: true });
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    });
   });
 
   it('compare mode\'s samplers run side by side in a pool of workers, with the same samples', async () => {
-    try {
-      const { page } = shared.b;
+    await shared.step(async (page) => {
       const results = {};
       for (const workers of [1, 2]) {
         await openPool(page, workers);
@@ -289,10 +276,7 @@ describe('the playground samples the real model in a Web Worker', () => {
         await page.screenshot({ path: join(ARTIFACTS, `worker-pool-${workers}.png`), fullPage: true });
       }
       assert.deepEqual(results[2], results[1]);
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    });
   });
 
   it('an SMC run shares its particles with an idle worker, with the same samples', async () => {
@@ -310,8 +294,7 @@ describe('the playground samples the real model in a Web Worker', () => {
   });
 
   it('a second run on the same prompt finds it in the caches the first left, with the same samples', async () => {
-    try {
-      const { page } = shared.b;
+    await shared.step(async (page) => {
       await openPool(page, 1);
       await setForm(page, { n: 2, seed: '5' });
       const first = await measured(page);
@@ -322,15 +305,11 @@ describe('the playground samples the real model in a Web Worker', () => {
         first_run: first.firstTokenMs, second_run: second.firstTokenMs,
       };
       console.log(`same run twice: first token after ${first.firstTokenMs} ms, then ${second.firstTokenMs} ms; ${JSON.stringify(first.outputs)}`);
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    });
   });
 
   it('a worker that cannot start leaves the page sampling on its thread', async () => {
-    try {
-      const { page } = shared.b;
+    await shared.step(async (page) => {
       await page.route('**/worker.js', (route) => route.fulfill({ status: 404, body: 'gone' }));
       await open(page, '?backend=cpu', 'failed');
       const w = await worker(page);
@@ -341,9 +320,6 @@ describe('the playground samples the real model in a Web Worker', () => {
       assert.match(r.outputs[0], /^(yes|no|maybe)×1$/);
       await page.screenshot({ path: join(ARTIFACTS, 'worker-failed.png'), fullPage: true });
       await page.unroute('**/worker.js');
-    } catch (e) {
-      shared.failed = true;
-      throw e;
-    }
+    });
   });
 });
