@@ -134,6 +134,35 @@ impl Builder {
     }
 }
 
+/// Two mixes of tensor types that between them hold all 13 the engines read, in the order
+/// [`tiny_llama_typed`] gives them to the matrices (the embeddings the first): the
+/// every-type tests' files.
+pub(crate) const EVERY_TYPE_MIXES: [&[GgmlType]; 2] = {
+    use GgmlType as T;
+    [
+        &[
+            T::Q8_0,
+            T::Q4_0,
+            T::Q5_0,
+            T::Q5_1,
+            T::Bf16,
+            T::F16,
+            T::F32,
+            T::Q4_1,
+        ],
+        &[
+            T::Q6K,
+            T::Q2K,
+            T::Q3K,
+            T::Q4K,
+            T::Q5K,
+            T::Q6K,
+            T::Q4_1,
+            T::Q8_0,
+        ],
+    ]
+};
+
 /// A tiny llama model (d = 64, 2 blocks, 4 heads, 2 KV heads, vocab 8, context 16) with
 /// deterministic pseudo-random weights: Q4_1 attention and FFN, Q8_0 tied embeddings.
 pub(crate) fn tiny_llama() -> Vec<u8> {

@@ -3,7 +3,7 @@
 
 use super::{BurnModel, BurnPromptedModel, devices_for_tests};
 use crate::gguf::GgmlType as T;
-use crate::test_gguf::{tiny_llama, tiny_llama_typed};
+use crate::test_gguf::{EVERY_TYPE_MIXES, tiny_llama, tiny_llama_typed};
 use crate::{Model, PromptedModel};
 use sampler_core::{LanguageModel, block_on};
 use std::sync::Arc;
@@ -21,29 +21,8 @@ const LOGIT_TOLERANCE: f32 = 0.01;
 
 #[test]
 fn every_tensor_type_matches_the_cpu_forward_and_a_wrong_position_is_caught() {
-    let mixes: [&[T]; 3] = [
-        &[
-            T::Q8_0,
-            T::Q4_0,
-            T::Q5_0,
-            T::Q5_1,
-            T::Bf16,
-            T::F16,
-            T::F32,
-            T::Q4_1,
-        ],
-        &[
-            T::Q6K,
-            T::Q2K,
-            T::Q3K,
-            T::Q4K,
-            T::Q5K,
-            T::Q6K,
-            T::Q4_1,
-            T::Q8_0,
-        ],
-        &[T::Q4_1],
-    ];
+    let [every_a, every_b] = EVERY_TYPE_MIXES;
+    let mixes: [&[T]; 3] = [every_a, every_b, &[T::Q4_1]];
     let tokens = [2, 3, 6, 5, 7, 4];
     // Per device: each engine must move under the fault, not just one of them.
     let mut mutant = std::collections::BTreeMap::<&str, f32>::new();

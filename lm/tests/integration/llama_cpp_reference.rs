@@ -536,30 +536,8 @@ fn worst_log_p(ours: &[f32], vocab: usize, reference: &[Vec<f64>]) -> f64 {
 #[test]
 fn every_tensor_type_runs_and_matches_the_naive_reference() {
     use lm::gguf::GgmlType as T;
-    let mixes: [&[T]; 4] = [
-        &[
-            T::Q8_0,
-            T::Q4_0,
-            T::Q5_0,
-            T::Q5_1,
-            T::Bf16,
-            T::F16,
-            T::F32,
-            T::Q4_1,
-        ],
-        &[
-            T::Q6K,
-            T::Q2K,
-            T::Q3K,
-            T::Q4K,
-            T::Q5K,
-            T::Q6K,
-            T::Q4_1,
-            T::Q8_0,
-        ],
-        &[T::Q4K],
-        &[T::Bf16, T::Q5K],
-    ];
+    let [every_a, every_b] = lm::EVERY_TYPE_MIXES;
+    let mixes: [&[T]; 4] = [every_a, every_b, &[T::Q4K], &[T::Bf16, T::Q5K]];
     let (mut f16_caches, mut f16_offered, mut folds) = (0, false, 0);
     for types in mixes {
         let bytes = lm::tiny_llama_gguf_typed(256, types);
