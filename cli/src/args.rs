@@ -109,7 +109,9 @@ pub struct GpuArgs {
     pub kv_cache: shaders::KvFormat,
     /// Fold each block's output product into the GPU pass's attention: four dispatches a
     /// block instead of five, each head's share of the product added by the next two
-    /// products (where the model's layout allows it).
+    /// products (where the model's layout allows it). The gate/up product then reads its
+    /// input once per head plus once: slower the more heads a model has
+    /// (docs/bench/gpu-forward.md).
     #[arg(long)]
     pub fold_output: bool,
 }
