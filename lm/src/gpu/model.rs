@@ -120,7 +120,8 @@ enum GateUp {
 struct Activations {
     x: wgpu::Buffer,
     q: wgpu::Buffer,
-    attn: wgpu::Buffer,
+    /// Where attention writes: the heads' results, or their shares of the output product.
+    attn: AttnOut,
     gate: wgpu::Buffer,
     /// Up products where gate and up are separate matrices.
     up: wgpu::Buffer,
@@ -131,9 +132,27 @@ struct Activations {
     rope: wgpu::Buffer,
     /// The fused products' norm eps and RoPE shape ([`MatVec::fuse_dims`]).
     fuse: wgpu::Buffer,
+}
+
+/// The buffer attention writes, sized for [`CHUNK`] tokens: one or the other, so a model
+/// holds the shares exactly when its output products fold.
+#[derive(Debug)]
+enum AttnOut {
+    /// The heads' results, which the output product reads.
+    Heads(wgpu::Buffer),
     /// Each token's heads' shares of the output product, where it is folded into
     /// attention.
-    shares: Option<wgpu::Buffer>,
+    Shares(wgpu::Buffer),
+}
+
+impl AttnOut {
+    /// The shares' buffer, where the output product folds.
+    fn shares(&self) -> Option<&wgpu::Buffer> {
+        match self {
+            AttnOut::Heads(_) => None,
+            AttnOut::Shares(b) => Some(b),
+        }
+    }
 }
 
 impl Activations {
@@ -143,7 +162,10 @@ impl Activations {
         Ok(Activations {
             x: gpu.zeroed("x", CHUNK * c.d_model)?,
             q: gpu.zeroed("q", CHUNK * q_dim)?,
-            attn: gpu.zeroed("attn", CHUNK * q_dim)?,
+            attn: match fold {
+                true => AttnOut::Shares(gpu.zeroed("head shares", CHUNK * c.n_heads * c.d_model)?),
+                false => AttnOut::Heads(gpu.zeroed("attn", CHUNK * q_dim)?),
+            },
             gate: gpu.zeroed("gate", CHUNK * c.d_ff)?,
             up: gpu.zeroed("up", CHUNK * c.d_ff)?,
             logits: gpu.zeroed("logits", CHUNK * c.vocab_size)?,
@@ -155,10 +177,6 @@ impl Activations {
                 &f32_bytes(&rope_table(max_ctx, &c.rope_freqs)),
             )?,
             fuse: MatVec::fuse_dims(gpu, c.rms_eps, c.head_dim, c.n_rot, halves)?,
-            shares: match fold {
-                true => Some(gpu.zeroed("head shares", CHUNK * c.n_heads * c.d_model)?),
-                false => None,
-            },
         })
     }
 }
@@ -594,7 +612,7 @@ impl GpuModel {
                     let dm =
                         MatVec::dims_shares(&gpu, m.rows, m.cols, MatVecMode::Write, c.n_heads)?;
                     let with_shares = MatVecBindings {
-                        shares: a.shares.as_ref(),
+                        shares: a.attn.shares(),
                         ..ffn_normed
                     };
                     FfnIn::Stacked(product(kind, m, &dm, &a.x, &a.gate, with_shares)?)
@@ -663,9 +681,8 @@ impl GpuModel {
                 ]
             });
             let plain = |m: &GpuMatrix| (m.format, MatVecInput::Vectors, MatVecOutput::One);
-            // The shares' buffer is there exactly when the output product folds.
-            let (attention, down) = match &a.shares {
-                Some(shares) => {
+            let (attention, down) = match &a.attn {
+                AttnOut::Shares(shares) => {
                     let out = AttentionOutput::Shares(wo.format);
                     let bind = kernels.attention(out).bind_shares(
                         &gpu,
@@ -692,15 +709,15 @@ impl GpuModel {
                     let down = product(kind, down, &dm, &a.gate, &a.x, with_shares)?;
                     (AttentionOut::Folded(bind, out), down)
                 }
-                None => {
-                    let attention = kernels.attention(AttentionOutput::Heads).bind(
-                        &gpu, &a.q, &kc, &vc, &a.scratch, &a.attn, &attn_dims, &a.step,
-                    )?;
+                AttnOut::Heads(heads) => {
+                    let attention = kernels
+                        .attention(AttentionOutput::Heads)
+                        .bind(&gpu, &a.q, &kc, &vc, &a.scratch, heads, &attn_dims, &a.step)?;
                     let wo = product(
                         plain(wo),
                         wo,
                         &dims(wo, MatVecMode::Accumulate)?,
-                        &a.attn,
+                        heads,
                         &a.x,
                         base,
                     )?;
@@ -787,8 +804,7 @@ impl GpuModel {
     /// Whether each block's output product is folded into its attention (four dispatches a
     /// block; [`GpuOptions::fold_output`]).
     pub fn folds_output(&self) -> bool {
-        // The heads' shares are kept exactly when the output products fold.
-        self.act.shares.is_some()
+        self.act.attn.shares().is_some()
     }
 
     /// Positions the GPU KV cache can hold.
