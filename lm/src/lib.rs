@@ -77,8 +77,10 @@ pub fn tiny_llama_gguf() -> Vec<u8> {
 pub fn tiny_llama_gguf_typed(d: u64, types: &[gguf::GgmlType]) -> Vec<u8> {
     test_gguf::tiny_llama_typed(d, types)
 }
+
 /// Two mixes of tensor types for [`tiny_llama_gguf_typed`] that between them hold every
 /// type the engines read: for the every-type tests.
 #[cfg(feature = "test-files")]
 pub const EVERY_TYPE_MIXES: [&[gguf::GgmlType]; 2] = test_gguf::EVERY_TYPE_MIXES;
+
 pub use tokenizer::{TokenType, Tokenizer};
