@@ -602,8 +602,9 @@ impl GpuModel {
                 norm: Some(&r.ffn_norm),
                 ..base
             };
-            let ffn_in = match &r.gate_up {
-                GateUp::Stacked(m) if fold => {
+            // The shares' buffer is there exactly when the output product folds.
+            let ffn_in = match (&r.gate_up, a.attn.shares()) {
+                (GateUp::Stacked(m), Some(shares)) => {
                     let kind = (
                         m.format,
                         MatVecInput::RmsNormedPlusShares,
@@ -612,17 +613,18 @@ impl GpuModel {
                     let dm =
                         MatVec::dims_shares(&gpu, m.rows, m.cols, MatVecMode::Write, c.n_heads)?;
                     let with_shares = MatVecBindings {
-                        shares: a.attn.shares(),
+                        shares: Some(shares),
                         ..ffn_normed
                     };
                     FfnIn::Stacked(product(kind, m, &dm, &a.x, &a.gate, with_shares)?)
                 }
-                GateUp::Stacked(m) => {
+                (GateUp::Stacked(m), None) => {
                     let kind = (m.format, MatVecInput::RmsNormed, MatVecOutput::SwiGlu);
                     let dm = dims(m, MatVecMode::Write)?;
                     FfnIn::Stacked(product(kind, m, &dm, &a.x, &a.gate, ffn_normed)?)
                 }
-                GateUp::Separate(gate, up) => {
+                // Folding needs every block's gate and up stacked (`GpuModel::with_options`).
+                (GateUp::Separate(gate, up), _) => {
                     let kind =
                         |m: &GpuMatrix| (m.format, MatVecInput::RmsNormed, MatVecOutput::One);
                     FfnIn::Separate {
