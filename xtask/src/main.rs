@@ -32,6 +32,7 @@ mod bench_page;
 mod build;
 mod fuzz;
 mod layering;
+mod profiles;
 mod python;
 mod serve;
 mod setup;
