@@ -136,6 +136,7 @@ impl ModelArgs {
             engine: self.engine.clone(),
             activations: self.activations,
             gpu_options: self.gpu_args.options(),
+            gpu_slots: lm::gpu::DEFAULT_GPU_SLOTS,
         }
     }
 

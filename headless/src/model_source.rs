@@ -24,6 +24,10 @@ pub struct ModelSpec {
     /// What the GPU pass may use (an f16 KV cache, the output product folded into
     /// attention), granted where the adapter and the model allow it.
     pub gpu_options: GpuOptions,
+    /// KV caches the GPU pass holds (SMC particles or rejection candidates in one pass,
+    /// prefixes kept for the samplers that come back to them); 1 where a command scores
+    /// one sequence.
+    pub gpu_slots: usize,
 }
 
 impl ModelSpec {
@@ -37,6 +41,7 @@ impl ModelSpec {
             engine: "strait".into(),
             activations: lm::forward::Activations::F32,
             gpu_options: GpuOptions::default(),
+            gpu_slots: lm::gpu::DEFAULT_GPU_SLOTS,
         }
     }
 }
@@ -230,14 +235,15 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         Arc::new(gpu),
         model,
         lm::gpu::DEFAULT_GPU_CONTEXT,
-        lm::gpu::DEFAULT_GPU_SLOTS,
+        args.gpu_slots.max(1),
         asked,
     ))
     .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
     eprintln!(
-        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV caches of {}{}",
+        "strait: model on {name}: {:.1} MB of GPU buffers, {} KV cache{} of {}{}",
         m.buffer_bytes() as f64 / 1e6,
         m.slots(),
+        if m.slots() == 1 { "" } else { "s" },
         m.kv_format().name(),
         match m.folds_output() {
             true => ", output products folded into attention",

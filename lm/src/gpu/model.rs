@@ -123,8 +123,8 @@ struct Activations {
     /// Where attention writes: the heads' results, or their shares of the output product.
     attn: AttnOut,
     gate: wgpu::Buffer,
-    /// Up products where gate and up are separate matrices.
-    up: wgpu::Buffer,
+    /// Up products, where some block keeps gate and up as separate matrices.
+    up: Option<wgpu::Buffer>,
     logits: wgpu::Buffer,
     tokens: wgpu::Buffer,
     scratch: wgpu::Buffer,
@@ -156,7 +156,13 @@ impl AttnOut {
 }
 
 impl Activations {
-    fn new(gpu: &Gpu, c: &LlamaConfig, max_ctx: usize, fold: bool) -> Result<Self, GpuError> {
+    fn new(
+        gpu: &Gpu,
+        c: &LlamaConfig,
+        max_ctx: usize,
+        fold: bool,
+        separate_up: bool,
+    ) -> Result<Self, GpuError> {
         let q_dim = c.n_heads * c.head_dim;
         let halves = c.rope_style == RopeStyle::Halves;
         Ok(Activations {
@@ -167,7 +173,10 @@ impl Activations {
                 false => AttnOut::Heads(gpu.zeroed("attn", CHUNK * q_dim)?),
             },
             gate: gpu.zeroed("gate", CHUNK * c.d_ff)?,
-            up: gpu.zeroed("up", CHUNK * c.d_ff)?,
+            up: match separate_up {
+                true => Some(gpu.zeroed("up", CHUNK * c.d_ff)?),
+                false => None,
+            },
             logits: gpu.zeroed("logits", CHUNK * c.vocab_size)?,
             tokens: gpu.zeroed("tokens", CHUNK)?,
             scratch: gpu.zeroed("scores", CHUNK * c.n_heads * max_ctx)?,
@@ -461,7 +470,10 @@ impl GpuModel {
             .collect();
         kinds.push(head_kind);
         let kernels = Kernels::new(&gpu, &kinds, embd.format, (cache_format, &attentions)).await?;
-        let act = Activations::new(&gpu, &c, max_ctx, fold)?;
+        let separate_up = raw
+            .iter()
+            .any(|r| matches!(r.gate_up, GateUp::Separate(..)));
+        let act = Activations::new(&gpu, &c, max_ctx, fold, separate_up)?;
         // A fused q/k/v product without biases adds these zeros.
         let no_bias = gpu.zeroed("no q, k, v biases", q_dim + 2 * kv)?;
         let halves = c.rope_style == RopeStyle::Halves;
@@ -625,6 +637,10 @@ impl GpuModel {
                 }
                 // Folding needs every block's gate and up stacked (`GpuModel::with_options`).
                 (GateUp::Separate(gate, up), _) => {
+                    // Allocated where any block's gate and up are separate, as here.
+                    let up_out = a.up.as_ref().ok_or_else(|| {
+                        GpuError::Shape("no buffer for separate up products".into())
+                    })?;
                     let kind =
                         |m: &GpuMatrix| (m.format, MatVecInput::RmsNormed, MatVecOutput::One);
                     FfnIn::Separate {
@@ -641,12 +657,12 @@ impl GpuModel {
                             up,
                             &dims(up, MatVecMode::Write)?,
                             &a.x,
-                            &a.up,
+                            up_out,
                             ffn_normed,
                         )?,
                         swiglu: kernels
                             .swiglu
-                            .bind(&gpu, &a.gate, &a.up, &swiglu_dims, &a.step),
+                            .bind(&gpu, &a.gate, up_out, &swiglu_dims, &a.step),
                     }
                 }
             };
