@@ -287,7 +287,7 @@ describe('the playground samples the real model in a Web Worker', () => {
   });
 
   it('a rejection sampler\'s batch of generations is shared with an idle worker, with the same samples', async () => {
-    await sharedWithIdleWorker('ars, batch 4, 4 dates', { n: 4 }, async (page) => {
+    await sharedWithIdleWorker('ars, batch 4, 2 dates', { n: 2 }, async (page) => {
       await page.selectOption('#pg-method', 'ars');
       await page.fill('#pg-batch', '4');
     });
