@@ -30,9 +30,20 @@ pub struct Page {
 pub enum Link {
     /// As served: the `wasm-release` profile (fat LTO, one codegen unit), the smallest wasm.
     Served,
-    /// For a test build whose size nobody measures (CI's burn page): the same profile
-    /// without LTO and with 16 codegen units, which skips the single-threaded link step.
+    /// For a test build whose size nobody measures (CI's burn page): the `wasm-quick`
+    /// profile, `wasm-release` without LTO (no single-threaded link step) and in 16
+    /// codegen units.
     Quick,
+}
+
+impl Link {
+    /// The cargo profile, which is also the folder of the wasm under the target's.
+    fn profile(self) -> &'static str {
+        match self {
+            Link::Served => "wasm-release",
+            Link::Quick => "wasm-quick",
+        }
+    }
 }
 
 /// The static files of the page: (source under the repository root, name in `dist/`).
@@ -177,7 +188,7 @@ pub fn build_into(dist: &Path, burn: bool, link: Link, model_url: Option<&str>) 
     Ok(())
 }
 
-/// `cargo build` of the app for wasm32 in the `wasm-release` profile; the wasm's path.
+/// `cargo build` of the app for wasm32 in `link`'s profile; the wasm's path.
 fn cargo_build(burn: bool, link: Link, model_url: Option<&str>) -> Result<PathBuf> {
     let mut cargo = Command::new("cargo");
     // Read by `option_env!` in the app (page_state.rs); cargo rebuilds when it changes.
@@ -194,20 +205,15 @@ fn cargo_build(burn: bool, link: Link, model_url: Option<&str>) -> Result<PathBu
         "--target",
         "wasm32-unknown-unknown",
         "--profile",
-        "wasm-release",
+        link.profile(),
     ]);
     if burn {
         cargo.args(["--features", "burn-engine"]);
     }
-    if link == Link::Quick {
-        cargo
-            .env("CARGO_PROFILE_WASM_RELEASE_LTO", "off")
-            .env("CARGO_PROFILE_WASM_RELEASE_CODEGEN_UNITS", "16");
-    }
     util::run(cargo.current_dir(root()))?;
     let wasm = target_dir()
         .join("wasm32-unknown-unknown")
-        .join("wasm-release")
+        .join(link.profile())
         .join(format!("{OUT_NAME}.wasm"));
     if wasm.is_file() {
         Ok(wasm)
