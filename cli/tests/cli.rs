@@ -408,7 +408,7 @@ fn cars_samples_match_enumerate_on_the_real_model() {
 /// forward pass: same tokens, log-probabilities within 1e-3 nats (f32 sums in another
 /// order); with `--kv-cache f16` (where the adapter has shader-f16) and `--fold-output`
 /// within 0.1 nats a token (the f16 cache moves logits up to 0.04); `--kv-cache f16` or
-/// `--fold-output` beside `--cpu` is refused.
+/// `--fold-output` beside `--cpu` is refused. Scoring holds one KV cache on the GPU.
 #[test]
 fn gpu_and_cpu_scores_agree() {
     let run = |flags: &[&str]| {
@@ -417,10 +417,11 @@ fn gpu_and_cpu_scores_agree() {
         args.extend(["--prompt", "The capital of France is", "--text", " Paris."]);
         strait(&args)
     };
-    let (cpu, gpu) = (
-        lines(&run(&["--cpu"])).remove(0),
-        lines(&run(&["--gpu"])).remove(0),
-    );
+    let on_gpu = run(&["--gpu"]);
+    // One sequence to score: one KV cache, not the samplers' eight.
+    let said = String::from_utf8_lossy(&on_gpu.stderr);
+    assert!(said.contains(", 1 KV cache of "), "{said}");
+    let (cpu, gpu) = (lines(&run(&["--cpu"])).remove(0), lines(&on_gpu).remove(0));
     assert_eq!(cpu["tokens"], gpu["tokens"]);
     let (a, b) = (cpu["logp"].as_f64().unwrap(), gpu["logp"].as_f64().unwrap());
     assert!((a - b).abs() < 1e-3, "cpu {a}, gpu {b}");
