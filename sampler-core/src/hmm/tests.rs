@@ -5,7 +5,7 @@
 use super::{Guide, Hmm, HmmConfig};
 use crate::samplers::path_enum::enumerate_paths;
 use crate::samplers::smc::{self, TokenProposal};
-use crate::samplers::{Ctx, Io, Method, Params, Sample, Sampler};
+use crate::samplers::{Io, Method, Params, Sampler, with_quiet_ctx};
 use crate::toy::{RandomLm, gsk_lm, gsk_vocabulary};
 use crate::{
     Constraint, Event, LanguageModel, NullSink, RandomSource, RegexConstraint, SeededRng, TokenId,
@@ -175,19 +175,6 @@ fn guide_matches_brute_force_over_continuations() {
     assert!(checked >= 100, "{checked}");
 }
 
-/// Runs `f` with a context over `lm`, `c` and `rng`.
-fn with_ctx<L: LanguageModel, C: Constraint, R>(
-    lm: &mut L,
-    c: &C,
-    rng: &mut dyn RandomSource,
-    p: &Params,
-    f: impl FnOnce(&mut Ctx<'_, L, C>) -> R,
-) -> R {
-    let (mut sink, mut out) = (NullSink, |_: &Sample| {});
-    let mut ctx = Ctx::new(lm, c, rng, &mut sink, p, None, &mut out);
-    f(&mut ctx)
-}
-
 /// E[Ĝ] and E[Ĝ · Σ_m w̄_m 1{x_m = w}] of one run of `p-gcd-smc`, by enumerating every
 /// random path of the run.
 fn exact_expectations<L: LanguageModel, C: Constraint>(
@@ -197,7 +184,7 @@ fn exact_expectations<L: LanguageModel, C: Constraint>(
     p: &Params,
 ) -> (f64, Dist, usize) {
     let paths = enumerate_paths(500_000, |rng: &mut dyn RandomSource| {
-        with_ctx(lm, c, rng, p, |ctx| {
+        with_quiet_ctx(lm, c, rng, p, |ctx| {
             block_on(smc::run_once(ctx, TokenProposal::PGcd(guide), 0)).unwrap()
         })
     })
@@ -240,7 +227,7 @@ fn p_gcd_smc_is_properly_weighted_and_the_mutant_is_not() {
         ..Params::default()
     };
     let random = Hmm::random(3, 4, &mut SeededRng::new(2));
-    let distilled = with_ctx(&mut lm, &c, &mut SeededRng::new(3), &p, |ctx| {
+    let distilled = with_quiet_ctx(&mut lm, &c, &mut SeededRng::new(3), &p, |ctx| {
         let cfg = HmmConfig {
             hidden_states: 3,
             sequences: 64,
@@ -278,7 +265,7 @@ fn smc_runs<L: LanguageModel, C: Constraint>(
     let mut rng = SeededRng::new(seed);
     (0..p.n)
         .map(|r| {
-            with_ctx(lm, c, &mut rng, p, |ctx| {
+            with_quiet_ctx(lm, c, &mut rng, p, |ctx| {
                 block_on(smc::run_once(ctx, TokenProposal::PGcd(guide), r)).unwrap()
             })
         })
@@ -460,7 +447,7 @@ fn p_gcd_smc_ensemble_approaches_the_target_as_particles_grow() {
         ..Params::default()
     };
     let paths = enumerate_paths(100_000, |rng: &mut dyn RandomSource| {
-        with_ctx(&mut lm, &c, rng, &one, |ctx| {
+        with_quiet_ctx(&mut lm, &c, rng, &one, |ctx| {
             block_on(smc::run_once(ctx, TokenProposal::PGcd(&guide), 0)).unwrap()
         })
     })
@@ -492,7 +479,7 @@ fn p_gcd_smc_ensemble_approaches_the_target_as_particles_grow() {
     let mut lm = gsk_lm();
     let (target, z) = exact_mass(&mut lm, &c, 8);
     let target: Dist = target.into_iter().map(|(k, v)| (k, v / z)).collect();
-    let hmm = with_ctx(&mut lm, &c, &mut SeededRng::new(1), &one, |ctx| {
+    let hmm = with_quiet_ctx(&mut lm, &c, &mut SeededRng::new(1), &one, |ctx| {
         let cfg = HmmConfig {
             hidden_states: 2,
             sequences: 8,
@@ -559,7 +546,7 @@ fn oversized_hmms_and_guides_are_refused_before_distilling() {
         ..HmmConfig::default()
     };
     let p = Params::default();
-    let e = with_ctx(&mut lm, &c, &mut SeededRng::new(0), &p, |ctx| {
+    let e = with_quiet_ctx(&mut lm, &c, &mut SeededRng::new(0), &p, |ctx| {
         let e = block_on(crate::samplers::pgcd::distill(ctx, &cfg)).unwrap_err();
         assert_eq!(ctx.counters().lm_calls, 0);
         e

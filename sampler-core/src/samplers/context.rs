@@ -4,7 +4,7 @@
 use super::{Counters, Params, Sample};
 use crate::hmm::{CpuHmm, HmmEngine};
 use crate::{
-    Constraint, Event, EventSink, LanguageModel, LmError, RandomSource, SampleError,
+    Constraint, Event, EventSink, LanguageModel, LmError, NullSink, RandomSource, SampleError,
     TensorizedAutomaton, TokenId, TokenSet, Vocabulary,
 };
 
@@ -21,6 +21,20 @@ pub struct Ctx<'a, L, C> {
     vocab: Option<&'a Vocabulary>,
     out: &'a mut dyn FnMut(&Sample),
     hmm_engine: &'a dyn HmmEngine,
+}
+
+/// Runs `f` with a context over `lm`, `constraint` and `rng` that drops its events and
+/// samples: how the exact enumerations drive one sampler step at a time.
+pub fn with_quiet_ctx<L: LanguageModel, C: Constraint, R>(
+    lm: &mut L,
+    constraint: &C,
+    rng: &mut dyn RandomSource,
+    params: &Params,
+    f: impl FnOnce(&mut Ctx<'_, L, C>) -> R,
+) -> R {
+    let (mut sink, mut out) = (NullSink, |_: &Sample| {});
+    let mut ctx = Ctx::new(lm, constraint, rng, &mut sink, params, None, &mut out);
+    f(&mut ctx)
 }
 
 impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {

@@ -46,7 +46,7 @@ pub mod trie;
 pub mod util;
 
 pub use ancestral::{Generation, Masking, generate};
-pub use context::Ctx;
+pub use context::{Ctx, with_quiet_ctx};
 pub use method::Method;
 pub use params::{MAX_BATCH, MAX_PARTICLES, Params, Resampling};
 pub use sample::{Counters, Sample};

@@ -8,7 +8,7 @@ use sampler_core::samplers::cut::with_off_by_one_cut;
 use sampler_core::samplers::mcmc::{self, Kernel, ProposalScore, Trace, Truncation};
 use sampler_core::samplers::path_enum::enumerate_paths;
 use sampler_core::samplers::smc::{self, TokenProposal};
-use sampler_core::samplers::{Ctx, Io, Method, Params, Resampling, Sample, Sampler};
+use sampler_core::samplers::{Io, Method, Params, Resampling, Sample, Sampler, with_quiet_ctx};
 use sampler_core::toy::{FiniteLanguage, RandomLm, gsk_constraint, gsk_lm};
 use sampler_core::{
     Constraint, Event, LanguageModel, NullSink, RandomSource, Regular, SampleError, SeededRng,
@@ -85,19 +85,6 @@ fn params() -> Params {
     }
 }
 
-/// Runs `f` with a context over `lm`, `c` and `rng`.
-fn with_ctx<L: LanguageModel, C: Constraint, R>(
-    lm: &mut L,
-    c: &C,
-    rng: &mut dyn RandomSource,
-    p: &Params,
-    f: impl FnOnce(&mut Ctx<'_, L, C>) -> R,
-) -> R {
-    let (mut sink, mut out) = (NullSink, |_: &Sample| {});
-    let mut ctx = Ctx::new(lm, c, rng, &mut sink, p, None, &mut out);
-    f(&mut ctx)
-}
-
 /// The exact transition matrix of one MH step: row w is the distribution of the next state.
 fn transition_matrix<L: LanguageModel, C: Constraint>(
     lm: &mut L,
@@ -112,13 +99,13 @@ fn transition_matrix<L: LanguageModel, C: Constraint>(
     };
     let mut rows = BTreeMap::new();
     for w in states {
-        let start: Trace<C::State> = with_ctx(lm, c, &mut SeededRng::new(0), &p, |ctx| {
+        let start: Trace<C::State> = with_quiet_ctx(lm, c, &mut SeededRng::new(0), &p, |ctx| {
             block_on(mcmc::score(ctx, w)).unwrap()
         });
         assert!(start.valid);
         let paths = enumerate_paths(100_000, |rng: &mut dyn RandomSource| {
             let mut s = start.clone();
-            with_ctx(lm, c, rng, &p, |ctx| {
+            with_quiet_ctx(lm, c, rng, &p, |ctx| {
                 block_on(mcmc::step(ctx, kernel, &mut s, 0, 1)).unwrap()
             });
             s.tokens
@@ -194,7 +181,7 @@ fn mcmc_leaves_the_target_stationary_and_a_broken_ratio_does_not() {
 fn gcd_distribution<L: LanguageModel, C: Constraint>(lm: &mut L, c: &C) -> Dist {
     let p = params();
     let paths = enumerate_paths(100_000, |rng: &mut dyn RandomSource| {
-        with_ctx(lm, c, rng, &p, |ctx| {
+        with_quiet_ctx(lm, c, rng, &p, |ctx| {
             block_on(mcmc::initial(ctx)).unwrap().tokens
         })
     })
@@ -414,7 +401,7 @@ fn smc_is_properly_weighted_by_path_enumeration() {
             ..Params::default()
         };
         let paths = enumerate_paths(300_000, |rng: &mut dyn RandomSource| {
-            with_ctx(&mut lm, &c, rng, &p, |ctx| {
+            with_quiet_ctx(&mut lm, &c, rng, &p, |ctx| {
                 block_on(smc::run_once(ctx, proposal, 0)).unwrap()
             })
         })
@@ -521,7 +508,7 @@ fn smc_gcd_with_the_budget_mask_on_a_regular_constraint() {
         ..Params::default()
     };
     let paths = enumerate_paths(300_000, |rng: &mut dyn RandomSource| {
-        with_ctx(&mut lm, &c, rng, &p, |ctx| {
+        with_quiet_ctx(&mut lm, &c, rng, &p, |ctx| {
             block_on(smc::run_once(ctx, TokenProposal::BudgetMask, 0)).unwrap()
         })
     })
