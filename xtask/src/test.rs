@@ -26,9 +26,6 @@
 //! The `loom` and `python` stages run beside the `page` stage, one after the other, when it
 //! is asked for too (the page's link-time optimization leaves a core idle; they build into
 //! other folders of `target/` than the page's); their lines then interleave with the page's.
-//! The `browser` stage's wasm32 builds follow them there at nice 19, so they take only
-//! what the page's build leaves; the browser row's build time is then theirs, counted
-//! from their start beside the page.
 //! The `burn` stage's build runs at nice 19 beside the `e2e` stage when that runs after a
 //! built page (it leaves about a quarter of the cores idle); its output goes to
 //! `target/burn-page-build.log`.
@@ -209,13 +206,10 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     }
     // The page's release build ends in a link-time optimization on one core, so the loom
     // and python stages (a minute or two each) run beside it on the other, one after the
-    // other, then the browser stage's wasm32 builds at nice 19 (they take what the page's
-    // build leaves idle, and go on after it when they need longer); each in its place
-    // when the page is not built.
+    // other; each in its place when the page is not built.
     let page_soon = wants("page") && setup_ok.is_ok();
     let loom_beside = wants("loom") && page_soon;
     let python_beside = wants("python") && page_soon;
-    let browser_beside = wants("browser") && page_soon;
     let native_ran = wants("native");
     if wants("python") && !python_beside {
         rows.push(python_stage(native_ran));
@@ -226,7 +220,7 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     if wants("aarch64") {
         rows.push(kernels_aarch64());
     }
-    let beside = (loom_beside || python_beside || browser_beside).then(|| {
+    let beside = (loom_beside || python_beside).then(|| {
         std::thread::spawn(move || {
             let mut rows = Vec::new();
             if loom_beside {
@@ -235,12 +229,7 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
             if python_beside {
                 rows.push(python_stage(native_ran));
             }
-            let builds = if browser_beside {
-                browser_builds_niced()
-            } else {
-                Vec::new()
-            };
-            (rows, builds)
+            rows
         })
     });
     if wants("loom") && !loom_beside {
@@ -260,13 +249,12 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                 run_s: 0.0,
             });
         }
-        let mut browser_built = Vec::new();
         if let Some(beside) = beside {
-            let (beside_rows, builds) = beside
-                .join()
-                .unwrap_or_else(|_| (vec![not_started("loom and python")], Vec::new()));
-            rows.extend(beside_rows);
-            browser_built = builds;
+            rows.extend(
+                beside
+                    .join()
+                    .unwrap_or_else(|_| vec![not_started("loom and python")]),
+            );
         }
         if wants("browser") {
             let mut row = Row {
@@ -275,15 +263,13 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                 build_s: 0.0,
                 run_s: 0.0,
             };
-            for krate in browser_crates() {
-                let built = browser_built
-                    .iter()
-                    .find(|(k, _)| *k == krate)
-                    .map(|(_, b)| *b);
-                let r = browser_tests(krate, built);
-                row.count += r.count;
-                row.build_s += r.build_s;
-                row.run_s += r.run_s;
+            for krate in BROWSER_TEST_CRATES {
+                if declares_wasm_bindgen_test(krate) {
+                    let r = browser_tests(krate);
+                    row.count += r.count;
+                    row.build_s += r.build_s;
+                    row.run_s += r.run_s;
+                }
             }
             rows.push(row);
         }
@@ -739,82 +725,15 @@ fn declares_wasm_bindgen_test(krate: &str) -> bool {
         .is_ok_and(|t| t.contains("wasm-bindgen-test"))
 }
 
-/// The crates whose browser tests the `browser` stage runs: those of
-/// [`BROWSER_TEST_CRATES`] that declare `wasm-bindgen-test`.
-fn browser_crates() -> Vec<&'static str> {
-    BROWSER_TEST_CRATES
-        .iter()
-        .copied()
-        .filter(|k| declares_wasm_bindgen_test(k))
-        .collect()
-}
-
-/// One crate's browser tests built (`cargo test --no-run`, see [`browser_command`]): the
-/// count (a failed build is one failure) and the seconds it took.
-#[derive(Clone, Copy)]
-struct BrowserBuild {
-    count: Count,
-    secs: f64,
-}
-
-/// Builds `krate`'s browser tests; `None` (with a message) when chromedriver is missing.
-/// `niced`: at nice 19, beside the page's build, taking only the cores it leaves idle.
-fn browser_build(krate: &str, niced: bool) -> Option<BrowserBuild> {
-    let mut cmd = browser_command(krate, true, niced)?;
-    let t = Instant::now();
-    let (built, ok) = run_counting(&mut cmd, parse_cargo_line);
-    Some(BrowserBuild {
-        count: finish(&format!("{krate} browser tests (build)"), built, ok),
-        secs: t.elapsed().as_secs_f64(),
-    })
-}
-
-/// Every browser crate's build, one after the other, at nice 19: what the thread beside
-/// the page's build does once the loom and python stages are done.
-/// Nothing when chromedriver is missing (the stage itself says so).
-fn browser_builds_niced() -> Vec<(&'static str, BrowserBuild)> {
-    if util::which("chromedriver").is_none() {
-        return Vec::new();
-    }
-    browser_crates()
-        .into_iter()
-        .filter_map(|k| Some((k, browser_build(k, true)?)))
-        .collect()
-}
-
 /// `cargo test -p <krate> --target wasm32-unknown-unknown` with wasm-bindgen-test-runner
-/// driving headless Chromium (WebGPU on SwiftShader) through chromedriver: built now
-/// unless `built` says it was (beside the page), then run.
-fn browser_tests(krate: &str, built: Option<BrowserBuild>) -> Row {
-    let Some(built) = built.or_else(|| browser_build(krate, false)) else {
-        return not_started(krate);
-    };
-    let t = Instant::now();
-    let count = match browser_command(krate, false, false) {
-        Some(mut cmd) if built.count.failed == 0 => {
-            let (count, ok) = run_counting(&mut cmd, parse_cargo_line);
-            finish(&format!("{krate} browser tests"), count, ok)
-        }
-        _ => built.count,
-    };
-    Row {
-        stage: krate.into(),
-        count,
-        build_s: built.secs,
-        run_s: t.elapsed().as_secs_f64(),
-    }
-}
-
-/// The cargo command that builds (`build`: `--no-run`) or runs `krate`'s browser tests;
-/// `None` (with a message) when chromedriver is missing. Both use the same arguments and
-/// environment, so the run finds the build fresh.
-fn browser_command(krate: &str, build: bool, niced: bool) -> Option<Command> {
+/// driving headless Chromium (WebGPU on SwiftShader) through chromedriver.
+fn browser_tests(krate: &str) -> Row {
     let runner = util::cargo_bin_dir().join("wasm-bindgen-test-runner");
     let Some(chromedriver) = util::which("chromedriver") else {
         eprintln!(
             "xtask: chromedriver is missing (Debian package `chromium-driver`): {krate}'s browser tests counted as 1 failure"
         );
-        return None;
+        return not_started(krate);
     };
     let dir = root().join(krate);
     // webdriver.json in the working directory carries Chromium's WebGPU flags.
@@ -823,28 +742,41 @@ fn browser_command(krate: &str, build: bool, niced: bool) -> Option<Command> {
     } else {
         root()
     };
-    let mut cmd = if niced {
-        let mut nice = Command::new("nice");
-        nice.args(["-n", "19", "cargo"]);
-        nice
-    } else {
-        Command::new("cargo")
+    let command = |build: bool| {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
+            .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &runner)
+            .env("CHROMEDRIVER", &chromedriver)
+            .env("WASM_BINDGEN_TEST_TIMEOUT", "600")
+            .current_dir(&cwd);
+        if build {
+            cmd.arg("--no-run");
+        } else {
+            // `--no-fail-fast`: every test binary runs and is counted even after one
+            // fails; `--nocapture`: the tests' console lines (the kernels' timings on
+            // SwiftShader) are shown.
+            cmd.args(["--no-fail-fast", "--", "--nocapture"]);
+        }
+        cmd.env("PATH", util::path_with_tools());
+        cmd
     };
-    cmd.args(["test", "-p", krate, "--target", "wasm32-unknown-unknown"])
-        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &runner)
-        .env("CHROMEDRIVER", &chromedriver)
-        .env("WASM_BINDGEN_TEST_TIMEOUT", "600")
-        .env("PATH", util::path_with_tools())
-        .current_dir(&cwd);
-    if build {
-        cmd.arg("--no-run");
+    let t = Instant::now();
+    let (built, ok) = run_counting(&mut command(true), parse_cargo_line);
+    let built = finish(&format!("{krate} browser tests (build)"), built, ok);
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let count = if built.failed == 0 {
+        let (count, ok) = run_counting(&mut command(false), parse_cargo_line);
+        finish(&format!("{krate} browser tests"), count, ok)
     } else {
-        // `--no-fail-fast`: every test binary runs and is counted even after one fails;
-        // `--nocapture`: the tests' console lines (the kernels' timings on SwiftShader)
-        // are shown.
-        cmd.args(["--no-fail-fast", "--", "--nocapture"]);
+        built
+    };
+    Row {
+        stage: krate.into(),
+        count,
+        build_s,
+        run_s: t.elapsed().as_secs_f64(),
     }
-    Some(cmd)
 }
 
 /// The end-to-end test of the page built with the burn engine (`e2e/burn.test.mjs`,
