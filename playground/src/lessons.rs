@@ -87,7 +87,7 @@ pub struct Lesson {
     pub title: &'static str,
     /// One line on what it shows (the lesson list).
     pub summary: &'static str,
-    /// Which paper it follows.
+    /// Which paper it follows, as a reader would look it up (author, title, venue).
     pub paper: &'static str,
     /// Its steps, in order.
     pub steps: &'static [Step],
@@ -202,7 +202,7 @@ static LESSONS: &[Lesson] = &[
         id: "masking-bias",
         title: "Why token masking is biased",
         summary: "Masking forbidden tokens at each step changes which strings the model writes.",
-        paper: "seed 004 (ASAp), seed 001",
+        paper: "from Park et al., Grammar-Aligned Decoding (ASAp, NeurIPS 2024)",
         steps: &[
             Step {
                 words: "A tiny model writes strings of 0s and 1s, and the grammar allows only \
@@ -242,7 +242,7 @@ static LESSONS: &[Lesson] = &[
         title: "Rejection, and what the CARS trie saves",
         summary: "Exact samples by rejection; a trie of what was learned stops paying for \
             the same mistake twice.",
-        paper: "seed 002 (CARS)",
+        paper: "from Constrained Adaptive Rejection Sampling (CARS, an ICLR 2026 submission)",
         steps: &[
             Step {
                 words: "The simplest exact sampler: let the model write freely and throw \
@@ -288,7 +288,8 @@ static LESSONS: &[Lesson] = &[
         id: "mcmc",
         title: "MCMC repairs the bias, step by step",
         summary: "Start from a masked sample and let Metropolis–Hastings move it toward P^L.",
-        paper: "seed 000 (MCMC)",
+        paper: "from Anaya Gonzalez et al., Constrained Sampling for Language Models Should \
+            Be Easy: An MCMC Perspective (NeurIPS 2025)",
         steps: &[
             Step {
                 words: "A chain starts from a masked sample. Each step cuts the string at a \
@@ -331,7 +332,8 @@ static LESSONS: &[Lesson] = &[
         title: "Weighted particles: AWRS inside SMC",
         summary: "Particles carry weights that correct for the grammar; resampling keeps \
             the heavy ones.",
-        paper: "seed 003 (AWRS)",
+        paper: "from Lipkin et al., Fast Controlled Generation from Language Models with \
+            Adaptive Weighted Rejection Sampling (AWRS)",
         steps: &[
             Step {
                 words: "Eight particles write at once (five runs, one after another). Each \
@@ -374,7 +376,8 @@ static LESSONS: &[Lesson] = &[
         title: "Budget-aware masks, and P-GCD's guide",
         summary: "A tensorized automaton says which tokens can still finish within the \
             tokens left; an HMM guides the proposal.",
-        paper: "seed 001 (P-GCD)",
+        paper: "from Mitigating Bias in Locally Constrained Decoding via Tractable Proposals \
+            (P-GCD)",
         steps: &[
             Step {
                 words: "With at most 3 tokens, masking can start a string it cannot finish \
@@ -421,7 +424,7 @@ static LESSONS: &[Lesson] = &[
         title: "The same ideas on a real model",
         summary: "SmolLM2-135M, running in this tab, writes a date and a JSON object under \
             a grammar.",
-        paper: "all five",
+        paper: "from all five papers",
         steps: &[
             Step {
                 words: "A real 135M-parameter model, running in this tab. The regex allows \

@@ -206,7 +206,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     }
     // The page's release build ends in a link-time optimization on one core, so the loom
     // and python stages (a minute or two each) run beside it on the other, one after the
-    // other; each in its place when the page is not built.
+    // other; each in its place when the page is not built. (The browser stage's builds
+    // there too, at nice 19, slowed the page's build by more than they gained: the
+    // link-time optimization shares memory bandwidth, not just cores; docs/bench/ci.md.)
     let page_soon = wants("page") && setup_ok.is_ok();
     let loom_beside = wants("loom") && page_soon;
     let python_beside = wants("python") && page_soon;

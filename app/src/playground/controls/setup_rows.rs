@@ -42,7 +42,7 @@ pub fn SetupRows(form: Form, session: Session, compare_mode: RwSignal<bool>) -> 
             <label>"Model "
                 <select id="pg-model" on:change=move |e| form.model.set(event_target_value(&e))
                     prop:value=move || form.model.get()>
-                    <option value="gsk">"toy: G_sk (skewed grammar, seed 004)"</option>
+                    <option value="gsk">"toy: G_sk (ASAp's skewed grammar)"</option>
                     <option value="random">"toy: random n-gram LM"</option>
                     <option value="random-ab">"toy: random LM with an ab token"</option>
                     <option value="real">"SmolLM2-135M (downloaded above)"</option>
