@@ -4,6 +4,7 @@
 //! - [`Method`]: the command-line name of each sampler.
 //! - [`Params`]: run parameters (`n`, steps, particles, max tokens, ...).
 //! - [`Ctx`]: the run context; every model and constraint call goes through it and is counted.
+//!   [`with_quiet_ctx`] makes one that drops events and samples, for exact enumerations.
 //! - [`Sample`] and [`Counters`]: what a run produces and what it cost.
 //! - [`awrs`]: the WRS / AWRS / ARS token samplers (seed 003) and `awrs-lcd`.
 //! - [`mcmc`]: grammar-aligned MCMC (seed 000); [`smc`]: SMC with properly weighted
