@@ -11,7 +11,7 @@
 //! - [`PromptedModel`]: a model conditioned on a prompt, implementing
 //!   [`sampler_core::LanguageModel`] with a KV cache reused by longest common prefix.
 //! - [`gpu::GpuModel`] and [`gpu::GpuPromptedModel`]: the same forward pass on wgpu with
-//!   our WGSL kernels (weights kept as the file's Q4_1/Q8_0 blocks on the GPU).
+//!   our WGSL kernels (weights kept as the file's quantized blocks on the GPU, one WGSL decoder per GGUF type).
 //! - [`Engine`]: the seam those forward passes share (their KV caches), [`Prompted`] the
 //!   one prompted model over it, and [`Backend`]: a model on exactly one engine, lending
 //!   a prompted model ([`Loan`]) for each run — what the CLI and the page hold.

@@ -1,6 +1,6 @@
 //! GGUF quantization blocks and their plain scalar dequantization: the one implementation
-//! shared by `lm` (the GGUF reader, the CPU kernels' scalar references) and `shaders` (the
-//! CPU references of the WGSL decoders).
+//! shared by `lm` (the GGUF reader), `cpu-kernels` (its scalar references) and `shaders`
+//! (the CPU references of the WGSL decoders).
 //!
 //! Source of truth: ggml's `ggml/src/ggml-common.h` (`block_q4_1`, `block_q8_0`) and the
 //! reference dequantizers `dequantize_row_q4_1` / `dequantize_row_q8_0` in

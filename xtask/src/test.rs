@@ -100,7 +100,7 @@ pub const STAGES: &[Stage] = &[
     },
     Stage {
         name: "browser",
-        covers: "wasm-bindgen tests of shaders, lm, sampler-core, playground: WGSL kernels in headless Chromium (SwiftShader), the rest in node",
+        covers: "wasm-bindgen tests of shaders and playground: WGSL kernels in headless Chromium (SwiftShader), the rest in node",
     },
     Stage {
         name: "e2e",
