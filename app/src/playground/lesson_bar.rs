@@ -60,7 +60,7 @@ pub fn LessonBar(
                     data-step=(p.step + 1).to_string() aria-label="Lesson">
                     <div class="lesson-head">
                         <h2 class="lesson-title">{format!("{}. {}", p.lesson + 1, lesson.title)}</h2>
-                        <span class="muted">{format!("step {} of {} · {}", p.step + 1, lesson.steps.len(), lesson.paper)}</span>
+                        <span class="muted lesson-meta">{format!("step {} of {} · {}", p.step + 1, lesson.steps.len(), lesson.paper)}</span>
                         <button id="lesson-close" class="secondary small" aria-label="Leave the lesson"
                             on:click=move |_| on_close.run(())>"×"</button>
                     </div>
