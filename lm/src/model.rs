@@ -219,11 +219,13 @@ impl Model {
         let mut cache = self.new_cache();
         let logits = self.forward(&mut cache, &seq, prompt.len() - 1)?;
         let targets = text.iter().copied().chain([self.tokenizer.eos()]);
-        Ok(logits
+        let logprobs: Vec<f64> = logits
             .chunks_exact(self.config.vocab_size)
             .zip(targets)
             .map(|(row, t)| forward::log_softmax(row)[t as usize])
-            .collect())
+            .collect();
+        sampler_core::check_logprobs(&logprobs)?;
+        Ok(logprobs)
     }
 
     /// `log P(text · EOS | prompt)`: the sum of [`Model::token_logprobs`].

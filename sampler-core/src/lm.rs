@@ -14,6 +14,24 @@ impl std::fmt::Display for LmError {
 
 impl std::error::Error for LmError {}
 
+/// `Err` naming the first token whose log-probability is NaN or +∞ (a broken model file, or
+/// an overflow in its arithmetic); -∞, probability zero, is fine. Every sampler's model
+/// call goes through it, so none draws from weights that are not numbers (a NaN total
+/// would make a rejection loop draw the same token forever).
+pub fn check_logprobs(logprobs: &[f64]) -> Result<(), LmError> {
+    match logprobs
+        .iter()
+        .position(|x| x.is_nan() || *x == f64::INFINITY)
+    {
+        None => Ok(()),
+        Some(t) => Err(LmError(format!(
+            "the model gave token {t} the log-probability {}: its weights or its arithmetic \
+             are broken (a corrupt file, or an overflow)",
+            logprobs[t]
+        ))),
+    }
+}
+
 /// A language model over a fixed vocabulary, conditioned on a prompt it holds itself.
 ///
 /// `prefix` is always the *generated* token sequence after the prompt; implementations

@@ -1,5 +1,6 @@
 //! Exact P^L by depth-first enumeration of a finite language through the constraint.
 
+use crate::lm::check_logprobs;
 use crate::math::{logsumexp, normalize};
 use crate::{Constraint, LanguageModel, LmError, TokenId};
 use serde::{Deserialize, Serialize};
@@ -165,7 +166,9 @@ async fn enumerate_impl<L: LanguageModel, C: Constraint>(
     let mut stack: Vec<(Vec<TokenId>, C::State, f64)> =
         vec![(Vec::new(), constraint.initial(), 0.0)];
     while let Some((tokens, state, logp)) = stack.pop() {
-        let probs = normalize(&lm.logprobs(&tokens).await.map_err(EnumerateError::Lm)?);
+        let lp = lm.logprobs(&tokens).await.map_err(EnumerateError::Lm)?;
+        check_logprobs(&lp).map_err(EnumerateError::Lm)?;
+        let probs = normalize(&lp);
         let mask = constraint.mask(&state);
         for t in mask.iter().collect::<Vec<_>>().into_iter().rev() {
             let lp = logp + probs[t as usize].ln();

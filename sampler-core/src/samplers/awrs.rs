@@ -37,7 +37,9 @@ fn adaptive_loop(
     checks: &mut usize,
 ) -> Option<TokenId> {
     loop {
-        if weights.iter().sum::<f64>() <= 0.0 {
+        // A NaN total (weights that are not numbers) is no mass either.
+        let total: f64 = weights.iter().sum();
+        if total.is_nan() || total <= 0.0 {
             return None;
         }
         let x = rng.categorical(weights) as TokenId;

@@ -3,6 +3,7 @@
 
 use super::{Counters, Params, Sample};
 use crate::hmm::{CpuHmm, HmmEngine};
+use crate::lm::check_logprobs;
 use crate::{
     Constraint, Event, EventSink, LanguageModel, LmError, NullSink, RandomSource, SampleError,
     TensorizedAutomaton, TokenId, TokenSet, Vocabulary,
@@ -148,12 +149,15 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
     }
 
     /// Next-token log-probabilities after `prefix` (counted; checks for Stop and for a
-    /// constraint error first, so no decision is built on an unreliable answer).
+    /// constraint error first, so no decision is built on an unreliable answer, and that
+    /// the answer holds numbers, [`check_logprobs`]).
     pub async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, SampleError> {
         self.before_model_call()?;
         self.counters.lm_calls += 1;
         let lp = self.lm.logprobs(prefix).await;
-        self.after_model_call(lp)
+        let lp = self.after_model_call(lp)?;
+        check_logprobs(&lp)?;
+        Ok(lp)
     }
 
     /// Hands the counters so far to the sink ([`EventSink::progress`]).
@@ -189,7 +193,9 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         self.before_model_call()?;
         self.counters.lm_calls += prefixes.len() as u64;
         let lp = self.lm.logprobs_batch(prefixes).await;
-        self.after_model_call(lp)
+        let lp = self.after_model_call(lp)?;
+        lp.iter().try_for_each(|l| check_logprobs(l))?;
+        Ok(lp)
     }
 
     /// The constraint's state after `token` (one counted check).

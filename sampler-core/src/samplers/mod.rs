@@ -94,7 +94,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
 mod tests {
     use super::*;
     use crate::toy::{gsk_constraint, gsk_lm};
-    use crate::{NullSink, SeededRng, block_on};
+    use crate::{LmError, NullSink, SeededRng, TokenId, block_on};
 
     fn draw(method: Method, n: usize, seed: u64) -> Vec<Sample> {
         let (mut lm, c) = (gsk_lm(), gsk_constraint());
@@ -207,6 +207,68 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "dead end after \"00000\"");
+    }
+
+    /// A model whose answers stop being numbers after `good` calls (a corrupt file's NaN
+    /// weights, an overflow).
+    struct NanAfter {
+        good: usize,
+        calls: usize,
+    }
+
+    impl LanguageModel for NanAfter {
+        fn vocab_size(&self) -> usize {
+            3
+        }
+        fn eos(&self) -> TokenId {
+            gsk_lm().eos()
+        }
+        async fn logprobs(&mut self, prefix: &[TokenId]) -> Result<Vec<f64>, LmError> {
+            self.calls += 1;
+            match self.calls > self.good {
+                true => Ok(vec![f64::NAN; 3]),
+                false => gsk_lm().logprobs(prefix).await,
+            }
+        }
+    }
+
+    /// Log-probabilities that are not numbers end every sampler's run with a model error
+    /// naming them, at the first such answer: no sampler draws from them (AWRS's rejection
+    /// loop used to draw the same token forever from a NaN total).
+    #[test]
+    fn a_model_answering_nan_ends_every_run_with_its_error() {
+        let params = Params {
+            n: 4,
+            steps: 3,
+            particles: 3,
+            ..Params::default()
+        };
+        for method in Method::ALL.into_iter().filter(|m| !m.needs_regular()) {
+            for good in [0, 1, 4] {
+                let mut lm = NanAfter { good, calls: 0 };
+                let r = block_on(Sampler::new(method).params(&params).run(
+                    &mut lm,
+                    &gsk_constraint(),
+                    Io {
+                        rng: &mut SeededRng::new(good as u64),
+                        sink: &mut NullSink,
+                        out: &mut |_| {},
+                    },
+                ));
+                match r {
+                    Err(SampleError::Lm(e)) => {
+                        assert!(e.0.contains("log-probability NaN"), "{method}: {e}");
+                        // No call after the batch holding the first NaN answer.
+                        assert!(
+                            lm.calls <= good + params.particles,
+                            "{method}: {}",
+                            lm.calls
+                        );
+                    }
+                    other => panic!("{method}, NaN after {good} calls: {other:?}"),
+                }
+            }
+        }
     }
 
     /// A constraint that fails mid-run ends every sampler's run with its error, and no
