@@ -2,8 +2,7 @@
 //! A job and its result are plain data (JSON), so a job can run in another process or on
 //! another machine (the Python package hands them to Ray workers) and come back.
 
-use super::plan::{Cell, Definition};
-use crate::constraint_source::ConstraintSpec;
+use super::plan::Cell;
 use crate::failure::Result;
 use crate::model_source::Source;
 use crate::sample::{SampleJob, sample_counted};
@@ -173,19 +172,8 @@ fn prompt_and_constraint(
     source: &Source,
     cell: &Cell,
 ) -> Result<(Vec<TokenId>, DynConstraint<'static>)> {
-    let Definition {
-        regex,
-        text,
-        format,
-        ..
-    } = &cell.definition;
-    let spec = ConstraintSpec {
-        regex: regex.clone(),
-        text: text.clone(),
-        name: Some(format!("constraints.{}", cell.constraint)),
-        ..ConstraintSpec::default()
-    };
-    source.prompt_and_constraint(&cell.prompt, cell.chat, &spec, format.as_deref())
+    let (spec, format) = cell.definition.spec(&cell.constraint);
+    source.prompt_and_constraint(&cell.prompt, cell.chat, &spec, format)
 }
 
 #[cfg(test)]

@@ -22,7 +22,9 @@
 //! max_generations = 2000            # exact samplers give up after this many in a row
 //! ```
 
+use crate::constraint_source::{self, ConstraintSpec};
 use crate::failure::{Failure, Result, fail};
+use sampler_core::Vocabulary;
 use sampler_core::samplers::Method;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -92,6 +94,23 @@ pub struct Definition {
     pub format: Option<String>,
     /// Whether the summary tries exact P^L by enumeration (finite languages only).
     pub exact: bool,
+}
+
+impl Definition {
+    /// The constraint as [`constraint_source::build`] takes it, with its format; errors
+    /// name it `constraints.NAME` (a regex goes as text in the regex format, so its do too).
+    pub fn spec(&self, name: &str) -> (ConstraintSpec, Option<&str>) {
+        let (text, format) = match &self.regex {
+            Some(re) => (Some(re.clone()), Some("regex")),
+            None => (self.text.clone(), self.format.as_deref()),
+        };
+        let spec = ConstraintSpec {
+            text,
+            name: Some(format!("constraints.{name}")),
+            ..ConstraintSpec::default()
+        };
+        (spec, format)
+    }
 }
 
 impl Cell {
@@ -448,12 +467,27 @@ fn definition(name: &str, c: &ConstraintFile, dir: &Path) -> Result<Definition> 
     } else {
         (None, c.text.clone(), c.format.clone())
     };
-    Ok(Definition {
+    let d = Definition {
         regex,
         text,
         format,
         exact: c.exact.unwrap_or(true),
-    })
+    };
+    check_compiles(name, &d)?;
+    Ok(d)
+}
+
+/// Compiles `d` over a vocabulary of the 256 single bytes, so a mistake in a constraint
+/// stops the plan with the constraint's name (and the line and column, in a grammar)
+/// before any cell runs; each cell compiles it again over its model's vocabulary.
+fn check_compiles(name: &str, d: &Definition) -> Result<()> {
+    let (spec, format) = d.spec(name);
+    let bytes = Vocabulary::new(
+        (0..=255u8).map(|b| vec![b]).chain([Vec::new()]).collect(),
+        256,
+        &[],
+    );
+    constraint_source::build(&spec, format, &bytes).map(|_| ())
 }
 
 /// `a/b/../c` as `a/c`: the path a plan names, without the detour through its folder.
@@ -528,6 +562,15 @@ mod tests {
         assert!(e(&two).contains("exactly one"), "{}", e(&two));
         let unknown = PLAN.replace("n = 5", "n = 5\nsteeps = 3");
         assert!(e(&unknown).contains("steeps"), "{}", e(&unknown));
+        // A constraint that does not compile stops the plan, named, before any cell runs.
+        let regex = PLAN.replace("00000|1[01]{4}", "0*1(");
+        assert!(
+            e(&regex).starts_with("constraints.sk: invalid regex"),
+            "{}",
+            e(&regex)
+        );
+        let lark = PLAN.replace(r#"regex = "00000|1[01]{4}""#, r#"text = "start: \"0\" x""#);
+        assert!(e(&lark).starts_with("constraints.sk:1:"), "{}", e(&lark));
         let clash = PLAN.replace(
             "[params]",
             "[constraints.\"s k\"]\nregex = \"1\"\n[constraints.s-k]\nregex = \"0\"\n[params]",
