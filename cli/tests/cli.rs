@@ -359,6 +359,30 @@ fn lcd_on_the_real_model_matches_the_regex() {
     }
 }
 
+/// A prompt and `--max-tokens` that could outgrow the model's context are refused before
+/// the run (whether it failed used to depend on the lengths drawn), saying what fits.
+#[test]
+fn max_tokens_past_the_context_is_refused_up_front() {
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        MODEL,
+        "--cpu",
+        "--prompt",
+        "Count:",
+        "--regex",
+        "( [a-z]+)+",
+        "--method",
+        "rs",
+        "--max-tokens",
+        "9000",
+    ]));
+    assert!(
+        e.contains("more than the context of 8192") && e.contains("(--max-tokens) to 81"),
+        "{e}"
+    );
+}
+
 /// `enumerate` and `sample --method cars` on the real model agree: CARS is exact, so the
 /// share of each answer among its samples matches the enumerated P^L (binomial bounds at
 /// 4 standard deviations; P^L comes from `enumerate`, which never samples).

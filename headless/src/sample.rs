@@ -61,6 +61,7 @@ pub fn sample_counted(
     job.params.hmm.validate().map_err(|e| none(e.into()))?;
     job.params.validate().map_err(|e| none(e.into()))?;
     let hmm_engine = crate::hmm_engine::engine(&job.hmm_engine).map_err(none)?;
+    fits_context(source, prompt.len(), job.params.max_tokens).map_err(none)?;
     let vocab = source.vocabulary();
     let start = Instant::now();
     let mut rng = SeededRng::new(job.seed);
@@ -90,6 +91,29 @@ pub fn sample_counted(
         )?)
     });
     result.map_err(|e| (e, sink.counters))
+}
+
+/// `Err` when a run of up to `max_tokens` tokens after a prompt of `prompt` tokens could
+/// outgrow the model's context: its last model call conditions on the prompt and
+/// `max_tokens - 1` generated tokens. Refused before the run, since otherwise whether it
+/// fails depends on the lengths it draws, and only after the prefill and the draws.
+fn fits_context(source: &Source, prompt: usize, max_tokens: usize) -> Result<()> {
+    let Source::Real(backend) = source else {
+        return Ok(());
+    };
+    let Some((context, what)) = backend.context() else {
+        return Ok(());
+    };
+    let longest = prompt.saturating_add(max_tokens.saturating_sub(1));
+    if longest <= context {
+        return Ok(());
+    }
+    crate::failure::fail(format!(
+        "a prompt of {prompt} tokens and up to {max_tokens} generated tokens need {longest} \
+         positions, more than {what} of {context}: lower the max tokens (--max-tokens) to {} \
+         or shorten the prompt",
+        (context + 1).saturating_sub(prompt).max(1)
+    ))
 }
 
 /// Hands events to the output as JSON lines when `--events` is given.

@@ -34,6 +34,17 @@ impl Backend {
         }
     }
 
+    /// Positions one run may fill, prompt and generated tokens together, and what messages
+    /// call them ("the context", "the GPU context"); `None` while a run holds the engine.
+    pub fn context(&self) -> Option<(usize, &'static str)> {
+        match self {
+            Backend::Cpu(m) => Some((m.config().context_length, "the context")),
+            Backend::Gpu(l) => l.with_engine(|e| (e.max_context(), e.context_name())),
+            #[cfg(feature = "burn")]
+            Backend::Burn(l) => l.with_engine(|e| (e.max_context(), e.context_name())),
+        }
+    }
+
     /// The model conditioned on `prompt` for one run, as the samplers see it. The CPU
     /// forward pass asks a fresh `P` at its pause points (the page yields to the browser
     /// there); a GPU engine goes back to the backend when the loan drops. A prompt the
