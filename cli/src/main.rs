@@ -24,14 +24,14 @@ fn main() -> ExitCode {
             e.exit() // --help, --version, or `strait` alone: clap's usage text
         }
         Err(e) => {
-            eprintln!("strait: {} (see --help)", one_line(&e.render().to_string()));
+            headless::note!("strait: {} (see --help)", one_line(&e.render().to_string()));
             return ExitCode::from(2);
         }
     };
     if let Some(n) = cli.threads
         && let Err(e) = lm::forward::set_threads(n.into())
     {
-        eprintln!("strait: {e}");
+        headless::note!("strait: {e}");
         return ExitCode::FAILURE;
     }
     // The command runs on a thread with a 16 MB stack; it is the caller of the forward
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("strait: {e}");
+            headless::note!("strait: {e}");
             ExitCode::FAILURE
         }
     }

@@ -11,7 +11,7 @@ pub fn line(text: impl std::fmt::Display) {
         if e.kind() == ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
-        eprintln!("strait: cannot write to stdout: {e}");
+        headless::note!("strait: cannot write to stdout: {e}");
         std::process::exit(1);
     }
 }

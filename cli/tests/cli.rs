@@ -210,6 +210,49 @@ fn a_closed_stdout_ends_quietly() {
 
 const GSK: &str = "00000|1[01]{4}";
 
+/// A closed stderr loses the messages, not the exit status: a refused regex still exits 1
+/// (a message written with `eprintln!` would panic, exit 101), and a run that succeeds
+/// while writing notes still exits 0.
+#[test]
+fn a_closed_stderr_keeps_the_exit_status() {
+    use std::process::Stdio;
+    let status = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_strait"))
+            .args(args)
+            .current_dir(root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the strait binary runs");
+        drop(child.stderr.take());
+        child.wait().expect("strait ends").code()
+    };
+    let bad = [
+        "sample", "--model", "toy:gsk", "--regex", "0(", "--method", "lcd",
+    ];
+    assert_eq!(status(&bad), Some(1));
+    let dir = scratch("closed-stderr");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "models = [\"toy:gsk\"]\nsamplers = [\"lcd\"]\nseeds = 1\n[constraints.a]\nregex = \"1[01]{4}\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let sweep = [
+        "sweep",
+        plan.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    assert_eq!(
+        status(&sweep),
+        Some(0),
+        "the sweep's summary line goes to stderr"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn sample_lines_follow_the_contract() {
     let v = lines(&strait(&[

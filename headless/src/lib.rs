@@ -11,6 +11,7 @@ pub mod enumerate;
 pub mod failure;
 pub mod hmm_engine;
 pub mod model_source;
+pub mod note;
 pub mod sample;
 pub mod score;
 pub mod sweep;

@@ -193,7 +193,7 @@ fn open_burn(model: Arc<Model>, engine: &str) -> Result<Backend> {
         "burn-flex"
     };
     let m = BurnModel::new(model.clone(), device, name);
-    eprintln!("strait: model on the burn engine ({name})");
+    crate::note!("strait: model on the burn engine ({name})");
     Ok(Backend::Burn(Lender::new(model, m, name)))
 }
 
@@ -217,7 +217,7 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
     }
     let on_cpu = || {
         if !flags.is_empty() {
-            eprintln!("strait: {flags}: no hardware GPU, so the CPU pass runs");
+            crate::note!("strait: {flags}: no hardware GPU, so the CPU pass runs");
         }
         Ok(None)
     };
@@ -239,7 +239,7 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         asked,
     ))
     .map_err(|e| Failure(format!("GPU ({name}): {e}")))?;
-    eprintln!(
+    crate::note!(
         "strait: model on {name}: {:.1} MB of GPU buffers, {} KV cache{} of {}{}",
         m.buffer_bytes() as f64 / 1e6,
         m.slots(),
@@ -251,14 +251,14 @@ fn open_gpu(model: &Model, args: &ModelSpec) -> Result<Option<GpuModel>> {
         }
     );
     if m.kv_format() != asked.cache {
-        eprintln!(
+        crate::note!(
             "strait: --kv-cache {}: needs the adapter's shader-f16 and a model whose q, k, v \
              products fuse; the cache is f32",
             asked.cache.name()
         );
     }
     if asked.fold_output && !m.folds_output() {
-        eprintln!(
+        crate::note!(
             "strait: --fold-output: needs every block's gate and up matrices stacked (one type \
              the GPU reads as stored, not F32 or Q4_0), no output bias and heads of whole \
              32-column blocks up to 256 wide; the output product runs on its own"

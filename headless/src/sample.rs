@@ -129,7 +129,7 @@ impl EventSink for LineSink<'_, '_> {
         if self.on {
             match serde_json::to_value(&event) {
                 Ok(line) => (self.out.borrow_mut())(line),
-                Err(e) => eprintln!("strait: cannot write event: {e}"),
+                Err(e) => crate::note!("strait: cannot write event: {e}"),
             }
         }
     }

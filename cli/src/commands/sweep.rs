@@ -12,7 +12,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         ..ModelSpec::new("")
     };
     let s = headless::sweep::run_file(&args.plan, &args.out, &spec)?;
-    eprintln!(
+    headless::note!(
         "strait: sweep: {} of {} cells finished ({} with an error); summary in {}",
         s.finished,
         s.cells,

@@ -30,7 +30,7 @@ pub fn run(plan: &Plan, out: &Path, spec: &ModelSpec) -> Result<summary::Summary
     let jobs = store::pending(plan, out)?;
     let kept = plan.cells.len() - jobs.iter().filter(|j| matches!(j, Job::Cell(_))).count();
     if kept > 0 {
-        eprintln!(
+        crate::note!(
             "strait: sweep: {kept} of {} cells already finished in {}, kept",
             plan.cells.len(),
             out.display()
@@ -166,7 +166,9 @@ pub(crate) mod abort_hook {
         if let Ok(limit) = std::env::var("STRAIT_SWEEP_EXIT_AFTER_SAMPLES")
             && limit.parse() == Ok(n)
         {
-            eprintln!("strait: sweep: exiting after {n} samples (STRAIT_SWEEP_EXIT_AFTER_SAMPLES)");
+            crate::note!(
+                "strait: sweep: exiting after {n} samples (STRAIT_SWEEP_EXIT_AFTER_SAMPLES)"
+            );
             std::process::exit(137);
         }
     }

@@ -44,7 +44,7 @@ impl Progress {
     /// Ends the redrawn line.
     pub fn finish(&self) {
         if self.tty && self.done > 0 {
-            eprintln!();
+            crate::note!();
         }
     }
 }

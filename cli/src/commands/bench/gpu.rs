@@ -59,7 +59,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<()> {
     match profiling {
         None => {}
         Some(Err(e)) => {
-            eprintln!("strait: no kernel profile: {e}");
+            headless::note!("strait: no kernel profile: {e}");
             crate::stdout::line(serde_json::json!({ "profile": null, "reason": e.to_string() }));
         }
         Some(Ok(())) => {

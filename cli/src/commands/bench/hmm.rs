@@ -81,11 +81,11 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         for r in rows {
             let (name, em, tab) = (&r.engine, r.em_s, r.table_s);
             if let Some(e) = &r.error {
-                eprintln!("strait: bench hmm: {name}, H = {hidden}: {e}");
+                headless::note!("strait: bench hmm: {name}, H = {hidden}: {e}");
                 let _ = writeln!(table, "| {hidden} | {name} | failed: {e} | | | | | | |");
                 continue;
             }
-            eprintln!(
+            headless::note!(
                 "{{\"bench\":\"hmm\",\"hidden\":{hidden},\"engine\":\"{name}\",\"em_s\":{em:.4},\
                  \"table_s\":{tab:.4},\"sampling_s\":{sampling:.3}}}"
             );

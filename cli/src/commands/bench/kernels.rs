@@ -84,7 +84,7 @@ pub fn run(_: &BenchArgs) -> Result<()> {
             ));
         }
     }
-    eprintln!("{}", table.join("\n"));
+    headless::note!("{}", table.join("\n"));
     Ok(())
 }
 

@@ -77,7 +77,7 @@ impl Wgsl {
         let gpu = match block_on(Gpu::new()) {
             Ok(g) => g,
             Err(e) => {
-                eprintln!("strait: WGSL mask timings skipped: {e}");
+                headless::note!("strait: WGSL mask timings skipped: {e}");
                 return None;
             }
         };
@@ -90,7 +90,7 @@ impl Wgsl {
                 sample,
             }),
             Err(e) => {
-                eprintln!("strait: WGSL mask timings skipped: {e}");
+                headless::note!("strait: WGSL mask timings skipped: {e}");
                 None
             }
         }
@@ -272,14 +272,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let wgsl = Wgsl::open();
     let logits = lm_like_logits(vocab.len());
     if let Some(w) = &wgsl {
-        eprintln!("strait: WGSL adapter: {}", w.gpu.adapter_name());
+        headless::note!("strait: WGSL adapter: {}", w.gpu.adapter_name());
     }
     for (name, re) in regexes() {
         let t0 = Instant::now();
         let c = match RegexConstraint::from_regex(&re, &vocab) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("strait: {name}: {e}");
+                headless::note!("strait: {name}: {e}");
                 continue;
             }
         };
@@ -300,7 +300,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 Some(llguidance_us(&r, &prefixes)),
             ),
             Err(e) => {
-                eprintln!("strait: {name}: llguidance: {e}");
+                headless::note!("strait: {name}: llguidance: {e}");
                 (None, None)
             }
         };
@@ -319,7 +319,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                     wgsl_dispatch_us = Some(d);
                     wgsl_ok = Some(same);
                 }
-                Err(e) => eprintln!("strait: {name}: WGSL: {e}"),
+                Err(e) => headless::note!("strait: {name}: WGSL: {e}"),
             }
             match w.time_sampling(t, &flags, &logits) {
                 Ok((g, c, a)) => {
@@ -327,7 +327,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                     cpu_sample_us = Some(c);
                     draws_agree = Some(a);
                 }
-                Err(e) => eprintln!("strait: {name}: masked sampling: {e}"),
+                Err(e) => headless::note!("strait: {name}: masked sampling: {e}"),
             }
         }
         let line = serde_json::json!({
@@ -357,7 +357,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let c = match compiler.compile_file(&path, Format::from_path(&name)) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("strait: {name}: {e}");
+                headless::note!("strait: {name}: {e}");
                 continue;
             }
         };

@@ -24,7 +24,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "gpu" => gpu::run(args),
         "masks" => masks::run(args),
         "samplers" => samplers::run(args),
-        "smc" => smc::run(args).map(|table| eprintln!("{table}")),
+        "smc" => smc::run(args).map(|table| headless::note!("{table}")),
         "hmm" => hmm::run(args).map(crate::stdout::line),
         "kernels" => kernels::run(args),
         "rejection" => rejection::run(args),
@@ -79,7 +79,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
             Some(line)
         }
         Some(Err(e)) => {
-            eprintln!("strait: GPU decode skipped: {e}");
+            headless::note!("strait: GPU decode skipped: {e}");
             None
         }
     };
@@ -89,7 +89,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
         Vec::new()
     };
     if on("burn-wgpu") && !burn.iter().any(|(_, name)| *name == "burn-wgpu") {
-        eprintln!(
+        headless::note!(
             "strait: burn-wgpu decode skipped: {}",
             if cfg!(feature = "burn-wgpu") {
                 "no wgpu adapter"
@@ -108,7 +108,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
             device,
             name,
         ) {
-            eprintln!("strait: {name} decode skipped: {e}");
+            headless::note!("strait: {name} decode skipped: {e}");
         }
     }
     if !on("llama.cpp") {
@@ -132,7 +132,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
                 }));
             }
         }
-        Err(e) => eprintln!(
+        Err(e) => headless::note!(
             "strait: llama.cpp comparison skipped: {e} (`cargo xtask bench decode` installs it)"
         ),
     }

@@ -54,7 +54,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 let mut lm = fresh(&model, &prompt)?;
                 let o = run_one(method, &p, &mut lm, &c, seed, Some(60.0));
                 if let Some(e) = &o.error {
-                    eprintln!("strait: bench rejection: {method}, batch {batch}, seed {seed}: {e}");
+                    headless::note!(
+                        "strait: bench rejection: {method}, batch {batch}, seed {seed}: {e}"
+                    );
                 }
                 secs += o.secs;
                 valid += o.valid();
@@ -87,6 +89,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             );
         }
     }
-    eprintln!("{table}");
+    headless::note!("{table}");
     Ok(())
 }

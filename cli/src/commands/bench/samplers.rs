@@ -77,7 +77,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
          times vary with machine load).\n"
     );
 
-    eprintln!("strait: bench samplers: toy problems");
+    headless::note!("strait: bench samplers: toy problems");
     let gsk_exact = exact_of(&mut gsk_lm(), &gsk_constraint(), 8)?;
     let toy_vocab = ToyModel::RandomAb { seed: 3 }.vocabulary();
     let toy_c = RegexConstraint::from_regex(TOY_REGEX, &toy_vocab)
@@ -190,7 +190,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "| vocabulary | awrs-smc | awrs-lcd | lcd | lcd / awrs-smc |\n|---:|---:|---:|---:|---:|"
     );
     for v in [8usize, 64, 512, 4096] {
-        eprintln!("strait: bench samplers: vocabulary {v}");
+        headless::note!("strait: bench samplers: vocabulary {v}");
         let vocab = letters_vocabulary(v, 5);
         let c = RegexConstraint::from_regex("[a-h]+", &vocab)
             .map_err(|e| Failure(format!("[a-h]+: {e}")))?;
@@ -214,7 +214,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         );
     }
 
-    eprintln!("strait: bench samplers: loading {}", args.model);
+    headless::note!("strait: bench samplers: loading {}", args.model);
     let model = Arc::new(Model::load(&args.model)?);
     let vocab = model.tokenizer().vocabulary();
     let ynm = RegexConstraint::from_regex(YNM_REGEX, &vocab)
@@ -222,7 +222,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let ynm_prompt = model.tokenizer().encode_prompt(YNM_PROMPT, true)?;
     let mut real = || fresh(&model, &ynm_prompt);
 
-    eprintln!("strait: bench samplers: every method on the real model");
+    headless::note!("strait: bench samplers: every method on the real model");
     let mut s4 = String::new();
     let _ = writeln!(
         s4,
@@ -277,7 +277,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         num(real_checks[&Method::Lcd] / real_checks[&Method::AwrsSmc])
     );
 
-    eprintln!("strait: bench samplers: rejection family on the real model");
+    headless::note!("strait: bench samplers: rejection family on the real model");
     let ynm_exact = {
         let mut lm = Memo::new(real()?);
         exact_of(&mut lm, &ynm, 6)?
@@ -322,7 +322,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         }
     }
 
-    eprintln!("strait: bench samplers: KL on the real model");
+    headless::note!("strait: bench samplers: KL on the real model");
     {
         let mut lm = Memo::new(real()?);
         fig2(
@@ -340,13 +340,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         );
     }
 
-    eprintln!("strait: bench samplers: SMC against particles on the real model");
+    headless::note!("strait: bench samplers: SMC against particles on the real model");
     let s5 = match super::smc::run(args) {
         Ok(table) => format!("## 5. SMC cost against particles M, real model\n\n{table}"),
         Err(e) => format!("## 5. SMC cost against particles M\n\nskipped: {}\n", e.0),
     };
 
-    eprintln!("strait: bench samplers: P-GCD's HMM on each engine");
+    headless::note!("strait: bench samplers: P-GCD's HMM on each engine");
     let s6 = match super::hmm::run(args) {
         Ok(table) => format!("## 6. P-GCD's HMM work on each engine, real model\n\n{table}"),
         Err(e) => format!(
@@ -368,7 +368,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     crate::stdout::line(&report);
     if let Some(out) = &args.out {
         std::fs::write(out, &report).map_err(|e| Failure(format!("{}: {e}", out.display())))?;
-        eprintln!("strait: wrote {}", out.display());
+        headless::note!("strait: wrote {}", out.display());
     }
     Ok(())
 }
@@ -476,7 +476,7 @@ fn fig2<L: LanguageModel, C: Constraint>(
     n: usize,
     max_tokens: usize,
 ) {
-    eprintln!("strait: bench samplers: KL, {title}");
+    headless::note!("strait: bench samplers: KL, {title}");
     let _ = writeln!(out, "**{title}**\n");
     let _ = writeln!(
         out,

@@ -55,7 +55,7 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             let p = params(1, 1, m, MAX_TOKENS);
             let o = run_one(Method::SmcGcd, &p, &mut lm, &c, 1, None);
             if let Some(e) = &o.error {
-                eprintln!("strait: bench smc: {engine}, M = {m}: {e}");
+                headless::note!("strait: bench smc: {engine}, M = {m}: {e}");
             }
             let valid = o.valid();
             let base_s = *base.get_or_insert(o.secs);
