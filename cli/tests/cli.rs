@@ -210,6 +210,34 @@ fn a_closed_stdout_ends_quietly() {
 
 const GSK: &str = "00000|1[01]{4}";
 
+/// SMC whose particles all die says so on stderr (the lines alone, weight 0, looked like
+/// an answer), and says nothing when some particle lives.
+#[test]
+fn smc_says_when_every_particle_died() {
+    let run = |regex: &str| {
+        strait(&[
+            "sample",
+            "--model",
+            "toy:gsk",
+            "--regex",
+            regex,
+            "--method",
+            "awrs-smc",
+            "--particles",
+            "3",
+        ])
+    };
+    let dead = run("2");
+    assert!(dead.status.success());
+    let err = String::from_utf8_lossy(&dead.stderr);
+    assert!(
+        err.contains("every particle died in SMC run 0 of 1"),
+        "{err}"
+    );
+    let alive = run(GSK);
+    assert!(alive.status.success() && alive.stderr.is_empty());
+}
+
 /// A closed stderr loses the messages, not the exit status: a refused regex still exits 1
 /// (a message written with `eprintln!` would panic, exit 101), and a run that succeeds
 /// while writing notes still exits 0.

@@ -24,6 +24,12 @@ pub enum LoadError {
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            LoadError::NotFound(p) if is_url(p) => write!(
+                f,
+                "model file {} not found: the command line reads models from disk (the page \
+                 reads URLs); download the file and pass its path",
+                p.display()
+            ),
             LoadError::NotFound(p) => write!(
                 f,
                 "model file {} not found; fetch the default model with `cargo xtask setup`",
@@ -52,4 +58,10 @@ impl From<GgufError> for LoadError {
     fn from(e: GgufError) -> Self {
         LoadError::Gguf(e)
     }
+}
+
+/// Whether `p` is spelled as a web address.
+fn is_url(p: &std::path::Path) -> bool {
+    let s = p.to_string_lossy();
+    s.starts_with("http://") || s.starts_with("https://")
 }

@@ -11,6 +11,8 @@ use std::fmt;
 pub enum GgufError {
     /// The first four bytes are not `GGUF`.
     BadMagic([u8; 4]),
+    /// The file holds fewer bytes than the `GGUF` mark (0: it is empty).
+    TooShort(usize),
     /// A version this reader does not know (it reads versions 2 and 3).
     UnsupportedVersion(u32),
     /// The file ends before a field it announces.
@@ -108,6 +110,11 @@ impl fmt::Display for GgufError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use GgufError::*;
         match self {
+            TooShort(0) => write!(f, "not a GGUF file: the file is empty (0 bytes)"),
+            TooShort(n) => write!(
+                f,
+                "not a GGUF file: it holds {n} bytes, fewer than the 4 of the \"GGUF\" mark"
+            ),
             BadMagic(m) => write!(
                 f,
                 "not a GGUF file: the first bytes are {m:02x?} ({:?}), expected \"GGUF\"",

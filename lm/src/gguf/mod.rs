@@ -57,12 +57,11 @@ pub struct Gguf {
 impl Gguf {
     /// Parses the header of a GGUF file and checks every tensor's data lies in `bytes`.
     pub fn parse(bytes: &[u8]) -> Result<Gguf, GgufError> {
+        if bytes.len() < MAGIC.len() {
+            return Err(GgufError::TooShort(bytes.len()));
+        }
         let mut c = Cursor::new(bytes);
-        let magic = c.array::<4>(&|| "magic".into()).map_err(|_| {
-            let mut m = [0u8; 4];
-            m[..bytes.len().min(4)].copy_from_slice(&bytes[..bytes.len().min(4)]);
-            GgufError::BadMagic(m)
-        })?;
+        let magic = c.array::<4>(&|| "magic".into())?;
         if magic != MAGIC {
             return Err(GgufError::BadMagic(magic));
         }

@@ -133,8 +133,12 @@ fn bad_magic() {
     let e = err(&b.build());
     assert_eq!(e, GgufError::BadMagic(*b"GGML"));
     assert!(e.to_string().contains("not a GGUF file"));
-    assert!(matches!(err(b"GG"), GgufError::BadMagic(_)));
-    assert!(matches!(err(b""), GgufError::BadMagic(_)));
+    assert_eq!(err(b"GG"), GgufError::TooShort(2));
+    assert!(
+        err(b"").to_string().contains("the file is empty"),
+        "{}",
+        err(b"")
+    );
 }
 
 #[test]
@@ -157,7 +161,7 @@ fn every_truncation_is_refused() {
         assert!(
             matches!(
                 e,
-                GgufError::BadMagic(_)
+                GgufError::TooShort(_)
                     | GgufError::Truncated { .. }
                     | GgufError::TooLarge { .. }
                     | GgufError::BadOffset { .. }

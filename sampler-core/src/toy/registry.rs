@@ -38,8 +38,12 @@ impl ToyModel {
     /// Reads a model name: `toy:gsk`, `toy:random:SEED` or `toy:letters:N:SEED`.
     pub fn parse(name: &str) -> Result<ToyModel, String> {
         let seed = |s: &str| {
-            s.parse::<u64>()
-                .map_err(|_| format!("{name}: the seed must be a whole number, got {s:?}"))
+            s.parse::<u64>().map_err(|_| {
+                format!(
+                    "{name}: the seed must be a whole number from 0 to {}, got {s:?}",
+                    u64::MAX
+                )
+            })
         };
         let parts: Vec<&str> = name.split(':').collect();
         match parts.as_slice() {
