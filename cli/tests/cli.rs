@@ -718,6 +718,18 @@ fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
         "0",
     ]));
     assert!(e.contains("--hmm-states"), "{e}");
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--regex",
+        GSK,
+        "--method",
+        "p-gcd-smc",
+        "--hmm-sequences",
+        "100000000",
+    ]));
+    assert!(e.contains("--hmm-sequences must be at most 1000000"), "{e}");
 
     // The HMM engines: the events name the one that ran (burn's CPU backend by default);
     // the CPU reference draws the same particles with the same weights; an unknown name

@@ -40,6 +40,11 @@ impl Default for HmmConfig {
 /// Largest HMM (emission, transition and initial tables of f64s) the distillation builds.
 pub const MAX_HMM_BYTES: u64 = 1 << 30;
 
+/// Most sequences the distillation samples: they are held in memory for every EM
+/// iteration (64 MB of token ids at this many 16-token sequences), and on a real model each
+/// is a generation of its own (a million take days on a CPU).
+pub const MAX_HMM_SEQUENCES: usize = 1_000_000;
+
 impl HmmConfig {
     /// Rejects settings the distillation cannot run with.
     pub fn validate(&self) -> Result<(), SampleError> {
@@ -49,6 +54,12 @@ impl HmmConfig {
         }
         if self.sequences == 0 {
             return bad("--hmm-sequences must be at least 1");
+        }
+        if self.sequences > MAX_HMM_SEQUENCES {
+            return bad(&format!(
+                "--hmm-sequences must be at most {MAX_HMM_SEQUENCES}: the sequences are held in \
+                 memory for the fit, and each is a generation of the model"
+            ));
         }
         if self.max_len == 0 {
             return bad("the HMM's sequence length must be at least 1");

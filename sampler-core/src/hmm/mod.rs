@@ -40,7 +40,7 @@ mod model;
 #[cfg(test)]
 mod tests;
 
-pub use config::{HmmConfig, MAX_HMM_BYTES};
+pub use config::{HmmConfig, MAX_HMM_BYTES, MAX_HMM_SEQUENCES};
 pub use engine::{CpuHmm, HmmEngine, HmmFuture, guide_table};
 pub use guide::{Guide, GuidedToken, MAX_TABLE_ENTRIES, Proposal, check_table_size};
 pub use model::{EmStep, Hmm};
