@@ -370,6 +370,19 @@ fn regex_errors_are_one_line_with_position() {
         "sample", "--model", "toy:gsk", "--regex", "[a-z]+", "--method", "lcd",
     ]));
     assert!(e.contains("dead end after"), "{e}");
+    // A format for a regex is a mistake, not silently ignored.
+    let e = error(&strait(&[
+        "sample",
+        "--model",
+        "toy:gsk",
+        "--regex",
+        GSK,
+        "--grammar-format",
+        "lark",
+        "--method",
+        "lcd",
+    ]));
+    assert!(e.contains("--regex is always a regex"), "{e}");
 }
 
 /// A grammar file over the compiler's source limit is refused before it is read, with the

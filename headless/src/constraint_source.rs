@@ -37,6 +37,12 @@ pub fn build(
         None => None,
     };
     if let Some(re) = &args.regex {
+        if format.is_some_and(|f| f != Format::Regex) {
+            return fail(
+                "--grammar-format names the format of a --grammar file; --regex is always a \
+                 regex",
+            );
+        }
         return constraint_from_text(Format::Regex, re, vocab)
             .map_err(|e| Failure(format!("--regex: {e}")));
     }
