@@ -42,6 +42,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 /// default `python3`); then the ratios, ours over llama.cpp's.
 fn decode(args: &BenchArgs) -> Result<()> {
     let on = |engine: &str| args.engines.is_empty() || args.engines.iter().any(|e| e == engine);
+    if args.tokens == 0 {
+        return crate::failure::fail("--tokens: decode at least 1 token");
+    }
+    // Engines that could not run; an error at the end when `--engines` named them.
+    let mut skipped: Vec<&str> = Vec::new();
     let mut model = Model::load(&args.model)?;
     let prompt = model.tokenizer().encode(
         "The history of constrained decoding begins with grammars that restrict what a \
@@ -80,6 +85,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
         }
         Some(Err(e)) => {
             headless::note!("strait: GPU decode skipped: {e}");
+            skipped.push("strait-wgpu");
             None
         }
     };
@@ -89,6 +95,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
         Vec::new()
     };
     if on("burn-wgpu") && !burn.iter().any(|(_, name)| *name == "burn-wgpu") {
+        skipped.push("burn-wgpu");
         headless::note!(
             "strait: burn-wgpu decode skipped: {}",
             if cfg!(feature = "burn-wgpu") {
@@ -109,12 +116,31 @@ fn decode(args: &BenchArgs) -> Result<()> {
             name,
         ) {
             headless::note!("strait: {name} decode skipped: {e}");
+            skipped.push(name);
         }
     }
-    if !on("llama.cpp") {
+    if on("llama.cpp") {
+        llama_cpp_comparison(args, &prompt, threads, &ours, &mut skipped)?;
+    }
+    if args.engines.is_empty() || skipped.is_empty() {
         return Ok(());
     }
-    match llama_cpp(&args.model, &prompt, args.tokens, threads) {
+    crate::failure::fail(format!(
+        "--engines: {} could not run (the reason is above)",
+        skipped.join(", ")
+    ))
+}
+
+/// llama.cpp's line through its Python binding, then ours over its; `llama.cpp` joins
+/// `skipped` when the binding cannot run.
+fn llama_cpp_comparison(
+    args: &BenchArgs,
+    prompt: &[u32],
+    threads: usize,
+    ours: &[(Activations, f64, f64)],
+    skipped: &mut Vec<&str>,
+) -> Result<()> {
+    match llama_cpp(&args.model, prompt, args.tokens, threads) {
         Ok(line) => {
             let theirs: serde_json::Value = serde_json::from_str(&line)
                 .map_err(|e| crate::failure::Failure(format!("llama.cpp's line: {e}")))?;
@@ -123,7 +149,7 @@ fn decode(args: &BenchArgs) -> Result<()> {
                 theirs["prefill_tok_s"].as_f64(),
                 theirs["decode_tok_s"].as_f64(),
             );
-            for (act, prefill, decode) in ours {
+            for &(act, prefill, decode) in ours {
                 crate::stdout::line(serde_json::json!({
                     "ratio": format!("strait-cpu ({}) / llama.cpp", act.name()),
                     "threads": threads,
@@ -132,9 +158,12 @@ fn decode(args: &BenchArgs) -> Result<()> {
                 }));
             }
         }
-        Err(e) => headless::note!(
-            "strait: llama.cpp comparison skipped: {e} (`cargo xtask bench decode` installs it)"
-        ),
+        Err(e) => {
+            headless::note!(
+                "strait: llama.cpp comparison skipped: {e} (`cargo xtask bench decode` installs it)"
+            );
+            skipped.push("llama.cpp");
+        }
     }
     Ok(())
 }
