@@ -138,8 +138,39 @@ fn lark_errors_carry_line_and_column() {
     assert_eq!((e.kind, e.location), (ErrorKind::Syntax, at(2, 5)));
     assert!(e.message.contains("Expected token ':'"), "{e}");
     let e = err("start: \"a\" x\n", Format::Lark);
-    assert_eq!((e.kind, e.location), (ErrorKind::UndefinedRule, at(1, 8)));
-    assert!(e.message.contains("unknown name: \"x\""), "{e}");
+    assert_eq!((e.kind, e.location), (ErrorKind::UndefinedRule, at(1, 12)));
+    assert_eq!(
+        e.message, "unknown name: \"x\"",
+        "llguidance's own position is left out"
+    );
+}
+
+/// An unknown name is pointed at where it is used (llguidance points at the start of the
+/// rule's body), past strings, regexes and comments that spell it.
+#[test]
+fn an_unknown_name_is_found_where_it_is_used() {
+    for (src, line, column) in [
+        ("start: a\na: \"x\"\n  | \"y\"\n  | \"z\" qq\n", 4, 9),
+        ("start: \"a\" \"b\" \"c\" x\n", 1, 20),
+        ("start: \"a\"\n     | \"b\" zz\n", 2, 12),
+        ("start: \"zz\" /zz/ // zz\n     | zz\n", 2, 8),
+    ] {
+        let e = err(src, Format::Lark);
+        assert_eq!(e.kind, ErrorKind::UndefinedRule, "{src:?}: {e}");
+        assert_eq!(e.location, at(line, column), "{src:?}: {e}");
+    }
+}
+
+/// Columns count characters, as in every other format (llguidance counts bytes), and a
+/// message on several lines keeps its reason (the regex crate's `error: …` line).
+#[test]
+fn columns_count_characters_and_reasons_survive() {
+    let e = err("start: \"ééé\" (\n", Format::Lark);
+    assert_eq!(e.location, at(1, 15), "{e}");
+    let e = err("start: /a(/\n", Format::Lark);
+    assert!(e.message.contains("unclosed group"), "{e}");
+    let e = err(r#"{"type": "string", "pattern": "a("}"#, Format::JsonSchema);
+    assert!(e.message.contains("unclosed group"), "{e}");
 }
 
 #[test]
