@@ -87,12 +87,10 @@ impl Compiler {
             Format::Gbnf => TopLevelGrammar::from_lark(gbnf::to_lark(source)?),
             Format::JsonSchema => {
                 let value: serde_json::Value = serde_json::from_str(source).map_err(|e| {
+                    // serde_json counts the column in bytes, 0 on an empty line.
                     GrammarError::at(
                         ErrorKind::Syntax,
-                        crate::error::Location {
-                            line: e.line(),
-                            column: e.column(),
-                        },
+                        crate::error::Location::of_byte_column(source, e.line(), e.column()),
                         format!("invalid JSON: {e}"),
                     )
                 })?;

@@ -64,15 +64,7 @@ fn lark_location(message: &str, source: &str) -> Option<Location> {
         };
         if line >= 1 && line <= source.lines().count().max(1) {
             // llguidance counts the column in bytes; ours count characters.
-            let text = source.lines().nth(line - 1).unwrap_or("");
-            let before = text
-                .char_indices()
-                .take_while(|&(i, _)| i < column.saturating_sub(1))
-                .count();
-            return Some(Location {
-                line,
-                column: before + 1,
-            });
+            return Some(Location::of_byte_column(source, line, column));
         }
     }
     None

@@ -22,6 +22,20 @@ impl Location {
         Location { line, column }
     }
 
+    /// Line `line` of `source` at byte column `byte_column` (both from 1, as llguidance
+    /// and serde_json count), with the column counted in characters; column 0 is 1.
+    pub fn of_byte_column(source: &str, line: usize, byte_column: usize) -> Self {
+        let text = source.lines().nth(line.saturating_sub(1)).unwrap_or("");
+        let before = text
+            .char_indices()
+            .take_while(|&(i, _)| i < byte_column.saturating_sub(1))
+            .count();
+        Location {
+            line: line.max(1),
+            column: before + 1,
+        }
+    }
+
     /// The location reached from this one after the text `passed`.
     pub fn advanced_over(self, passed: &str) -> Self {
         match passed.rfind('\n') {

@@ -171,6 +171,10 @@ fn columns_count_characters_and_reasons_survive() {
     assert!(e.message.contains("unclosed group"), "{e}");
     let e = err(r#"{"type": "string", "pattern": "a("}"#, Format::JsonSchema);
     assert!(e.message.contains("unclosed group"), "{e}");
+    let e = err(r#"{"éé": x}"#, Format::JsonSchema);
+    assert_eq!(e.location, at(1, 8), "{e}");
+    let e = err("", Format::JsonSchema);
+    assert_eq!(e.location, at(1, 1), "{e}");
 }
 
 #[test]
