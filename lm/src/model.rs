@@ -224,7 +224,17 @@ impl Model {
             .zip(targets)
             .map(|(row, t)| forward::log_softmax(row)[t as usize])
             .collect();
-        sampler_core::check_logprobs(&logprobs)?;
+        // NaN or +∞ (a corrupt file, an overflow) is an error, never a score.
+        if let Some(i) = logprobs
+            .iter()
+            .position(|x| x.is_nan() || *x == f64::INFINITY)
+        {
+            return Err(LmError(format!(
+                "the model gave the text's token {i} the log-probability {}: its weights or its \
+                 arithmetic are broken (a corrupt file, or an overflow)",
+                logprobs[i]
+            )));
+        }
         Ok(logprobs)
     }
 

@@ -39,7 +39,7 @@ pub fn run(args: &SampleArgs) -> Result<()> {
         &args.constraint.spec(),
         args.grammar_format.as_deref(),
     )?;
-    // SMC runs whose particles all died (each sample's weight 0), by run.
+    // Whether each SMC run kept a particle alive (a line of positive weight), by run.
     let mut alive = std::collections::BTreeMap::new();
     sample(
         &mut source,

@@ -98,7 +98,8 @@ pub struct Definition {
 
 impl Definition {
     /// The constraint as [`constraint_source::build`] takes it, with its format; errors
-    /// name it `constraints.NAME` (a regex goes as text in the regex format, so its do too).
+    /// name it `constraints.NAME` (a regex goes as text in the regex format, so its errors do
+    /// too).
     pub fn spec(&self, name: &str) -> (ConstraintSpec, Option<&str>) {
         let (text, format) = match &self.regex {
             Some(re) => (Some(re.clone()), Some("regex")),
