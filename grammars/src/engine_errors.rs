@@ -112,8 +112,8 @@ fn quoted_name(message: &str) -> Option<&str> {
 }
 
 /// Where `name` is used as a whole identifier in the Lark `source` (not inside a string, a
-/// regex or a comment): the first use at or after `from` (llguidance points at the start of
-/// the rule that uses it), else the first anywhere.
+/// regex or a comment, nor as an alias): the first use at or after `from` (llguidance
+/// points at the start of the rule that uses it), else the first anywhere.
 fn name_location(source: &str, name: &str, from: Option<Location>) -> Option<Location> {
     let uses = identifier_uses(source, name);
     let at = |&offset: &usize| Location::of_offset(source, offset);
@@ -125,7 +125,7 @@ fn name_location(source: &str, name: &str, from: Option<Location>) -> Option<Loc
 }
 
 /// Byte offsets where `name` stands as a whole identifier in Lark `source`, skipping
-/// `"…"` strings, `/…/` regexes and `//` comments.
+/// `"…"` strings, `/…/` regexes, `//` comments and `-> alias` names.
 fn identifier_uses(source: &str, name: &str) -> Vec<usize> {
     let bytes = source.as_bytes();
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
@@ -147,7 +147,11 @@ fn identifier_uses(source: &str, name: &str) -> Vec<usize> {
                 while i < bytes.len() && ident(bytes[i]) {
                     i += 1;
                 }
-                if &source[start..i] == name {
+                // After `->` a name is the alternative's alias, not a use.
+                let alias = source[..start]
+                    .trim_end_matches([' ', '\t'])
+                    .ends_with("->");
+                if &source[start..i] == name && !alias {
                     uses.push(start);
                 }
             }

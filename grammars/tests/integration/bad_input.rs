@@ -146,7 +146,7 @@ fn lark_errors_carry_line_and_column() {
 }
 
 /// An unknown name is pointed at where it is used (llguidance points at the start of the
-/// rule's body), past strings, regexes and comments that spell it.
+/// rule's body), past strings, regexes, comments and `->` aliases that spell it.
 #[test]
 fn an_unknown_name_is_found_where_it_is_used() {
     for (src, line, column) in [
@@ -154,6 +154,7 @@ fn an_unknown_name_is_found_where_it_is_used() {
         ("start: \"a\" \"b\" \"c\" x\n", 1, 20),
         ("start: \"a\"\n     | \"b\" zz\n", 2, 12),
         ("start: \"zz\" /zz/ // zz\n     | zz\n", 2, 8),
+        ("start: \"a\" -> qq\n     | \"b\" qq\n", 2, 12),
     ] {
         let e = err(src, Format::Lark);
         assert_eq!(e.kind, ErrorKind::UndefinedRule, "{src:?}: {e}");
