@@ -259,14 +259,7 @@ fn a_closed_stderr_keeps_the_exit_status() {
         "sample", "--model", "toy:gsk", "--regex", "0(", "--method", "lcd",
     ];
     assert_eq!(status(&bad), Some(1));
-    let dir = scratch("closed-stderr");
-    let plan = dir.join("plan.toml");
-    std::fs::write(
-        &plan,
-        "models = [\"toy:gsk\"]\nsamplers = [\"lcd\"]\nseeds = 1\n[constraints.a]\nregex = \"1[01]{4}\"\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
+    let (dir, plan, out) = toy_plan("closed-stderr", "lcd", "1[01]{4}");
     let sweep = [
         "sweep",
         plan.to_str().unwrap(),
@@ -767,6 +760,23 @@ fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
     assert!(e.contains("--hmm-engine") && e.contains("burn-flex"), "{e}");
 }
 
+/// A sweep plan on G_sk with one sampler and one regex, written in scratch folder `name`:
+/// the folder, the plan and the output folder to give `strait sweep`.
+fn toy_plan(name: &str, sampler: &str, regex: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "models = [\"toy:gsk\"]\nsamplers = [\"{sampler}\"]\nseeds = 1\n\
+             [constraints.a]\nregex = \"{regex}\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    (dir, plan, out)
+}
+
 /// A fresh folder under the system's temporary folder for one test.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("strait-{name}-{}", std::process::id()));
@@ -877,14 +887,7 @@ fn a_sweep_killed_mid_cell_resumes_to_the_same_files() {
 /// A plan's mistakes end `strait sweep` with one line naming the file and the key.
 #[test]
 fn a_bad_plan_is_named_in_one_line() {
-    let dir = scratch("sweep-bad");
-    let plan = dir.join("plan.toml");
-    std::fs::write(
-        &plan,
-        "models = [\"toy:gsk\"]\nsamplers = [\"carz\"]\nseeds = 1\n[constraints.a]\nregex = \"0\"\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
+    let (dir, plan, out) = toy_plan("sweep-bad", "carz", "0");
     let e = error(&strait(&[
         "sweep",
         plan.to_str().unwrap(),

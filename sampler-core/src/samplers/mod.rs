@@ -209,6 +209,16 @@ mod tests {
         assert_eq!(e.to_string(), "dead end after \"00000\"");
     }
 
+    /// Four samples, three MCMC steps, three particles: every sampler's run kept short.
+    fn few_of_each() -> Params {
+        Params {
+            n: 4,
+            steps: 3,
+            particles: 3,
+            ..Params::default()
+        }
+    }
+
     /// A model whose answers stop being numbers after `good` calls (a corrupt file's NaN
     /// weights, an overflow).
     struct NanAfter {
@@ -237,12 +247,7 @@ mod tests {
     /// loop used to draw the same token forever from a NaN total).
     #[test]
     fn a_model_answering_nan_ends_every_run_with_its_error() {
-        let params = Params {
-            n: 4,
-            steps: 3,
-            particles: 3,
-            ..Params::default()
-        };
+        let params = few_of_each();
         for method in Method::ALL.into_iter().filter(|m| !m.needs_regular()) {
             for good in [0, 1, 4] {
                 let mut lm = NanAfter { good, calls: 0 };
@@ -276,12 +281,7 @@ mod tests {
     #[test]
     fn a_constraint_error_ends_the_run_with_it() {
         use crate::toy::Failing;
-        let params = Params {
-            n: 4,
-            steps: 3,
-            particles: 3,
-            ..Params::default()
-        };
+        let params = few_of_each();
         for method in Method::ALL.into_iter().filter(|m| !m.needs_regular()) {
             for fail_at in [1, 2, 5, 13, 40, 100] {
                 let c = Failing::new(gsk_constraint(), fail_at);
