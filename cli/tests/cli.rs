@@ -712,30 +712,28 @@ fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
         "p-gcd-smc",
     ]));
     assert!(e.contains("regular"), "{e}");
-    let e = error(&strait(&[
-        "sample",
-        "--model",
-        "toy:gsk",
-        "--regex",
-        GSK,
-        "--method",
-        "p-gcd-smc",
-        "--hmm-states",
-        "0",
-    ]));
-    assert!(e.contains("--hmm-states"), "{e}");
-    let e = error(&strait(&[
-        "sample",
-        "--model",
-        "toy:gsk",
-        "--regex",
-        GSK,
-        "--method",
-        "p-gcd-smc",
-        "--hmm-sequences",
-        "100000000",
-    ]));
-    assert!(e.contains("--hmm-sequences must be at most 1000000"), "{e}");
+    // HMM settings out of range, refused before the model is read.
+    for (flag, value, says) in [
+        ("--hmm-states", "0", "--hmm-states"),
+        (
+            "--hmm-sequences",
+            "100000000",
+            "--hmm-sequences must be at most 1000000",
+        ),
+    ] {
+        let e = error(&strait(&[
+            "sample",
+            "--model",
+            "toy:gsk",
+            "--regex",
+            GSK,
+            "--method",
+            "p-gcd-smc",
+            flag,
+            value,
+        ]));
+        assert!(e.contains(says), "{e}");
+    }
 
     // The HMM engines: the events name the one that ran (burn's CPU backend by default);
     // the CPU reference draws the same particles with the same weights; an unknown name
