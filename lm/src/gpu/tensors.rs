@@ -1,7 +1,7 @@
-//! The model's tensors uploaded to the GPU from the CPU model's [`Weights`] (where the
-//! file's tensors are found and checked, once for every engine): matrices in a format the
-//! WGSL kernels read as stored (Q4_0 as its exact Q4_1 rewrite), any other type converted
-//! to f32; norm weights and biases as f32.
+//! The model's tensors uploaded to the GPU from the CPU model's
+//! [`crate::forward::weights::Weights`] (where the file's tensors are found and checked, once
+//! for every engine): matrices in a format the WGSL kernels read as stored (Q4_0 as its
+//! exact Q4_1 rewrite), any other type converted to f32; norm weights and biases as f32.
 
 use crate::forward::matmul::WeightData;
 use crate::forward::weights::Matrix;

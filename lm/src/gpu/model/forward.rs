@@ -33,7 +33,7 @@ impl GpuModel {
         Ok(logits)
     }
 
-    /// Runs several sequences in one pass per [`CHUNK`] tokens: each `(slot, tokens)`
+    /// Runs several sequences in one pass per `CHUNK` (16) tokens: each `(slot, tokens)`
     /// (distinct slots, each with a token or more) runs `tokens` after the positions in its
     /// slot, appending theirs, and gets the logits after its last token, `vocab_size`
     /// floats. Every product takes all the runs' tokens together; each token attends to
