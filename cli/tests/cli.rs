@@ -721,17 +721,8 @@ fn p_gcd_smc_runs_on_a_regex_and_refuses_what_it_cannot() {
             "--hmm-sequences must be at most 1000000",
         ),
     ] {
-        let e = error(&strait(&[
-            "sample",
-            "--model",
-            "toy:gsk",
-            "--regex",
-            GSK,
-            "--method",
-            "p-gcd-smc",
-            flag,
-            value,
-        ]));
+        // `args` up to the method, then the setting.
+        let e = error(&strait(&[&args[..7], &[flag, value]].concat()));
         assert!(e.contains(says), "{e}");
     }
 

@@ -225,10 +225,7 @@ impl Model {
             .map(|(row, t)| forward::log_softmax(row)[t as usize])
             .collect();
         // NaN or +∞ (a corrupt file, an overflow) is an error, never a score.
-        if let Some(i) = logprobs
-            .iter()
-            .position(|x| x.is_nan() || *x == f64::INFINITY)
-        {
+        if let Some(i) = sampler_core::first_not_a_logprob(&logprobs) {
             return Err(LmError(format!(
                 "the model gave the text's token {i} the log-probability {}: its weights or its \
                  arithmetic are broken (a corrupt file, or an overflow)",

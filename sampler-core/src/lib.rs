@@ -58,7 +58,7 @@ pub use dyn_lm::{DynLanguageModel, DynLm, LmFuture};
 pub use error::SampleError;
 pub use event::{Event, EventSink, NullSink, VecSink};
 pub use limits::{LimitExceeded, Limits};
-pub use lm::{LanguageModel, LmError, check_logprobs};
+pub use lm::{LanguageModel, LmError, check_logprobs, first_not_a_logprob};
 pub use regex::{RegexAutomaton, RegexError};
 pub use rng::{RandomSource, SeededRng};
 pub use tensorized::TensorizedAutomaton;

@@ -19,10 +19,7 @@ impl std::error::Error for LmError {}
 /// call goes through it, so none draws from weights that are not numbers (a NaN total
 /// would make a rejection loop draw the same token forever).
 pub fn check_logprobs(logprobs: &[f64]) -> Result<(), LmError> {
-    match logprobs
-        .iter()
-        .position(|x| x.is_nan() || *x == f64::INFINITY)
-    {
+    match first_not_a_logprob(logprobs) {
         None => Ok(()),
         Some(t) => Err(LmError(format!(
             "the model gave token {t} the log-probability {}: its weights or its arithmetic \
@@ -30,6 +27,13 @@ pub fn check_logprobs(logprobs: &[f64]) -> Result<(), LmError> {
             logprobs[t]
         ))),
     }
+}
+
+/// The index of the first value that is no log-probability: NaN or +∞ (-∞ is probability 0).
+pub fn first_not_a_logprob(logprobs: &[f64]) -> Option<usize> {
+    logprobs
+        .iter()
+        .position(|x| x.is_nan() || *x == f64::INFINITY)
 }
 
 /// A language model over a fixed vocabulary, conditioned on a prompt it holds itself.
