@@ -266,7 +266,8 @@ pub struct EnumerateArgs {
 /// Arguments of `strait bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure: `decode`, `gpu` (the wgpu engine's decode, `--profile` per kernel), `masks`, `samplers`, `smc`, `hmm`, `kernels` (the fused
+    /// What to measure: `decode`, `faithful` (every real-model example's samplers, time
+    /// split into model, checks, masks and the rest), `gpu` (the wgpu engine's decode, `--profile` per kernel), `masks`, `samplers`, `smc`, `hmm`, `kernels` (the fused
     /// CPU kernels beside decode-then-dot) or `rejection` (rejection samplers in batches).
     pub what: String,
     /// The model file.
@@ -298,4 +299,18 @@ pub struct BenchArgs {
     /// `gpu`: what the GPU pass may use (`--kv-cache`, `--fold-output`).
     #[command(flatten)]
     pub gpu_args: GpuArgs,
+    /// `faithful`: only these examples (the page's ids, comma-separated; default: every
+    /// real-model example).
+    #[arg(long, value_delimiter = ',')]
+    pub examples: Vec<String>,
+    /// `faithful`: only these samplers (comma-separated; default: lcd, auto, cars,
+    /// awrs-smc, smc-gcd).
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<String>,
+    /// `faithful`: samples (SMC runs, MCMC chains) per sampler.
+    #[arg(long, default_value_t = 10)]
+    pub n: usize,
+    /// `faithful`: seconds after which a run is stopped (its row then says T.O.).
+    #[arg(long, default_value_t = 120.0)]
+    pub budget_s: f64,
 }

@@ -126,6 +126,10 @@ struct LineSink<'a, 'b> {
 
 impl EventSink for LineSink<'_, '_> {
     fn emit(&mut self, event: Event) {
+        // What auto chose, or that an exact sampler may not finish: always said, on stderr.
+        if let Event::Estimate { message, .. } = &event {
+            crate::note!("strait: {message}");
+        }
         if self.on {
             match serde_json::to_value(&event) {
                 Ok(line) => (self.out.borrow_mut())(line),

@@ -163,6 +163,20 @@ pub enum Event {
         /// The most likely tokens under the proposal q: (token, P(v), q(v)).
         top: Vec<(TokenId, f64, f64)>,
     },
+    /// How much of the model's mass the constraint keeps, estimated during the run, and
+    /// what follows from it: the sampler `auto` chose (`chosen`), or advice that the
+    /// running exact sampler will need many generations and which faithful sampler
+    /// finishes instead (not `chosen`). Front ends show `message` as it is.
+    Estimate {
+        /// log of the estimated P(valid within max tokens) (−∞ when none was seen).
+        log_mass: f64,
+        /// The sampler chosen or advised (its command-line name).
+        method: String,
+        /// Whether the run goes on with `method` (auto's choice) or only advises it.
+        chosen: bool,
+        /// One plain sentence, with the estimate and the reason.
+        message: String,
+    },
     /// A free-form progress note (phase changes, counters).
     Note {
         /// The message.

@@ -1,5 +1,7 @@
 //! Injected randomness: every random choice a sampler makes goes through [`RandomSource`].
 
+use crate::SumTree;
+
 /// The source of every random choice a sampler makes.
 ///
 /// Samplers draw discrete choices with [`RandomSource::categorical`], so a test can replace
@@ -22,6 +24,12 @@ pub trait RandomSource {
             }
         }
         last
+    }
+    /// An index drawn with probability proportional to the weights left in `tree` (total
+    /// positive): O(log n) by descending the tree. An enumerating source overrides it to
+    /// branch on [`SumTree::weights`], as it branches on `categorical`.
+    fn categorical_tree(&mut self, tree: &SumTree) -> usize {
+        tree.find(self.uniform() * tree.total())
     }
     /// `true` with probability `p`.
     fn bernoulli(&mut self, p: f64) -> bool {

@@ -74,6 +74,10 @@ impl RandomSource for ReplayRng {
         }
         idx
     }
+
+    fn categorical_tree(&mut self, tree: &crate::SumTree) -> usize {
+        self.categorical(tree.weights())
+    }
 }
 
 struct CutSink(Rc<RefCell<State>>);

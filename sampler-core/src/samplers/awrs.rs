@@ -8,7 +8,7 @@
 
 use super::Ctx;
 use super::cut::within;
-use crate::{Constraint, LanguageModel, RandomSource, SampleError, TokenId};
+use crate::{Constraint, LanguageModel, RandomSource, SampleError, SumTree, TokenId};
 
 /// Rejections after which [`wrs`] stops (clipped WRS, seed 003 Def. 8): the weight stays
 /// properly weighted, and a constraint with Z = 0 cannot loop forever.
@@ -27,10 +27,12 @@ pub struct TokenDraw {
     pub checks: usize,
 }
 
-/// Draws from `weights` (zeroing each rejected token) until an allowed token; `None`
-/// when no mass is left. The first loop of AWRS, and all of ARS.
+/// Draws from `weights` (taking each rejected token out) until an allowed token; `None`
+/// when no mass is left. The first loop of AWRS, and all of ARS. Each draw and each removal
+/// is O(log V) on the [`SumTree`], so a step with hundreds of rejections costs hundreds of
+/// tree walks, not hundreds of passes over the vocabulary.
 fn adaptive_loop(
-    weights: &mut [f64],
+    weights: &mut SumTree,
     rng: &mut dyn RandomSource,
     allowed: &mut dyn FnMut(TokenId) -> bool,
     rejected: &mut Vec<TokenId>,
@@ -38,16 +40,16 @@ fn adaptive_loop(
 ) -> Option<TokenId> {
     loop {
         // A NaN total (weights that are not numbers) is no mass either.
-        let total: f64 = weights.iter().sum();
+        let total = weights.total();
         if total.is_nan() || total <= 0.0 {
             return None;
         }
-        let x = rng.categorical(weights) as TokenId;
+        let x = rng.categorical_tree(weights) as TokenId;
         *checks += 1;
         if allowed(x) {
             return Some(x);
         }
-        weights[x as usize] = 0.0;
+        weights.remove(x as usize);
         rejected.push(x);
     }
 }
@@ -59,7 +61,7 @@ pub fn ars(
     rng: &mut dyn RandomSource,
     allowed: &mut dyn FnMut(TokenId) -> bool,
 ) -> TokenDraw {
-    let mut weights = probs.to_vec();
+    let mut weights = SumTree::new(probs);
     let (mut rejected, mut checks) = (Vec::new(), 0);
     let token = adaptive_loop(&mut weights, rng, allowed, &mut rejected, &mut checks);
     TokenDraw {
@@ -101,7 +103,7 @@ fn awrs_impl(
     allowed: &mut dyn FnMut(TokenId) -> bool,
     numerator: Numerator,
 ) -> TokenDraw {
-    let mut weights = probs.to_vec();
+    let mut weights = SumTree::new(probs);
     let (mut rejected, mut checks) = (Vec::new(), 0);
     let Some(x) = adaptive_loop(&mut weights, rng, allowed, &mut rejected, &mut checks) else {
         return TokenDraw {
@@ -111,13 +113,13 @@ fn awrs_impl(
             checks,
         };
     };
-    let kept_after_loop1: f64 = weights.iter().sum();
+    let kept_after_loop1 = weights.total();
     // Loop 2 always ends: x is allowed and still in `weights`.
     adaptive_loop(&mut weights, rng, allowed, &mut rejected, &mut checks);
     let kept = match numerator {
         Numerator::Loop1 => kept_after_loop1,
         #[cfg(test)]
-        Numerator::BothLoops => weights.iter().sum(),
+        Numerator::BothLoops => weights.total(),
     };
     TokenDraw {
         token: Some(x),
@@ -161,9 +163,11 @@ pub fn wrs(
 ) -> TokenDraw {
     let l = l.max(1);
     let (mut rejected, mut accepted, mut first) = (Vec::new(), 0usize, None);
-    let total: f64 = probs.iter().sum();
+    // With replacement: the tree is built once and only drawn from.
+    let tree = SumTree::new(probs);
+    let total = tree.total();
     while accepted < l + 1 && rejected.len() < max_rejections && total > 0.0 {
-        let x = rng.categorical(probs) as TokenId;
+        let x = rng.categorical_tree(&tree) as TokenId;
         if allowed(x) {
             accepted += 1;
             first.get_or_insert(x);

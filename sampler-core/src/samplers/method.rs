@@ -42,11 +42,14 @@ pub enum Method {
     SmcGcd,
     /// SMC with the HMM-guided P-GCD proposal (seed 001).
     PGcdSmc,
+    /// The faithful sampler that will finish: a pilot SMC run estimates how much of the
+    /// model's mass the constraint keeps, then exact CARS or weighted SMC runs.
+    Auto,
 }
 
 impl Method {
     /// Every method, in the order of the command-line contract.
-    pub const ALL: [Method; 18] = [
+    pub const ALL: [Method; 19] = [
         Method::Lm,
         Method::Rs,
         Method::Ars,
@@ -65,6 +68,7 @@ impl Method {
         Method::SampleVerify,
         Method::SmcGcd,
         Method::PGcdSmc,
+        Method::Auto,
     ];
 
     /// The command-line name.
@@ -88,6 +92,7 @@ impl Method {
             Method::TwistedSmc => "twisted-smc",
             Method::SmcGcd => "smc-gcd",
             Method::PGcdSmc => "p-gcd-smc",
+            Method::Auto => "auto",
         }
     }
 

@@ -31,6 +31,7 @@
 
 mod ancestral;
 pub mod asap;
+pub mod auto;
 pub mod awrs;
 mod context;
 pub mod cut;
@@ -55,7 +56,7 @@ pub use sampler::{Io, Sampler};
 
 use crate::{Constraint, LanguageModel, SampleError};
 
-/// Runs `method`'s sampler in `ctx`.
+/// Runs `method`'s sampler in `ctx` (`auto` comes back here with its choice).
 async fn dispatch<L: LanguageModel, C: Constraint>(
     method: Method,
     ctx: &mut Ctx<'_, L, C>,
@@ -86,6 +87,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
             smc::run(ctx, p).await?
         }
         Method::PGcdSmc => pgcd::run(ctx).await?,
+        Method::Auto => auto::run(ctx).await?,
     }
     Ok(())
 }

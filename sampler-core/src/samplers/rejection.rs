@@ -75,6 +75,9 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     let batch = ctx.params().batch.max(1);
     let mut accepted = 0;
     let mut failures = 0u64;
+    // Generations in a row without a valid one after which the run says it may not
+    // finish (then again at 8 times as many).
+    let mut advise_at = ADVISE_AFTER;
     while accepted < ctx.params().n {
         ctx.check_cancelled()?;
         if trie.root_is_dead() {
@@ -115,11 +118,41 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
                         logp,
                         reason: reason.to_string(),
                     });
+                    if failures == advise_at {
+                        advise_at *= 8;
+                        ctx.emit(advice(failures, trie.p_root()));
+                    }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// Generations in a row without a valid sample after which an exact sampler says it may
+/// not finish, and what would.
+pub const ADVISE_AFTER: u64 = 32;
+
+/// The advice after `failures` generations in a row without a valid sample, the trie's
+/// live mass being `p_root`: valid outputs hold at most about min(p_root, 3/failures) of
+/// the model's mass (3/n: the usual 95% bound after n failures), so exact rejection may
+/// need that many generations a sample; weighted SMC finishes whatever the mass.
+pub fn advice(failures: u64, p_root: f64) -> Event {
+    let bound = p_root.min(3.0 / failures as f64);
+    let weighted = super::auto::WEIGHTED.name();
+    Event::Estimate {
+        log_mass: bound.ln(),
+        method: weighted.into(),
+        chosen: false,
+        message: format!(
+            "{failures} generations in a row without a valid output: valid outputs hold at \
+             most about {} of the model's mass, so exact rejection may need {} or more \
+             generations a sample. Stop and choose weighted SMC ({weighted}) or auto, which \
+             finish whatever the mass.",
+            super::auto::mass_text(bound),
+            (1.0 / bound).round()
+        ),
+    }
 }
 
 /// `run` for the five rejection methods: a fresh trie per run.

@@ -2,6 +2,7 @@
 //! `prefill` are here; each other benchmark is a module of its own, and [`harness`] holds
 //! what they share.
 
+mod faithful;
 mod gpu;
 mod harness;
 mod hmm;
@@ -10,6 +11,7 @@ mod masks;
 mod rejection;
 mod samplers;
 mod smc;
+mod timed;
 
 use crate::args::BenchArgs;
 use crate::failure::{Result, fail};
@@ -21,6 +23,7 @@ use std::time::Instant;
 pub fn run(args: &BenchArgs) -> Result<()> {
     match args.what.as_str() {
         "decode" => decode(args),
+        "faithful" => faithful::run(args),
         "gpu" => gpu::run(args),
         "masks" => masks::run(args),
         "samplers" => samplers::run(args),
@@ -29,8 +32,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "kernels" => kernels::run(args),
         "rejection" => rejection::run(args),
         other => fail(format!(
-            "unknown benchmark {other:?}; expected `decode`, `gpu`, `masks`, `samplers`, `smc`, \
-             `hmm`, `kernels` or `rejection`"
+            "unknown benchmark {other:?}; expected `decode`, `faithful`, `gpu`, `masks`, `samplers`, \
+             `smc`, `hmm`, `kernels` or `rejection`"
         )),
     }
 }
