@@ -46,6 +46,7 @@ mod sampler;
 pub mod smc;
 pub mod trie;
 pub mod util;
+pub mod watch;
 
 pub use ancestral::{Generation, Masking, generate};
 pub use context::{Ctx, with_quiet_ctx};

@@ -10,6 +10,7 @@
 use super::Ctx;
 use super::cut::within;
 use super::trie::{NodeId, ROOT, Trie};
+use super::watch::{Advice, Progress, Verdict};
 use crate::math::normalize;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 use std::cell::RefCell;
@@ -71,13 +72,27 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     trie: &mut Trie,
     freeze_after: Option<usize>,
 ) -> Result<(), SampleError> {
+    let mut advice = Advice::default();
+    rejection_sample_watched(ctx, strategy, trie, freeze_after, &mut |p| advice.check(p))
+        .await
+        .map(|_| ())
+}
+
+/// [`rejection_sample`] told after every generation how it stands, in generation order:
+/// what `watch` answers is emitted, and [`Verdict::HandOver`] ends the run there. Returns
+/// the samples accepted (all `n` unless handed over).
+pub async fn rejection_sample_watched<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    strategy: Strategy,
+    trie: &mut Trie,
+    freeze_after: Option<usize>,
+    watch: &mut dyn FnMut(&Progress) -> Verdict,
+) -> Result<usize, SampleError> {
     trie.set_event_top_k(ctx.params().top_k_events);
     let batch = ctx.params().batch.max(1);
     let mut accepted = 0;
     let mut failures = 0u64;
-    // Generations in a row without a valid one after which the run says it may not
-    // finish (then again at 8 times as many).
-    let mut advise_at = ADVISE_AFTER;
+    let mut generations = 0u64;
     while accepted < ctx.params().n {
         ctx.check_cancelled()?;
         if trie.root_is_dead() {
@@ -102,6 +117,7 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
                     generations: failures,
                 });
             }
+            generations += 1;
             match outcome {
                 Outcome::Accepted(tokens, logp) => {
                     ctx.finish(tokens, logp, true, None, None)?;
@@ -118,41 +134,25 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
                         logp,
                         reason: reason.to_string(),
                     });
-                    if failures == advise_at {
-                        advise_at *= 8;
-                        ctx.emit(advice(failures, trie.p_root()));
-                    }
+                }
+            }
+            let progress = Progress {
+                accepted,
+                generations,
+                failures,
+                p_root: trie.p_root(),
+            };
+            match watch(&progress) {
+                Verdict::Go => {}
+                Verdict::Say(e) => ctx.emit(e),
+                Verdict::HandOver(e) => {
+                    ctx.emit(e);
+                    return Ok(accepted);
                 }
             }
         }
     }
-    Ok(())
-}
-
-/// Generations in a row without a valid sample after which an exact sampler says it may
-/// not finish, and what would.
-pub const ADVISE_AFTER: u64 = 32;
-
-/// The advice after `failures` generations in a row without a valid sample, the trie's
-/// live mass being `p_root`: valid outputs hold at most about min(p_root, 3/failures) of
-/// the model's mass (3/n: the usual 95% bound after n failures), so exact rejection may
-/// need that many generations a sample; weighted SMC finishes whatever the mass.
-pub fn advice(failures: u64, p_root: f64) -> Event {
-    let bound = p_root.min(3.0 / failures as f64);
-    let weighted = super::auto::WEIGHTED.name();
-    Event::Estimate {
-        log_mass: bound.ln(),
-        method: weighted.into(),
-        chosen: false,
-        message: format!(
-            "{failures} generations in a row without a valid output: valid outputs hold at \
-             most about {} of the model's mass, so exact rejection may need {} or more \
-             generations a sample. Stop and choose weighted SMC ({weighted}) or auto, which \
-             finish whatever the mass.",
-            super::auto::mass_text(bound),
-            (1.0 / bound).round()
-        ),
-    }
+    Ok(accepted)
 }
 
 /// `run` for the five rejection methods: a fresh trie per run.
@@ -818,5 +818,64 @@ mod tests {
         );
         assert_eq!(r, Err(SampleError::ZeroProbability));
         assert_eq!(trie.p_root(), 0.0);
+    }
+
+    /// Rejection on a language that holds 1e-3 of the mass says, after 32 generations in
+    /// a row without a valid one, that it may not finish and what would (once, and again
+    /// only after 8 times as many), with the bound 3/32 as its estimate.
+    #[test]
+    fn a_rejection_sampler_that_may_not_finish_says_so_early() {
+        let vocab = Vocabulary::new(vec![b"a".to_vec(), b"b".to_vec(), Vec::new()], 2, &[2]);
+        let c = FiniteLanguage::new(vocab, vec![b"b".to_vec()]);
+        let mut lm = crate::toy::FnLm::new(3, 2, |prefix: &[TokenId]| match prefix {
+            [] => vec![0.999, 0.001, 0.0],
+            _ => vec![0.0, 0.0, 1.0],
+        });
+        let params = Params {
+            n: 1,
+            ..Params::default()
+        };
+        let (mut sink, mut trie) = (VecSink::default(), Trie::new(3));
+        let r = drive_on(
+            &mut lm,
+            &c,
+            Strategy::Rs,
+            &params,
+            &mut trie,
+            &mut SeededRng::new(4),
+            &mut sink,
+            None,
+        );
+        assert!(r.0.is_ok(), "{:?}", r.0);
+        let advice: Vec<_> = sink
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                Event::Estimate {
+                    log_mass,
+                    method,
+                    chosen,
+                    message,
+                } => Some((*log_mass, method.clone(), *chosen, message.clone())),
+                _ => None,
+            })
+            .collect();
+        let rejected = sink
+            .0
+            .iter()
+            .filter(|e| matches!(e, Event::Rejected { .. }))
+            .count() as u64;
+        let after = crate::samplers::watch::ADVISE_AFTER;
+        assert!(rejected >= after, "{rejected} rejections");
+        let expected = if rejected >= 8 * after { 2 } else { 1 };
+        assert_eq!(advice.len(), expected, "{advice:?}");
+        let (log_mass, method, chosen, message) = &advice[0];
+        assert!(!chosen && method == "smc-gcd");
+        assert!((log_mass - (3.0f64 / 32.0).ln()).abs() < 1e-12);
+        assert!(
+            message.starts_with("32 generations in a row without a valid output")
+                && message.contains("smc-gcd"),
+            "{message}"
+        );
     }
 }

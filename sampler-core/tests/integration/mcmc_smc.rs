@@ -645,3 +645,83 @@ fn awrs_lcd_shows_the_gsk_bias_of_token_masking() {
     // Binomial(2000, 0.45): sd ≈ 22; 5 sd either side.
     assert!((zeros - 900.0).abs() < 112.0, "00000 drawn {zeros} times");
 }
+
+/// `auto` by enumerating every random path of a whole run (n = 1, at most 3 tokens, one
+/// particle, and a rule that hands over after two generations without a valid one, so
+/// that each ending happens on some paths): where CARS gave the sample it is exactly P^L,
+/// and where weighted SMC took over its run is properly weighted, E[Ĝ·Σ w̄·1{x = w}] =
+/// P(L)·P^L(w), both to 1e-12. The mutant that hands over to token masking is caught.
+#[test]
+fn auto_is_exact_or_properly_weighted_given_its_choice_by_path_enumeration() {
+    use sampler_core::samplers::Ctx;
+    use sampler_core::samplers::auto::{self, Rule};
+    let c = FiniteLanguage::new(small_vocab(), vec![b"a".to_vec(), b"ba".to_vec()]);
+    let mut lm = RandomLm::new(4, 3, 2, 3);
+    let (target, z) = exact_target(&mut lm, &c, 3);
+    let p = Params {
+        n: 1,
+        particles: 1,
+        max_tokens: 3,
+        ..Params::default()
+    };
+    for mask_instead in [false, true] {
+        let rule = Rule {
+            min_generations: 1,
+            max_generations: 1.0,
+            mask_instead,
+        };
+        let paths = enumerate_paths(1_000_000, |rng: &mut dyn RandomSource| {
+            let (mut sink, mut out) = (VecSink::default(), Vec::new());
+            let mut push = |s: &Sample| out.push(s.clone());
+            let mut ctx = Ctx::new(&mut lm, &c, rng, &mut sink, &p, None, &mut push);
+            block_on(auto::run_with(&mut ctx, rule)).unwrap();
+            (sink.0, out)
+        })
+        .unwrap();
+        let (mut p_exact, mut p_rest) = (0.0, 0.0);
+        let (mut exact, mut rest) = (Dist::new(), Dist::new());
+        for (prob, (events, samples)) in &paths {
+            let handed_over = events.iter().any(|e| {
+                matches!(e, Event::Estimate { method, message, .. }
+                    if method == "smc-gcd" && message.contains("draws the rest"))
+            });
+            let evidence = events.iter().find_map(|e| match e {
+                Event::Evidence { log_evidence, .. } => Some(log_evidence.exp()),
+                _ => None,
+            });
+            if !handed_over {
+                p_exact += prob;
+                assert_eq!(samples.len(), 1);
+                *exact.entry(samples[0].tokens.clone()).or_insert(0.0) += prob;
+                continue;
+            }
+            p_rest += prob;
+            for s in samples {
+                // A weighted run counts Ĝ·w̄ (unnormalized); anything else counts as an
+                // exact sample would, scaled by P(L) to compare alike.
+                let w = match (s.weight, evidence) {
+                    (Some(w), Some(g)) => g * w,
+                    _ => z * f64::from(u8::from(s.valid)),
+                };
+                *rest.entry(s.tokens.clone()).or_insert(0.0) += prob * w;
+            }
+        }
+        assert!(p_exact > 0.01 && p_rest > 0.01, "P(exact) {p_exact}, P(handover) {p_rest}");
+        exact.values_mut().for_each(|v| *v /= p_exact);
+        rest.values_mut().for_each(|v| *v /= p_rest);
+        rest.retain(|_, w| *w != 0.0);
+        let unnormalized: Dist = target.iter().map(|(k, v)| (k.clone(), v * z)).collect();
+        let (d_exact, d_rest) = (max_diff(&exact, &target), max_diff(&rest, &unnormalized));
+        eprintln!(
+            "auto (mask instead: {mask_instead}): {} paths, P(exact) {p_exact:.4}, exact diff \
+             {d_exact:.1e}, after the handover {d_rest:.1e}",
+            paths.len()
+        );
+        assert!(d_exact < 1e-12, "{d_exact}");
+        if mask_instead {
+            assert!(d_rest > 1e-3, "mutant not caught: {d_rest}");
+        } else {
+            assert!(d_rest < 1e-12, "{d_rest}");
+        }
+    }
+}
