@@ -190,7 +190,8 @@ pub struct SampleArgs {
     /// Grammar format when the file extension does not say it.
     #[arg(long)]
     pub grammar_format: Option<String>,
-    /// The sampler (lm, rs, ars, rsft, cars, lcd, gcd-budget, asap, mcmc-*, *-smc, ...).
+    /// The sampler (auto, lm, rs, ars, rsft, cars, lcd, gcd-budget, asap, mcmc-*, *-smc, ...;
+    /// auto: exact CARS while it is cheap, else weighted SMC, saying which and why).
     #[arg(long)]
     pub method: String,
     /// How many samples, chains or SMC runs (see docs/cli.md).

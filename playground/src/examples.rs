@@ -74,11 +74,17 @@ impl Example {
                 resampling, or tick compare to set it against lcd and cars."
                 .into(),
             _ => format!(
-                "{} ({}) on SmolLM2, once it has loaded above, with {}. Tick \"compare \
-                samplers\" to set token masking beside an exact sampler on equal LM calls.",
+                "{} ({}) on SmolLM2, once it has loaded above, with {}: {}, the faithful \
+                sampler that finished soonest here (strait bench faithful). Tick \"compare \
+                samplers\" to set token masking beside it on equal LM calls.",
                 self.title,
                 self.file.unwrap_or("your grammar"),
-                self.method
+                self.method,
+                match self.method.parse::<sampler_core::samplers::Method>() {
+                    Ok(m) if m.is_exact() => "exact samples",
+                    Ok(m) if m.is_smc() => "weighted particles",
+                    _ => "samples that converge to the model's own",
+                }
             ),
         }
     }
@@ -169,7 +175,7 @@ static EXAMPLES: &[Example] = &[
         "date.regex",
         prompt!("date"),
         GrammarKind::Regex,
-        "gcd-budget",
+        "smc-gcd",
         &[],
         4,
         16
@@ -180,7 +186,7 @@ static EXAMPLES: &[Example] = &[
         "phone.regex",
         prompt!("phone"),
         GrammarKind::Regex,
-        "lcd",
+        "cars",
         &[],
         4,
         24
@@ -191,7 +197,7 @@ static EXAMPLES: &[Example] = &[
         "arithmetic.lark",
         prompt!("arithmetic"),
         GrammarKind::Lark,
-        "mcmc-uniform",
+        "cars",
         &[],
         4,
         32
@@ -202,7 +208,7 @@ static EXAMPLES: &[Example] = &[
         "json_x_integer.json",
         prompt!("json_x_integer"),
         GrammarKind::JsonSchema,
-        "awrs-smc",
+        "cars",
         &[],
         2,
         24
@@ -213,7 +219,7 @@ static EXAMPLES: &[Example] = &[
         "tool_call.json",
         prompt!("tool_call"),
         GrammarKind::JsonSchema,
-        "lcd",
+        "smc-gcd",
         &[],
         2,
         64
@@ -224,7 +230,7 @@ static EXAMPLES: &[Example] = &[
         "sqlite_test.gbnf",
         prompt!("sqlite_test"),
         GrammarKind::Gbnf,
-        "lcd",
+        "smc-gcd",
         &[],
         1,
         128
@@ -235,7 +241,7 @@ static EXAMPLES: &[Example] = &[
         "xml_doctype.gbnf",
         prompt!("xml_doctype"),
         GrammarKind::Gbnf,
-        "lcd",
+        "smc-gcd",
         &[],
         1,
         128
@@ -246,7 +252,7 @@ static EXAMPLES: &[Example] = &[
         "smiles_acrylate.gbnf",
         prompt!("smiles_acrylate"),
         GrammarKind::Gbnf,
-        "lcd",
+        "smc-gcd",
         &[],
         2,
         48
@@ -257,7 +263,7 @@ static EXAMPLES: &[Example] = &[
         "sygus_slia.gbnf",
         prompt!("sygus_slia"),
         GrammarKind::Gbnf,
-        "lcd",
+        "cars",
         &[],
         2,
         64
@@ -268,7 +274,7 @@ static EXAMPLES: &[Example] = &[
         "sygus_bv4.gbnf",
         prompt!("sygus_bv4"),
         GrammarKind::Gbnf,
-        "lcd",
+        "cars",
         &[],
         2,
         64
@@ -279,7 +285,7 @@ static EXAMPLES: &[Example] = &[
         "pddl_satellite.lark",
         prompt!("pddl_satellite"),
         GrammarKind::Lark,
-        "lcd",
+        "smc-gcd",
         &[],
         1,
         96
@@ -332,6 +338,26 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name} has no sibling {stem}.prompt.txt: {e}"));
             assert_eq!(ex.prompt, p.trim_end(), "{name}");
             assert!(!ex.prompt.is_empty(), "{name}");
+        }
+    }
+
+    /// Token masking is what Strait argues against: no real-model example opens on it (or
+    /// another biased sampler) alone; each runs a sampler that is exact, properly weighted
+    /// or converges to P^L.
+    #[test]
+    fn real_model_examples_open_on_a_faithful_sampler() {
+        use sampler_core::samplers::Method;
+        let faithful = |m: &str| {
+            let m: Method = m.parse().unwrap();
+            m.is_exact() || m.is_smc() || m.is_mcmc() || matches!(m, Method::Auto | Method::Asap)
+        };
+        for e in EXAMPLES.iter().filter(|e| e.toy.is_none()) {
+            assert!(faithful(e.method), "{} opens on {}", e.id, e.method);
+            assert!(
+                e.compare.is_empty() || e.compare.iter().any(|m| faithful(m)),
+                "{} compares no faithful sampler",
+                e.id
+            );
         }
     }
 

@@ -15,7 +15,7 @@ GSK = "00000|1[01]{4}"
 
 @pytest.mark.parametrize("method,extra", [
     ("cars", {}), ("lcd", {}), ("mcmc-uniform", {"steps": 3}),
-    ("awrs-smc", {"particles": 4}), ("rs", {"batch": 4}),
+    ("awrs-smc", {"particles": 4}), ("rs", {"batch": 4}), ("auto", {"particles": 4}),
 ])
 def test_toy_samples_are_the_clis_at_the_same_seed(method, extra):
     model = strait.Model("toy:gsk")

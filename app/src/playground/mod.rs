@@ -63,7 +63,8 @@ enum Family {
 fn family(method: &str) -> Family {
     use sampler_core::samplers::Method;
     match method.parse::<Method>() {
-        Ok(Method::Ars | Method::Rsft | Method::Cars | Method::Asap) => Family::Trie,
+        // `auto` starts as CARS (and may hand over to SMC: its views show both).
+        Ok(Method::Ars | Method::Rsft | Method::Cars | Method::Asap | Method::Auto) => Family::Trie,
         Ok(m) if m.is_mcmc() => Family::Mcmc,
         Ok(m) if m.is_smc() => Family::Smc,
         _ => Family::Plain,
@@ -272,6 +273,11 @@ pub fn Playground() -> impl IntoView {
                     disabled=move || !matches!(session.status.get(), "running" | "paused")>"Stop"</button>
                 <span class="muted stat" aria-live="polite">{move || session.message.get()}</span>
             </div>
+            // `auto`'s choice, or word that an exact sampler may not finish.
+            <p id="pg-estimate" class="estimate" aria-live="polite"
+                hidden=move || session.views.with(|v| v.estimate.is_none())>
+                {move || session.views.with(|v| v.estimate.clone().unwrap_or_default())}
+            </p>
             <Show when=move || !compare_mode.get()
                 fallback=move || view! { <compare::CompareView compare=compare session=session/> }>
                 <div class="views" data-method=move || session.method.get()>
@@ -283,7 +289,8 @@ pub fn Playground() -> impl IntoView {
                     <Show when=move || family(&session.method.get()) == Family::Mcmc>
                         <mcmc_view::McmcPanel session=session/>
                     </Show>
-                    <Show when=move || family(&session.method.get()) == Family::Smc>
+                    <Show when=move || family(&session.method.get()) == Family::Smc
+                        || session.method.get() == "auto">
                         <smc_view::SmcPanel session=session
                             threshold=Signal::derive(move || form.ess.get().trim().parse::<f64>().unwrap_or(0.5))/>
                     </Show>

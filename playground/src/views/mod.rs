@@ -56,6 +56,9 @@ pub struct Views {
     pub hmm: HmmView,
     /// The results view.
     pub results: ResultsView,
+    /// The latest word on how much of the model's mass the constraint keeps (`auto`'s
+    /// choice, or advice that an exact sampler may not finish), as the run said it.
+    pub estimate: Option<String>,
     /// Events applied so far.
     pub applied: usize,
 }
@@ -71,6 +74,7 @@ impl Views {
             hmm: HmmView::default(),
             results: ResultsView::new(labels.clone()),
             labels,
+            estimate: None,
             applied: 0,
         }
     }
@@ -90,7 +94,15 @@ impl Views {
         self.smc.apply(event);
         self.hmm.apply(event);
         self.results.apply(event, None);
+        self.note_estimate(event);
         self.applied += 1;
+    }
+
+    /// Keeps the message of an [`Event::Estimate`].
+    fn note_estimate(&mut self, event: &Event) {
+        if let Event::Estimate { message, .. } = event {
+            self.estimate = Some(message.clone());
+        }
     }
 
     /// Feeds a recorded event (with the counters its sample carried) to every view.
@@ -101,6 +113,7 @@ impl Views {
         self.smc.apply(&recorded.event);
         self.hmm.apply(&recorded.event);
         self.results.apply(&recorded.event, recorded.counters);
+        self.note_estimate(&recorded.event);
         self.applied += 1;
     }
 }

@@ -23,8 +23,15 @@ pub struct OutputRow {
     pub text: String,
     /// How many times it was output.
     pub count: u64,
-    /// Sum of its weights (its count for unweighted methods).
+    /// Sum of its weights (its count for unweighted methods). When a run mixes exact
+    /// samples and weighted SMC runs (`auto` after a handover), each exact sample counts as
+    /// much as the mean SMC run: the share of a row is then
+    /// (its exact count + R·its share of the pooled runs) / (exact samples + R).
     pub weight: f64,
+    /// Of `count`, the unweighted (exact) samples.
+    pub exact: u64,
+    /// Its mass from weighted runs, w̄·Ĝ_r in the scale of the largest Ĝ.
+    pub smc: f64,
     /// log P under the unconstrained model.
     pub logp: f64,
     /// Whether it satisfies the constraint.
@@ -81,6 +88,9 @@ pub struct ResultsView {
     pub kl: Vec<KlPoint>,
     /// log Ĝ of each SMC run.
     pub evidence: Vec<f64>,
+    /// Unweighted samples so far and the weighted runs' mass (see [`OutputRow::weight`]).
+    exact_total: u64,
+    smc_total: f64,
     exact: Option<HashMap<Vec<TokenId>, f64>>,
     pending_weight: f64,
     /// log Ĝ of the SMC run whose particles are arriving.
@@ -90,6 +100,21 @@ pub struct ResultsView {
 }
 
 impl ResultsView {
+    /// Each row's weight and the total from the exact and weighted parts: an exact sample
+    /// weighs as much as the mean weighted run (1 when there is none).
+    fn combine(&mut self) {
+        let runs = self.evidence.len();
+        let unit = if runs > 0 && self.smc_total > 0.0 {
+            self.smc_total / runs as f64
+        } else {
+            1.0
+        };
+        for o in &mut self.outputs {
+            o.weight = o.exact as f64 * unit + o.smc;
+        }
+        self.total_weight = self.exact_total as f64 * unit + self.smc_total;
+    }
+
     /// An empty view.
     pub fn new(labels: Labels) -> Self {
         ResultsView {
@@ -100,6 +125,8 @@ impl ResultsView {
             valid: 0,
             rejected: 0,
             total_weight: 0.0,
+            exact_total: 0,
+            smc_total: 0.0,
             counters: Counters::default(),
             acceptance: Vec::new(),
             kl: Vec::new(),
@@ -250,6 +277,8 @@ impl ResultsView {
                             text: self.labels.text(tokens),
                             count: 0,
                             weight: 0.0,
+                            exact: 0,
+                            smc: 0.0,
                             logp: *logp,
                             valid: *valid,
                             exact_p: self
@@ -262,8 +291,14 @@ impl ResultsView {
                     }
                 };
                 self.outputs[i].count += 1;
-                self.outputs[i].weight += mass;
-                self.total_weight += mass;
+                if weight.is_none() {
+                    self.outputs[i].exact += 1;
+                    self.exact_total += 1;
+                } else {
+                    self.outputs[i].smc += mass;
+                    self.smc_total += mass;
+                }
+                self.combine();
                 self.acceptance.push(self.acceptance_rate().unwrap_or(0.0));
                 // Weighted samples (SMC) arrive a run at a time, normalized within the run:
                 // a KL point once the run's weights are all in.
@@ -302,13 +337,48 @@ impl ResultsView {
                     // finite Ĝ every stored SMC weight is 0).
                     if self.log_scale > f64::NEG_INFINITY {
                         let f = (self.log_scale - le).exp();
-                        self.outputs.iter_mut().for_each(|o| o.weight *= f);
-                        self.total_weight *= f;
+                        self.outputs.iter_mut().for_each(|o| o.smc *= f);
+                        self.smc_total *= f;
                     }
                     self.log_scale = le;
                 }
+                self.combine();
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(tokens: &[TokenId], weight: Option<f64>) -> Event {
+        Event::SampleFinished {
+            tokens: tokens.to_vec(),
+            logp: -1.0,
+            valid: true,
+            weight,
+        }
+    }
+
+    /// `auto` after a handover: two exact samples of `a`, then two SMC runs (Ĝ 1 and 1/4)
+    /// of `b` and `c`. Each exact sample weighs as much as the mean run (5/8 relative to
+    /// the largest Ĝ), so `a` holds 2 of 4 samples' worth; the runs share the rest by
+    /// their evidence, 4 : 1.
+    #[test]
+    fn exact_samples_and_weighted_runs_combine_as_samples_and_runs() {
+        let mut r = ResultsView::new(Labels::new(9, |t| t.to_string()));
+        r.apply(&finished(&[0, 9], None), None);
+        r.apply(&finished(&[0, 9], None), None);
+        assert_eq!((r.outputs[0].weight, r.total_weight), (2.0, 2.0));
+        r.apply(&Event::Evidence { run: 0, log_evidence: 0.0 }, None);
+        r.apply(&finished(&[1, 9], Some(1.0)), None);
+        r.apply(&Event::Evidence { run: 1, log_evidence: 0.25f64.ln() }, None);
+        r.apply(&finished(&[2, 9], Some(1.0)), None);
+        let share = |i: usize| r.outputs[i].weight / r.total_weight;
+        assert!((share(0) - 0.5).abs() < 1e-12, "{}", share(0));
+        assert!((share(1) - 0.4).abs() < 1e-12, "{}", share(1));
+        assert!((share(2) - 0.1).abs() < 1e-12, "{}", share(2));
     }
 }

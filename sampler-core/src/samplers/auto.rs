@@ -4,10 +4,11 @@
 //! valid text, or when CARS's trie soon learns where the invalid continuations are; it
 //! cannot finish when valid outputs hold 10^-16 of the model's mass and the trie cannot
 //! close in on them. Weighted SMC finishes in about one batched generation a run whatever
-//! the mass, but its samples carry weights. `auto` starts CARS and watches its running
-//! cost, generations / (accepted + 1): once it passes [`EXACT_MAX_GENERATIONS`] after at
-//! least [`MIN_GENERATIONS`] generations, the exact samples drawn so far stand and
-//! weighted SMC ([`WEIGHTED`]) draws the rest, one run per missing sample. Either way it
+//! the mass, but its samples carry weights. `auto` starts CARS and estimates, as its trie
+//! learns, how many generations a sample it needs from here ([`Meter`]): once that passes
+//! [`EXACT_MAX_GENERATIONS`] after at least [`MIN_GENERATIONS`] generations, the exact
+//! samples drawn so far stand and weighted SMC ([`WEIGHTED`]) draws the rest, one run per
+//! missing sample. Either way it
 //! says which and why in an [`Event::Estimate`]: when the rule first applies, and, after
 //! a handover, with the first SMC run's estimate of the mass of valid outputs.
 //!
@@ -26,12 +27,13 @@ use crate::{Constraint, Event, LanguageModel, SampleError};
 
 pub use super::watch::WEIGHTED;
 
-/// Generations CARS runs before the rule applies (so that one unlucky start does not end
-/// it).
-pub const MIN_GENERATIONS: u64 = 10;
+/// Generations CARS runs before the rule applies: its trie learns, so its first
+/// generations fail most (on G_sk with SmolLM2 the first 10 held no valid sample and the
+/// next 23 held 10), and a rule applied sooner hands over where CARS would finish soonest.
+pub const MIN_GENERATIONS: u64 = 20;
 
-/// CARS goes on while its running cost, generations / (accepted + 1), stays at most this;
-/// past it, weighted SMC. On the CPU an SMC run of 8 particles costs about 3.5 masked
+/// CARS goes on while the generations a sample it needs from here ([`Meter`]) stay at most
+/// this; past it, weighted SMC. On the CPU an SMC run of 8 particles costs about 3.5 masked
 /// samples and a CARS generation 0.2 to 0.5 of one (rejected generations stop at their
 /// first invalid token and share their prefix's cache), so up to about 8 generations a
 /// sample the exact sampler costs no more (`strait bench faithful`, docs/bench/faithful.md).
@@ -42,7 +44,7 @@ pub const EXACT_MAX_GENERATIONS: f64 = 8.0;
 pub struct Rule {
     /// Generations before the rule applies.
     pub min_generations: u64,
-    /// Hand over once generations / (accepted + 1) exceeds it.
+    /// Hand over once the estimated generations a sample exceed it.
     pub max_generations: f64,
     /// Test-only mutant: hands over to token masking (`lcd`, biased, but fast) instead of
     /// weighted SMC (the tests must catch it).
@@ -61,39 +63,89 @@ impl Default for Rule {
     }
 }
 
-impl Rule {
-    /// The verdict after a generation: hand over when the running cost is past the bound,
-    /// say once that CARS goes on when the rule first applies and it does not.
-    pub fn check(&self, p: &Progress) -> Verdict {
-        if p.generations < self.min_generations {
+/// The [`Rule`] applied along one run. It estimates the mass Z of valid outputs while
+/// CARS learns: generation i is accepted with probability Z/p_i, p_i the trie's live mass
+/// when it started, so Ẑ = Σ_i 1[i accepted]·p_i / G is unbiased for Z, and the
+/// generations a sample from now on are about p/Ẑ, p the live mass now. Where the trie has
+/// learned (p small) that is far below generations / accepted, which counts the early
+/// failures the trie has since ruled out.
+#[derive(Clone, Debug)]
+pub struct Meter {
+    rule: Rule,
+    /// The trie's live mass before the next generation.
+    p_before: f64,
+    /// Σ_i 1[i accepted]·p_i.
+    accepted_mass: f64,
+    /// Acceptances seen so far.
+    accepted: usize,
+}
+
+impl Meter {
+    /// A meter for a run from an empty trie (live mass 1).
+    pub fn new(rule: Rule) -> Self {
+        Meter {
+            rule,
+            p_before: 1.0,
+            accepted_mass: 0.0,
+            accepted: 0,
+        }
+    }
+
+    /// The verdict after a generation: hand over when the estimated generations a sample
+    /// are past the bound, say once that CARS goes on when the rule first applies.
+    pub fn check(&mut self, p: &Progress) -> Verdict {
+        if p.accepted > self.accepted {
+            self.accepted_mass += (p.accepted - self.accepted) as f64 * self.p_before;
+            self.accepted = p.accepted;
+        }
+        self.p_before = p.p_root;
+        if p.generations < self.rule.min_generations {
             return Verdict::Go;
         }
-        let cost = p.generations as f64 / (p.accepted + 1) as f64;
+        let z = self.accepted_mass / p.generations as f64;
+        let cost = if z > 0.0 {
+            (p.p_root / z).max(1.0)
+        } else {
+            f64::INFINITY
+        };
         let seen = format!(
             "{} of the first {} generations were valid",
             p.accepted, p.generations
         );
-        if cost > self.max_generations {
+        if cost > self.rule.max_generations {
+            let estimate = if z > 0.0 {
+                format!(
+                    "about {} generations a sample from here",
+                    count_text(cost)
+                )
+            } else {
+                format!(
+                    "valid outputs hold at most {} of the model's mass (what CARS's trie has \
+                     not ruled out)",
+                    mass_text(p.p_root)
+                )
+            };
             return Verdict::HandOver(Event::Estimate {
-                log_mass: p.p_root.ln(),
+                log_mass: if z > 0.0 { z.ln() } else { p.p_root.ln() },
                 method: WEIGHTED.name().into(),
                 chosen: true,
                 message: format!(
-                    "auto: {seen}: exact sampling would need about {} or more generations a \
-                     sample, so weighted SMC ({}) draws the rest",
-                    count_text(cost),
+                    "auto: {seen}, {estimate}: exact sampling would take too long, so \
+                     weighted SMC ({}) draws the rest",
                     WEIGHTED.name()
                 ),
             });
         }
-        if p.generations == self.min_generations {
+        if p.generations == self.rule.min_generations {
             return Verdict::Say(Event::Estimate {
-                log_mass: (p.accepted as f64 / p.generations as f64).ln(),
+                log_mass: z.ln(),
                 method: Method::Cars.name().into(),
                 chosen: true,
                 message: format!(
-                    "auto: {seen}: about {cost:.1} generations a sample, so exact sampling \
-                     (cars) goes on"
+                    "auto: {seen}; valid outputs hold about {} of the model's mass and CARS \
+                     needs about {cost:.1} generations a sample from here, so exact sampling \
+                     (cars) goes on",
+                    mass_text(z)
                 ),
             });
         }
@@ -115,8 +167,9 @@ pub async fn run_with<L: LanguageModel, C: Constraint>(
 ) -> Result<(), SampleError> {
     let mut trie = Trie::new(ctx.vocab_size());
     let n = ctx.params().n;
+    let mut meter = Meter::new(rule);
     let exact =
-        rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, &mut |p| rule.check(p))
+        rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, &mut |p| meter.check(p))
             .await?;
     #[cfg(any(test, feature = "mutants"))]
     if rule.mask_instead {
@@ -171,48 +224,76 @@ mod tests {
     use crate::toy::{gsk_constraint, gsk_lm};
     use crate::{SeededRng, VecSink, block_on};
 
-    fn at(accepted: usize, generations: u64) -> Progress {
-        Progress {
-            accepted,
-            generations,
-            failures: 0,
-            p_root: 0.25,
+    /// Feeds a meter `generations` generations: accepted at the listed ones, the trie's
+    /// live mass after generation g being `p(g)`; returns each verdict.
+    fn feed(accepts: &[u64], generations: u64, p: impl Fn(u64) -> f64) -> Vec<Verdict> {
+        let mut m = Meter::new(Rule::default());
+        let mut accepted = 0;
+        (1..=generations)
+            .map(|g| {
+                accepted += usize::from(accepts.contains(&g));
+                m.check(&Progress {
+                    accepted,
+                    generations: g,
+                    failures: 0,
+                    p_root: p(g),
+                })
+            })
+            .collect()
+    }
+
+    fn message(v: &Verdict) -> (&str, &str) {
+        match v {
+            Verdict::Say(Event::Estimate {
+                method, message, ..
+            })
+            | Verdict::HandOver(Event::Estimate {
+                method, message, ..
+            }) => (method, message),
+            other => panic!("no estimate: {other:?}"),
         }
     }
 
+    /// No valid sample in the first 20 generations: weighted SMC, saying how much of the
+    /// mass the trie has left.
     #[test]
-    fn the_rule_hands_over_when_exact_sampling_costs_too_many_generations() {
-        let r = Rule::default();
-        assert_eq!(r.check(&at(0, MIN_GENERATIONS - 1)), Verdict::Go);
-        // 10 generations, 4 valid: 2 a sample, CARS goes on, and says so once.
-        let Verdict::Say(Event::Estimate {
-            method, message, ..
-        }) = r.check(&at(4, 10))
-        else {
-            panic!("no word when the rule first applies");
-        };
+    fn the_meter_hands_over_when_nothing_valid_came() {
+        let v = feed(&[], MIN_GENERATIONS, |_| 0.25);
+        assert!(v[..v.len() - 1].iter().all(|v| *v == Verdict::Go));
+        let last = v.last().unwrap();
+        assert!(matches!(last, Verdict::HandOver(_)), "{last:?}");
+        let (method, text) = message(last);
+        assert_eq!(method, "smc-gcd");
+        assert!(
+            text.contains("0 of the first 20 generations were valid")
+                && text.contains("at most 0.25 of the model's mass"),
+            "{text}"
+        );
+    }
+
+    /// One valid sample in 20 generations, drawn while the trie still held half the mass,
+    /// which it has since cut to a tenth: Ẑ = 0.5/20, and from here CARS needs about
+    /// 0.1/Ẑ = 4 generations a sample (generations / accepted would say 20), so it goes on.
+    #[test]
+    fn the_meter_counts_what_the_trie_has_learned() {
+        let v = feed(&[5], MIN_GENERATIONS, |g| if g < 5 { 0.5 } else { 0.1 });
+        let (method, text) = message(v.last().unwrap());
+        assert!(matches!(v.last().unwrap(), Verdict::Say(_)));
         assert_eq!(method, "cars");
         assert!(
-            message.contains("4 of the first 10 generations were valid")
-                && message.contains("about 2.0 generations a sample"),
-            "{message}"
+            text.contains("1 of the first 20 generations were valid")
+                && text.contains("about 0.03 of the model's mass")
+                && text.contains("about 4.0 generations a sample from here"),
+            "{text}"
         );
-        assert_eq!(r.check(&at(4, 11)), Verdict::Go);
-        // 10 generations, none valid: 10 a sample, weighted SMC.
-        let Verdict::HandOver(Event::Estimate {
-            method,
-            chosen,
-            message,
-            ..
-        }) = r.check(&at(0, 10))
-        else {
-            panic!("no handover");
-        };
-        assert!(chosen && method == "smc-gcd");
-        assert!(message.contains("about 10 or more generations"), "{message}");
-        // Later: 30 generations, 2 valid = 10 a sample; 4 valid = 6.
-        assert!(matches!(r.check(&at(2, 30)), Verdict::HandOver(_)));
-        assert_eq!(r.check(&at(4, 30)), Verdict::Go);
+        // The same valid sample with the trie learning nothing: 20 a sample, handed over.
+        let v = feed(&[5], MIN_GENERATIONS, |_| 0.5);
+        let (_, text) = message(v.last().unwrap());
+        assert!(matches!(v.last().unwrap(), Verdict::HandOver(_)), "{text}");
+        assert!(text.contains("about 20 generations a sample from here"), "{text}");
+        // Later generations are judged too, and said nothing of while CARS is cheap.
+        let v = feed(&(1..=30).collect::<Vec<_>>(), 30, |_| 0.5);
+        assert!(v[MIN_GENERATIONS as usize..].iter().all(|v| *v == Verdict::Go));
     }
 
     #[test]
@@ -278,9 +359,9 @@ mod tests {
 
     /// On `[ab]{12}` under a model that ends a string with probability 0.4 at every step,
     /// valid outputs hold 0.6^12·0.4 ≈ 9e-4 of the mass, spread over 4096 strings, so
-    /// CARS's trie learns slowly: auto hands over after its first 10 generations, none
-    /// valid. n SMC runs follow (nothing exact was drawn), and the handover and the first
-    /// run's estimate are said.
+    /// CARS's trie learns slowly: auto hands over after its first 20 generations. The
+    /// exact samples drawn so far stand, weighted runs draw the rest, and the handover and
+    /// the first run's estimate are said.
     #[test]
     fn auto_on_a_rare_language_hands_over_to_weighted_smc() {
         use crate::toy::FnLm;
@@ -289,12 +370,15 @@ mod tests {
         let c = crate::RegexConstraint::from_regex("[ab]{12}", &vocab).unwrap();
         let mut lm = FnLm::new(3, 2, |_: &[crate::TokenId]| vec![0.3, 0.3, 0.4]);
         let (sink, samples) = run_auto(&mut lm, &c, 3);
+        // n samples in all: the exact ones CARS drew before the handover, then one
+        // weighted run each.
+        let exact = samples.iter().filter(|s| s.weight.is_none()).count();
         let runs: std::collections::BTreeSet<_> = samples.iter().filter_map(|s| s.run).collect();
-        assert_eq!(runs.len(), 3, "{samples:?}");
-        assert!(samples.iter().all(|s| s.weight.is_some()));
+        assert!(exact < 3 && !runs.is_empty(), "{samples:?}");
+        assert_eq!(exact + runs.len(), 3, "{samples:?}");
         let e = estimates(&sink);
         assert_eq!(e.len(), 2, "{e:?}");
-        assert!(e[0].0 == "smc-gcd" && e[0].1.contains("0 of the first 10"), "{e:?}");
+        assert!(e[0].0 == "smc-gcd" && e[0].1.contains("of the first 20"), "{e:?}");
         // The budget mask's weights give P(valid) exactly.
         assert!(e[1].1.contains("about 9e-4 of the model's mass"), "{e:?}");
     }

@@ -22,9 +22,6 @@ pub struct Ctx<'a, L, C> {
     vocab: Option<&'a Vocabulary>,
     out: &'a mut dyn FnMut(&Sample),
     hmm_engine: &'a dyn HmmEngine,
-    /// While set (a pilot run), events and samples are dropped; counters, Stop and
-    /// constraint errors work as ever.
-    quiet: bool,
 }
 
 /// Runs `f` with a context over `lm`, `constraint` and `rng` that drops its events and
@@ -63,7 +60,6 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
             vocab,
             out,
             hmm_engine: &CpuHmm,
-            quiet: false,
         }
     }
 
@@ -94,17 +90,9 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         &mut *self.sink
     }
 
-    /// Sends `event` to the sink (unless quiet).
+    /// Sends `event` to the sink.
     pub fn emit(&mut self, event: Event) {
-        if !self.quiet {
-            self.sink.emit(event);
-        }
-    }
-
-    /// Runs what follows without events or samples reaching the front end (`auto`'s
-    /// pilot run): what it costs is still counted, and Stop still stops it.
-    pub fn set_quiet(&mut self, quiet: bool) {
-        self.quiet = quiet;
+        self.sink.emit(event);
     }
 
     /// The costs so far.
@@ -300,9 +288,6 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         kept_mass: Option<f64>,
         allowed: Option<&TokenSet>,
     ) {
-        if self.quiet {
-            return;
-        }
         let top = super::util::top_k(logprobs, self.params.top_k_events)
             .into_iter()
             .map(|t| {
@@ -331,9 +316,6 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         run: Option<usize>,
     ) -> Result<(), SampleError> {
         self.check_constraint()?;
-        if self.quiet {
-            return Ok(());
-        }
         let s = Sample {
             tokens,
             logp,

@@ -2,9 +2,18 @@
 
 use sampler_core::samplers::Method;
 
-/// The methods the page offers (every implemented one).
+/// The methods the page offers (every implemented one), `auto` first: the faithful
+/// sampler that finishes is what a new grammar should start with.
 pub fn methods() -> impl Iterator<Item = Method> {
-    Method::ALL.into_iter()
+    std::iter::once(Method::Auto).chain(Method::ALL.into_iter().filter(|&m| m != Method::Auto))
+}
+
+/// The name a method is offered under.
+pub fn method_label(m: Method) -> &'static str {
+    match m {
+        Method::Auto => "auto (faithful)",
+        m => m.name(),
+    }
 }
 
 /// One line on what a method does, for the select's tooltip and the hint under it.
@@ -35,6 +44,9 @@ pub fn method_hint(m: &str) -> &'static str {
             "SMC guided by an HMM distilled from the model × the regex's automaton (regexes)"
         }
         "awrs-lcd" => "adaptive weighted rejection per token, without the weight",
+        "auto" => {
+            "faithful, and it finishes: exact CARS while it needs few generations a sample, else weighted SMC (says which and why)"
+        }
         _ => "",
     }
 }

@@ -2,7 +2,7 @@
 //! for a regex), its parameters (dimmed where the sampler does not use them), and compare
 //! mode with its samplers and their equal budget of model calls.
 
-use super::methods::{method_hint, methods};
+use super::methods::{method_hint, method_label, methods};
 use crate::playground::form::{Form, kind_key};
 use leptos::prelude::*;
 use playground::detect::detect_kind;
@@ -33,7 +33,7 @@ pub fn SamplerRows(form: Form, compare_mode: RwSignal<bool>) -> impl IntoView {
                         view! {
                             <option value=m.name() disabled=off
                                 title=move || if off() { "needs a regex (a regular language)" } else { "" }>
-                                {m.name()}
+                                {method_label(m)}
                             </option>
                         }
                     }).collect_view()}

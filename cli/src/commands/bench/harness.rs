@@ -104,8 +104,13 @@ struct Deadline {
 
 impl EventSink for Deadline {
     fn emit(&mut self, event: Event) {
-        if let Event::Evidence { run, log_evidence } = event {
-            self.evidence.insert(run, log_evidence);
+        match event {
+            Event::Evidence { run, log_evidence } => {
+                self.evidence.insert(run, log_evidence);
+            }
+            // What auto chose and why, or that an exact sampler may not finish.
+            Event::Estimate { message, .. } => headless::note!("strait:   {message}"),
+            _ => {}
         }
     }
     fn cancelled(&self) -> bool {
