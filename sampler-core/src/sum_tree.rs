@@ -137,7 +137,11 @@ mod tests {
             t.remove(i);
             left[i] = 0.0;
             let exact: f64 = left.iter().sum();
-            assert!((t.total() - exact).abs() <= 1e-12 * exact, "{} vs {exact}", t.total());
+            assert!(
+                (t.total() - exact).abs() <= 1e-12 * exact,
+                "{} vs {exact}",
+                t.total()
+            );
             for k in 0..200 {
                 let u = t.total() * k as f64 / 200.0;
                 let j = t.find(u);

@@ -372,9 +372,21 @@ mod tests {
         r.apply(&finished(&[0, 9], None), None);
         r.apply(&finished(&[0, 9], None), None);
         assert_eq!((r.outputs[0].weight, r.total_weight), (2.0, 2.0));
-        r.apply(&Event::Evidence { run: 0, log_evidence: 0.0 }, None);
+        r.apply(
+            &Event::Evidence {
+                run: 0,
+                log_evidence: 0.0,
+            },
+            None,
+        );
         r.apply(&finished(&[1, 9], Some(1.0)), None);
-        r.apply(&Event::Evidence { run: 1, log_evidence: 0.25f64.ln() }, None);
+        r.apply(
+            &Event::Evidence {
+                run: 1,
+                log_evidence: 0.25f64.ln(),
+            },
+            None,
+        );
         r.apply(&finished(&[2, 9], Some(1.0)), None);
         let share = |i: usize| r.outputs[i].weight / r.total_weight;
         assert!((share(0) - 0.5).abs() < 1e-12, "{}", share(0));

@@ -114,10 +114,7 @@ impl Meter {
         );
         if cost > self.rule.max_generations {
             let estimate = if z > 0.0 {
-                format!(
-                    "about {} generations a sample from here",
-                    count_text(cost)
-                )
+                format!("about {} generations a sample from here", count_text(cost))
             } else {
                 format!(
                     "valid outputs hold at most {} of the model's mass (what CARS's trie has \
@@ -168,9 +165,10 @@ pub async fn run_with<L: LanguageModel, C: Constraint>(
     let mut trie = Trie::new(ctx.vocab_size());
     let n = ctx.params().n;
     let mut meter = Meter::new(rule);
-    let exact =
-        rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, &mut |p| meter.check(p))
-            .await?;
+    let exact = rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, &mut |p| {
+        meter.check(p)
+    })
+    .await?;
     #[cfg(any(test, feature = "mutants"))]
     if rule.mask_instead {
         for _ in exact..n {
@@ -290,10 +288,17 @@ mod tests {
         let v = feed(&[5], MIN_GENERATIONS, |_| 0.5);
         let (_, text) = message(v.last().unwrap());
         assert!(matches!(v.last().unwrap(), Verdict::HandOver(_)), "{text}");
-        assert!(text.contains("about 20 generations a sample from here"), "{text}");
+        assert!(
+            text.contains("about 20 generations a sample from here"),
+            "{text}"
+        );
         // Later generations are judged too, and said nothing of while CARS is cheap.
         let v = feed(&(1..=30).collect::<Vec<_>>(), 30, |_| 0.5);
-        assert!(v[MIN_GENERATIONS as usize..].iter().all(|v| *v == Verdict::Go));
+        assert!(
+            v[MIN_GENERATIONS as usize..]
+                .iter()
+                .all(|v| *v == Verdict::Go)
+        );
     }
 
     #[test]
@@ -312,7 +317,11 @@ mod tests {
         assert!(message.contains("every particle"), "{message}");
     }
 
-    fn run_auto(lm: &mut impl LanguageModel, c: &impl Constraint, n: usize) -> (VecSink, Vec<crate::samplers::Sample>) {
+    fn run_auto(
+        lm: &mut impl LanguageModel,
+        c: &impl Constraint,
+        n: usize,
+    ) -> (VecSink, Vec<crate::samplers::Sample>) {
         let p = Params {
             n,
             max_tokens: 16,
@@ -365,8 +374,7 @@ mod tests {
     #[test]
     fn auto_on_a_rare_language_hands_over_to_weighted_smc() {
         use crate::toy::FnLm;
-        let vocab =
-            crate::Vocabulary::new(vec![b"a".to_vec(), b"b".to_vec(), Vec::new()], 2, &[2]);
+        let vocab = crate::Vocabulary::new(vec![b"a".to_vec(), b"b".to_vec(), Vec::new()], 2, &[2]);
         let c = crate::RegexConstraint::from_regex("[ab]{12}", &vocab).unwrap();
         let mut lm = FnLm::new(3, 2, |_: &[crate::TokenId]| vec![0.3, 0.3, 0.4]);
         let (sink, samples) = run_auto(&mut lm, &c, 3);
@@ -378,7 +386,10 @@ mod tests {
         assert_eq!(exact + runs.len(), 3, "{samples:?}");
         let e = estimates(&sink);
         assert_eq!(e.len(), 2, "{e:?}");
-        assert!(e[0].0 == "smc-gcd" && e[0].1.contains("of the first 20"), "{e:?}");
+        assert!(
+            e[0].0 == "smc-gcd" && e[0].1.contains("of the first 20"),
+            "{e:?}"
+        );
         // The budget mask's weights give P(valid) exactly.
         assert!(e[1].1.contains("about 9e-4 of the model's mass"), "{e:?}");
     }

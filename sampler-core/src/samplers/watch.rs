@@ -132,8 +132,14 @@ mod tests {
         };
         assert!(!chosen && method == "smc-gcd");
         assert!((log_mass - (3.0f64 / 32.0).ln()).abs() < 1e-12);
-        assert!(message.contains("about 0.09 of the model's mass"), "{message}");
-        assert!(message.contains("may need 11 or more generations"), "{message}");
+        assert!(
+            message.contains("about 0.09 of the model's mass"),
+            "{message}"
+        );
+        assert!(
+            message.contains("may need 11 or more generations"),
+            "{message}"
+        );
         assert_eq!(a.check(&at(33)), Verdict::Go);
         assert!(matches!(a.check(&at(256)), Verdict::Say(_)));
         // The trie's live mass bounds the estimate when it is the smaller.
@@ -145,7 +151,10 @@ mod tests {
         let Verdict::Say(Event::Estimate { message, .. }) = a.check(&p) else {
             panic!()
         };
-        assert!(message.contains("about 1e-20 of the model's mass"), "{message}");
+        assert!(
+            message.contains("about 1e-20 of the model's mass"),
+            "{message}"
+        );
         assert!(message.contains("1e20 or more"), "{message}");
     }
 }

@@ -706,7 +706,10 @@ fn auto_is_exact_or_properly_weighted_given_its_choice_by_path_enumeration() {
                 *rest.entry(s.tokens.clone()).or_insert(0.0) += prob * w;
             }
         }
-        assert!(p_exact > 0.01 && p_rest > 0.01, "P(exact) {p_exact}, P(handover) {p_rest}");
+        assert!(
+            p_exact > 0.01 && p_rest > 0.01,
+            "P(exact) {p_exact}, P(handover) {p_rest}"
+        );
         exact.values_mut().for_each(|v| *v /= p_exact);
         rest.values_mut().for_each(|v| *v /= p_rest);
         rest.retain(|_, w| *w != 0.0);

@@ -31,7 +31,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let model = Arc::new(model);
     let vocab = model.tokenizer().vocabulary();
     let methods: Vec<Method> = if args.methods.is_empty() {
-        METHODS.iter().map(|m| m.parse()).collect::<std::result::Result<_, _>>()
+        METHODS
+            .iter()
+            .map(|m| m.parse())
+            .collect::<std::result::Result<_, _>>()
     } else {
         args.methods.iter().map(|m| m.parse()).collect()
     }
