@@ -12,18 +12,7 @@ pub trait RandomSource {
     /// An index drawn with probability proportional to `weights` (non-negative, not all 0).
     fn categorical(&mut self, weights: &[f64]) -> usize {
         let total: f64 = weights.iter().sum();
-        let mut u = self.uniform() * total;
-        let mut last = 0;
-        for (i, &w) in weights.iter().enumerate() {
-            if w > 0.0 {
-                last = i;
-                if u < w {
-                    return i;
-                }
-                u -= w;
-            }
-        }
-        last
+        inverse_cdf(weights, self.uniform() * total)
     }
     /// An index drawn with probability proportional to the weights left in `tree` (total
     /// positive): O(log n) by descending the tree. An enumerating source overrides it to
@@ -35,6 +24,23 @@ pub trait RandomSource {
     fn bernoulli(&mut self, p: f64) -> bool {
         self.categorical(&[p.clamp(0.0, 1.0), (1.0 - p).clamp(0.0, 1.0)]) == 0
     }
+}
+
+/// The index whose interval of the cumulative `weights` holds `u`, by a linear scan that
+/// skips zero weights; the last positive one when rounding puts `u` at or past the total.
+/// [`RandomSource::categorical`] draws with it, and [`SumTree::find`] must agree with it.
+pub fn inverse_cdf(weights: &[f64], mut u: f64) -> usize {
+    let mut last = 0;
+    for (i, &w) in weights.iter().enumerate() {
+        if w > 0.0 {
+            last = i;
+            if u < w {
+                return i;
+            }
+            u -= w;
+        }
+    }
+    last
 }
 
 /// A small, fast, seeded generator (SplitMix64); the same seed gives the same run everywhere.

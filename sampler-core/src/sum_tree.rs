@@ -98,21 +98,7 @@ impl SumTree {
 mod tests {
     use super::*;
 
-    /// The linear scan `find` must agree with: the first index whose cumulative weight
-    /// passes `u`, skipping zeros, the last positive one when `u` is past the total.
-    fn scan(weights: &[f64], mut u: f64) -> usize {
-        let mut last = 0;
-        for (i, &w) in weights.iter().enumerate() {
-            if w > 0.0 {
-                last = i;
-                if u < w {
-                    return i;
-                }
-                u -= w;
-            }
-        }
-        last
-    }
+    use crate::rng::inverse_cdf as scan;
 
     #[test]
     fn find_inverts_the_cumulative_weights_like_a_scan() {

@@ -24,11 +24,7 @@ const METHODS: [&str; 5] = ["lcd", "auto", "cars", "awrs-smc", "smc-gcd"];
 
 /// Prints a JSON line per (example, sampler) and a markdown table at the end.
 pub fn run(args: &BenchArgs) -> Result<()> {
-    let mut model = Model::load(&args.model)?;
-    if let Some(act) = args.activations {
-        model.set_activations(act);
-    }
-    let model = Arc::new(model);
+    let model = super::harness::model(args)?;
     let vocab = model.tokenizer().vocabulary();
     let methods: Vec<Method> = if args.methods.is_empty() {
         METHODS

@@ -30,6 +30,15 @@ pub(super) fn example(vocab: &Vocabulary) -> Result<(DynConstraint<'static>, Str
     Ok((build(&args, None, vocab)?, prompt))
 }
 
+/// The model `--model` names, with `--activations` when given, shared between runs.
+pub(super) fn model(args: &crate::args::BenchArgs) -> Result<Arc<Model>> {
+    let mut model = Model::load(&args.model)?;
+    if let Some(act) = args.activations {
+        model.set_activations(act);
+    }
+    Ok(Arc::new(model))
+}
+
 /// A fresh real model conditioned on `prompt`, with the prompt already prefilled.
 pub(super) fn fresh(model: &Arc<Model>, prompt: &[TokenId]) -> Result<PromptedModel> {
     let mut lm = PromptedModel::new(model.clone(), prompt.to_vec())?;

@@ -5,10 +5,8 @@
 use super::harness::{example, fresh, params, run_one};
 use crate::args::BenchArgs;
 use crate::failure::Result;
-use lm::Model;
 use sampler_core::samplers::{Method, Params};
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 /// Methods measured (plain `rs` rarely finishes this example in time).
 const METHODS: [Method; 3] = [Method::SampleVerify, Method::Ars, Method::Cars];
@@ -23,11 +21,7 @@ const MAX_TOKENS: usize = 12;
 
 /// Prints a JSON line per (method, batch) and the markdown table on stderr.
 pub fn run(args: &BenchArgs) -> Result<()> {
-    let mut model = Model::load(&args.model)?;
-    if let Some(act) = args.activations {
-        model.set_activations(act);
-    }
-    let model = Arc::new(model);
+    let model = super::harness::model(args)?;
     let vocab = model.tokenizer().vocabulary();
     let (c, prompt_text) = example(&vocab)?;
     let prompt = model.tokenizer().encode_prompt(&prompt_text, true)?;

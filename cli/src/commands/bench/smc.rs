@@ -6,11 +6,10 @@
 use super::harness::{params, run_one};
 use crate::args::BenchArgs;
 use crate::failure::{Failure, Result};
-use lm::{Model, PromptedModel};
+use lm::PromptedModel;
 use sampler_core::samplers::Method;
 use sampler_core::{LanguageModel, RegexConstraint, block_on};
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 /// The regex and prompt of the measurement (`assets/examples/date.*`).
 const REGEX: &str = "[0-9]{4}-[0-9]{2}-[0-9]{2}";
@@ -22,11 +21,7 @@ const PARTICLES: [usize; 4] = [1, 4, 8, 16];
 
 /// Prints a JSON line per (engine, M) and returns the markdown table.
 pub fn run(args: &BenchArgs) -> Result<String> {
-    let mut model = Model::load(&args.model)?;
-    if let Some(act) = args.activations {
-        model.set_activations(act);
-    }
-    let model = Arc::new(model);
+    let model = super::harness::model(args)?;
     let vocab = model.tokenizer().vocabulary();
     let c =
         RegexConstraint::from_regex(REGEX, &vocab).map_err(|e| Failure(format!("{REGEX}: {e}")))?;
