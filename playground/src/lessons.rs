@@ -242,7 +242,7 @@ static LESSONS: &[Lesson] = &[
         title: "Rejection, and what the CARS trie saves",
         summary: "Exact samples by rejection; a trie of what was learned stops paying for \
             the same mistake twice.",
-        paper: "from Constrained Adaptive Rejection Sampling (CARS, an ICLR 2026 submission)",
+        paper: "from Constrained Adaptive Rejection Sampling (CARS, ICML 2026)",
         steps: &[
             Step {
                 words: "The simplest exact sampler: let the model write freely and throw \

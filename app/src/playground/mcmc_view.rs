@@ -48,7 +48,8 @@ pub fn McmcPanel(session: Session) -> impl IntoView {
                 let start = c.history.len().saturating_sub(MAX_HISTORY);
                 view! {
                     <div class="stat">{format!("chain {} of {} · {} generations · acceptance rate {}",
-                        c.chain + 1, v.mcmc.chains.len(), c.history.len(), rate)}</div>
+                        // Older chains are dropped from memory; count them too.
+                        c.chain + 1, v.mcmc.dropped + v.mcmc.chains.len(), c.history.len(), rate)}</div>
                     <div class="stat">"current state: " <span class="mono">{labels.text(&c.current)}</span></div>
                     {last.map(|s| {
                         let kept = s.proposal.get(..s.cut).unwrap_or(&[]).to_vec();
