@@ -68,7 +68,9 @@ impl Default for Rule {
 /// when it started, so Ẑ = Σ_i 1[i accepted]·p_i / G is unbiased for Z, and the
 /// generations a sample from now on are about p/Ẑ, p the live mass now. Where the trie has
 /// learned (p small) that is far below generations / accepted, which counts the early
-/// failures the trie has since ruled out.
+/// failures the trie has since ruled out. With `--batch` B > 1 a batch's generations all
+/// start from the batch's trie while the meter sees it pruned generation by generation, so
+/// Ẑ comes out low and the handover early: only the choice moves, never a sample.
 #[derive(Clone, Debug)]
 pub struct Meter {
     rule: Rule,
