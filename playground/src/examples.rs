@@ -160,7 +160,7 @@ static EXAMPLES: &[Example] = &[
     },
     file_example!(
         "gsk",
-        "G_sk on SmolLM2 (ASAp, Park et al., NeurIPS 2024)",
+        "G_sk on SmolLM2 (ASAp)",
         "gsk.gbnf",
         prompt!("gsk"),
         GrammarKind::Gbnf,
@@ -204,7 +204,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "json-x-integer",
-        "JSON {\"x\": integer} (tractable proposals for GCD)",
+        "JSON {\"x\": integer} (P-GCD paper)",
         "json_x_integer.json",
         prompt!("json_x_integer"),
         GrammarKind::JsonSchema,
@@ -226,7 +226,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "sqlite-test",
-        "SQLite .test script (MCMC, Anaya Gonzalez et al., NeurIPS 2025)",
+        "SQLite .test script (MCMC paper)",
         "sqlite_test.gbnf",
         prompt!("sqlite_test"),
         GrammarKind::Gbnf,
@@ -237,7 +237,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "xml-doctype",
-        "XML with a DOCTYPE (MCMC, Anaya Gonzalez et al., NeurIPS 2025)",
+        "XML with a DOCTYPE (MCMC paper)",
         "xml_doctype.gbnf",
         prompt!("xml_doctype"),
         GrammarKind::Gbnf,
@@ -248,7 +248,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "smiles-acrylate",
-        "SMILES acrylates (CARS, ICML 2026)",
+        "SMILES acrylates (CARS)",
         "smiles_acrylate.gbnf",
         prompt!("smiles_acrylate"),
         GrammarKind::Gbnf,
@@ -259,7 +259,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "sygus-slia",
-        "SyGuS string term (ASAp, Park et al., NeurIPS 2024)",
+        "SyGuS string term (ASAp)",
         "sygus_slia.gbnf",
         prompt!("sygus_slia"),
         GrammarKind::Gbnf,
@@ -270,7 +270,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "sygus-bv4",
-        "SyGuS 4-bit bit-vector term (ASAp, Park et al., NeurIPS 2024)",
+        "SyGuS 4-bit bit-vector term (ASAp)",
         "sygus_bv4.gbnf",
         prompt!("sygus_bv4"),
         GrammarKind::Gbnf,
@@ -281,7 +281,7 @@ static EXAMPLES: &[Example] = &[
     ),
     file_example!(
         "pddl-satellite",
-        "PDDL Satellite plan (CARS, ICML 2026)",
+        "PDDL Satellite plan (CARS)",
         "pddl_satellite.lark",
         prompt!("pddl_satellite"),
         GrammarKind::Lark,
