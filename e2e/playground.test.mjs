@@ -223,6 +223,20 @@ describe('playground (toy models)', () => {
     });
   });
 
+  it('auto is offered first and says which sampler it chose and why', async () => {
+    await step('auto', async (page) => {
+      assert.equal(await page.$eval('#pg-method option', (o) => o.value), 'auto');
+      await setForm(page, { method: 'auto', n: 40, seed: 1 });
+      const s = await run(page);
+      assert.equal(s.state, 'done', s.text);
+      // On G_sk CARS is cheap: auto says so after its first 20 generations and stays exact.
+      const said = await page.textContent('#pg-estimate');
+      assert.match(said, /^auto: \d+ of the first 20 generations were valid; .* so exact sampling \(cars\) goes on$/, said);
+      assert.ok(await page.isVisible('#pg-estimate'));
+      assert.ok(await page.isVisible('#view-trie'));
+    });
+  });
+
   it('token masking shows Z and the masked tokens', async () => {
     await step('lcd', async (page) => {
       await setForm(page, { method: 'lcd', n: 5, seed: 1 });
