@@ -100,16 +100,22 @@ pub struct ResultsView {
 }
 
 impl ResultsView {
-    /// Each row's weight and the total from the exact and weighted parts: an exact sample
-    /// weighs as much as the mean weighted run (1 when there is none).
-    fn combine(&mut self) {
+    /// Row `changed`'s weight (every row's, with `None`) and the total from the exact and
+    /// weighted parts: an exact sample weighs as much as the mean weighted run (1 when
+    /// there is none). Only a run that mixes both moves every row when one sample arrives.
+    fn combine(&mut self, changed: Option<usize>) {
         let runs = self.evidence.len();
-        let unit = if runs > 0 && self.smc_total > 0.0 {
+        let mixed = self.exact_total > 0 && runs > 0 && self.smc_total > 0.0;
+        let unit = if mixed {
             self.smc_total / runs as f64
         } else {
             1.0
         };
-        for o in &mut self.outputs {
+        let rows = match changed {
+            Some(i) if !mixed => i..i + 1,
+            _ => 0..self.outputs.len(),
+        };
+        for o in &mut self.outputs[rows] {
             o.weight = o.exact as f64 * unit + o.smc;
         }
         self.total_weight = self.exact_total as f64 * unit + self.smc_total;
@@ -298,7 +304,7 @@ impl ResultsView {
                     self.outputs[i].smc += mass;
                     self.smc_total += mass;
                 }
-                self.combine();
+                self.combine(Some(i));
                 self.acceptance.push(self.acceptance_rate().unwrap_or(0.0));
                 // Weighted samples (SMC) arrive a run at a time, normalized within the run:
                 // a KL point once the run's weights are all in.
@@ -342,7 +348,7 @@ impl ResultsView {
                     }
                     self.log_scale = le;
                 }
-                self.combine();
+                self.combine(None);
             }
             _ => {}
         }

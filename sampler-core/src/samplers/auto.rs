@@ -180,11 +180,7 @@ pub async fn run_with<L: LanguageModel, C: Constraint>(
         }
         return Ok(());
     }
-    let proposal = if ctx.is_regular() {
-        smc::TokenProposal::BudgetMask
-    } else {
-        smc::TokenProposal::Mask
-    };
+    let proposal = smc::TokenProposal::masking(ctx.is_regular());
     for run in 0..n.saturating_sub(exact) {
         let r = smc::run_once(ctx, proposal, run).await?;
         if run == 0 {

@@ -57,7 +57,7 @@ pub use sampler::{Io, Sampler};
 
 use crate::{Constraint, LanguageModel, SampleError};
 
-/// Runs `method`'s sampler in `ctx` (`auto` comes back here with its choice).
+/// Runs `method`'s sampler in `ctx`.
 async fn dispatch<L: LanguageModel, C: Constraint>(
     method: Method,
     ctx: &mut Ctx<'_, L, C>,
@@ -79,14 +79,7 @@ async fn dispatch<L: LanguageModel, C: Constraint>(
         Method::AwrsSmc => smc::run(ctx, smc::TokenProposal::Awrs).await?,
         Method::WrsSmc => smc::run(ctx, smc::TokenProposal::Wrs).await?,
         Method::TwistedSmc => smc::run(ctx, smc::TokenProposal::Twisted).await?,
-        Method::SmcGcd => {
-            let p = if ctx.is_regular() {
-                smc::TokenProposal::BudgetMask
-            } else {
-                smc::TokenProposal::Mask
-            };
-            smc::run(ctx, p).await?
-        }
+        Method::SmcGcd => smc::run(ctx, smc::TokenProposal::masking(ctx.is_regular())).await?,
         Method::PGcdSmc => pgcd::run(ctx).await?,
         Method::Auto => auto::run(ctx).await?,
     }

@@ -25,6 +25,18 @@ pub enum TokenProposal<'g> {
     PGcd(&'g Guide),
 }
 
+impl TokenProposal<'_> {
+    /// `smc-gcd`'s proposal: the budget-aware mask on a regular constraint (no particle
+    /// dies at the budget), plain token masking otherwise.
+    pub fn masking(regular: bool) -> Self {
+        if regular {
+            TokenProposal::BudgetMask
+        } else {
+            TokenProposal::Mask
+        }
+    }
+}
+
 impl PartialEq for TokenProposal<'_> {
     /// Same variant, and for `PGcd` the very same guide.
     fn eq(&self, other: &Self) -> bool {
