@@ -289,8 +289,10 @@ pub fn Playground() -> impl IntoView {
                     <Show when=move || family(&session.method.get()) == Family::Mcmc>
                         <mcmc_view::McmcPanel session=session/>
                     </Show>
+                    // `auto` shows the particles only once it has handed over to SMC.
                     <Show when=move || family(&session.method.get()) == Family::Smc
-                        || session.method.get() == "auto">
+                        || (session.method.get() == "auto"
+                            && session.views.with(|v| !v.smc.runs.is_empty()))>
                         <smc_view::SmcPanel session=session
                             threshold=Signal::derive(move || form.ess.get().trim().parse::<f64>().unwrap_or(0.5))/>
                     </Show>
