@@ -208,6 +208,13 @@ pub struct SampleArgs {
     /// in order (still exact; 1 = one at a time, each seeing every earlier one's updates).
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
+    /// Exact samplers give up after this many generations in a row without a valid one.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_generations: u64,
+    /// Exact samplers stop after this many generations in all, keeping the samples found
+    /// (the papers' cap on attempts).
+    #[arg(long)]
+    pub generation_cap: Option<u64>,
     /// Maximum generated tokens per sequence (EOS included). It is part of the target: the
     /// exact samplers draw from P restricted to valid sequences of at most this many
     /// tokens, so a tokenization that needs more is outside it.

@@ -21,6 +21,14 @@ pub enum SampleError {
         /// Generations tried since the last valid sample.
         generations: u64,
     },
+    /// An exact sampler drew its `generation_cap` generations in all before it had every
+    /// sample asked for (the papers' budget of attempts); the samples found are kept.
+    CapReached {
+        /// Generations drawn in all.
+        generations: u64,
+        /// Valid samples found within them.
+        valid: usize,
+    },
     /// An MCMC chain never held a valid sequence within the max-tokens cut: its first GCD
     /// sample reached `max_tokens` without EOS, and no proposal was valid either.
     ChainOutsideCut {
@@ -52,6 +60,11 @@ impl std::fmt::Display for SampleError {
                 "no valid sample in {generations} generations in a row: the constraint's \
                  probability under the model is zero or too small for this method, or \
                  --max-tokens is too small"
+            ),
+            SampleError::CapReached { generations, valid } => write!(
+                f,
+                "the generation cap was reached: {valid} valid samples in {generations} \
+                 generations (--generation-cap)"
             ),
             SampleError::ChainOutsideCut {
                 chain,

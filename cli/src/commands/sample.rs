@@ -17,6 +17,8 @@ pub fn run(args: &SampleArgs) -> Result<()> {
             particles: args.particles,
             max_tokens: args.max_tokens,
             batch: args.batch,
+            max_generations: args.max_generations,
+            generation_cap: args.generation_cap,
             hmm: HmmConfig {
                 hidden_states: args.hmm_states,
                 sequences: args.hmm_sequences,

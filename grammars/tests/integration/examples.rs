@@ -220,3 +220,41 @@ fn every_example_compiles_and_constrains() {
     }
     assert_eq!(seen.len(), CASES.len(), "every case has its file: {seen:?}");
 }
+
+/// The papers' sweep prompts (assets/sweeps/papers) show the model worked solutions; each
+/// must be in the grammar the sweep constrains to, or the prompt teaches a wrong answer.
+/// The JSON grammar also refuses what the CARS benchmark rules out (fewer than three pairs,
+/// another first pair).
+#[test]
+fn the_papers_few_shot_solutions_are_in_their_grammars() {
+    let papers = examples_dir().join("../sweeps/papers");
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    for (prompt, grammar) in [
+        ("json.prompt.txt", papers.join("json_fuzz.gbnf")),
+        ("xml.prompt.txt", examples_dir().join("xml_doctype.gbnf")),
+        ("sql.prompt.txt", examples_dir().join("sqlite_test.gbnf")),
+    ] {
+        let text = read(papers.join(prompt));
+        // "Solution k:\n" up to the blank line before the next "Question".
+        let solutions: Vec<String> = text
+            .split("Solution ")
+            .skip(1)
+            .filter_map(|s| {
+                let body = s.split_once(":\n")?.1;
+                let body = body.split("\n\nQuestion").next()?;
+                (!body.trim().is_empty()).then(|| format!("{}\n", body.trim_end()))
+            })
+            .collect();
+        assert_eq!(solutions.len(), 2, "{prompt}: two worked solutions");
+        let accept: Vec<&str> = solutions.iter().map(String::as_str).collect();
+        let reject: &[&str] = if prompt.starts_with("json") {
+            &[
+                "{\"name\": \"test\", \"a\": 1}",
+                "{\"id\": \"test\", \"a\": 1, \"b\": 2}",
+            ]
+        } else {
+            &[]
+        };
+        check_language(&read(grammar), Format::Gbnf, &accept, reject);
+    }
+}

@@ -135,6 +135,7 @@ fn run_cell(source: &mut Source, cell: &Cell) -> CellOutput {
                 max_tokens: cell.max_tokens,
                 batch: cell.batch,
                 max_generations: cell.max_generations,
+                generation_cap: cell.generation_cap,
                 ..Params::default()
             },
             seed: cell.seed,

@@ -1,7 +1,7 @@
 //! `strait sweep PLAN.toml --out DIR`: a grid of sampler runs (models × constraints ×
 //! prompts × samplers × parameters × seeds, [`plan`]), each cell's samples and costs kept
 //! in a folder ([`store`]), a summary table and plots of the papers' measures
-//! ([`summary`], [`svg`]). Interrupted and run again, it keeps the finished cells and
+//! ([`summary`], [`svg`]), and tables in a paper's shape ([`table`]). Interrupted and run again, it keeps the finished cells and
 //! redoes the rest.
 //!
 //! The work is a list of [`Job`]s whose results are plain data, so the same sweep can run
@@ -14,6 +14,7 @@ pub mod progress;
 pub mod store;
 pub mod summary;
 pub mod svg;
+pub mod table;
 
 pub use job::{Job, JobResult};
 pub use plan::{Cell, Plan};
@@ -68,6 +69,11 @@ pub fn finish(plan: &Plan, out: &Path) -> Result<summary::Summary> {
         &out.join("summary.md"),
         summary::markdown(plan, &summary, &plots).as_bytes(),
     )?;
+    if !plan.tables.is_empty() {
+        let tables = summary::tables(plan, &summary);
+        let json = serde_json::to_string_pretty(&tables)?;
+        store::write_whole(&out.join("tables.json"), json.as_bytes())?;
+    }
     Ok(summary)
 }
 

@@ -10,7 +10,8 @@
 //!
 //! [constraints.sk]                  # a name, then one of regex / grammar / json_schema / text
 //! regex = "00000|1[01]{4}"
-//! # prompt = "…" or prompt_file = "…", chat = true: this constraint's own prompt
+//! # prompt = "…" or prompt_file = "…" (or a list of files, joined), chat = true: this
+//! # constraint's own prompt
 //! # exact = false: no enumeration of P^L for this one (an infinite language)
 //!
 //! [params]                          # a list is an axis of the grid, a value is fixed
@@ -20,8 +21,10 @@
 //! particles = [4, 16]               # SMC samplers only
 //! batch = 1                         # rejection samplers only
 //! max_generations = 2000            # exact samplers give up after this many in a row
+//! generation_cap = 200              # exact samplers stop after this many in all
 //! ```
 
+use super::table::TableSpec;
 use crate::constraint_source::{self, ConstraintSpec};
 use crate::failure::{Failure, Result, fail};
 use sampler_core::Vocabulary;
@@ -40,6 +43,8 @@ pub struct Plan {
     pub title: String,
     /// Every cell, models outermost and seeds innermost.
     pub cells: Vec<Cell>,
+    /// Tables in a paper's shape that the summary prints (`[[tables]]`).
+    pub tables: Vec<TableSpec>,
 }
 
 /// One sampler run of the grid: everything needed to run it anywhere (grammar files are
@@ -79,6 +84,9 @@ pub struct Cell {
     pub seed: u64,
     /// Exact samplers give up after this many generations in a row without a valid one.
     pub max_generations: u64,
+    /// Exact samplers stop after this many generations in all (the papers' cap).
+    #[serde(default)]
+    pub generation_cap: Option<u64>,
     /// Where P-GCD's HMM work runs.
     pub hmm_engine: String,
 }
@@ -135,6 +143,9 @@ impl Cell {
         }
         if self.method.is_exact() {
             id += &format!(".b{}", self.batch);
+            if let Some(cap) = self.generation_cap {
+                id += &format!(".g{cap}");
+            }
         }
         id + &format!(".s{}", self.seed)
     }
@@ -224,6 +235,8 @@ struct PlanFile {
     params: ParamsFile,
     #[serde(default)]
     hmm_engine: Option<String>,
+    #[serde(default)]
+    tables: Vec<TableSpec>,
 }
 
 /// `seeds = 3` (0, 1, 2) or `seeds = [7, 9]`.
@@ -262,7 +275,7 @@ struct ConstraintFile {
     format: Option<String>,
     exact: Option<bool>,
     prompt: Option<String>,
-    prompt_file: Option<PathBuf>,
+    prompt_file: Option<OneOrMany<PathBuf>>,
     chat: Option<bool>,
 }
 
@@ -276,6 +289,7 @@ struct ParamsFile {
     particles: Option<OneOrMany<usize>>,
     batch: Option<OneOrMany<usize>>,
     max_generations: Option<u64>,
+    generation_cap: Option<u64>,
 }
 
 /// Reads and expands the plan at `path`; an error names the file and what is wrong.
@@ -324,25 +338,32 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
     );
     let batches = axis(&p.batch, 1, "batch")?;
     let max_generations = p.max_generations.unwrap_or(10_000).max(1);
+    if p.generation_cap == Some(0) {
+        return fail("params.generation_cap: give a value of at least 1");
+    }
     // Each constraint with its prompts: its own, or the plan's.
     let mut constraints = Vec::new();
     for (name, c) in &f.constraints {
-        let own =
-            match (&c.prompt, &c.prompt_file) {
-                (Some(_), Some(_)) => {
-                    return fail(format!(
-                        "constraints.{name}: give prompt or prompt_file, not both"
-                    ));
-                }
-                (Some(p), None) => Some(p.clone()),
-                (None, Some(file)) => {
+        let own = match (&c.prompt, &c.prompt_file) {
+            (Some(_), Some(_)) => {
+                return fail(format!(
+                    "constraints.{name}: give prompt or prompt_file, not both"
+                ));
+            }
+            (Some(p), None) => Some(p.clone()),
+            (None, Some(files)) => {
+                // Several files are one prompt, in order (a grammar, then the task).
+                let mut text = String::new();
+                for file in files.values() {
                     let path = dir.join(file);
-                    Some(std::fs::read_to_string(&path).map_err(|e| {
+                    text += &std::fs::read_to_string(&path).map_err(|e| {
                         Failure(format!("constraints.{name}: {}: {e}", path.display()))
-                    })?)
+                    })?;
                 }
-                (None, None) => None,
-            };
+                Some(text)
+            }
+            (None, None) => None,
+        };
         let prompts = own.map_or_else(|| prompts.clone(), |p| vec![p]);
         let chat = c.chat.unwrap_or(f.chat);
         constraints.push((name.clone(), definition(name, c, dir)?, prompts, chat));
@@ -394,6 +415,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
                                                 batch,
                                                 seed,
                                                 max_generations,
+                                                generation_cap: p.generation_cap,
                                                 hmm_engine: hmm_engine.clone(),
                                             });
                                         }
@@ -427,9 +449,13 @@ pub fn parse(text: &str, dir: &Path) -> Result<Plan> {
             None => {}
         }
     }
+    for (i, t) in f.tables.iter().enumerate() {
+        super::table::check(t, i, &cells)?;
+    }
     Ok(Plan {
         title: f.title.unwrap_or_else(|| "sweep".into()),
         cells,
+        tables: f.tables,
     })
 }
 
@@ -552,6 +578,39 @@ mod tests {
             lexically_normal(Path::new("../a/../../b")),
             Path::new("../../b")
         );
+    }
+
+    /// Every plan the repository ships reads and expands, its tables included; the papers'
+    /// prompts that put the grammar first do.
+    #[test]
+    fn the_shipped_plans_read() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/sweeps");
+        let mut plans = Vec::new();
+        for dir in [root.clone(), root.join("papers")] {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.extension().is_some_and(|x| x == "toml") {
+                    let plan = load(&path).unwrap_or_else(|e| panic!("{e}"));
+                    assert!(!plan.cells.is_empty(), "{}", path.display());
+                    plans.push((path, plan));
+                }
+            }
+        }
+        let (_, cars) = plans
+            .iter()
+            .find(|(p, _)| p.ends_with("cars_table7.toml"))
+            .expect("the CARS plan");
+        let g = cars.cells.iter().find(|c| c.constraint == "xml-g").unwrap();
+        assert!(
+            g.prompt
+                .starts_with("Every solution must follow this grammar")
+                && g.prompt.contains("<!ATTLIST")
+                && g.prompt.ends_with("Solution 3:\n"),
+            "{}",
+            g.prompt
+        );
+        assert_eq!(cars.tables.len(), 2);
+        assert!(cars.cells.iter().all(|c| c.generation_cap == Some(200)));
     }
 
     #[test]

@@ -5,10 +5,17 @@
 //! (SMC particles by their weights, normalized within each run; every other sample with
 //! weight 1), with exact P^L of the group: KL(q̂ ‖ P^L) in nats (+∞ as soon as one output
 //! is outside the language, e.g. an invalid one) and TV = ½ Σ |q̂ − P^L|.
+//!
+//! Where P^L cannot be enumerated, the KL estimate is the papers' (ASAp §4, the MCMC paper
+//! §4.1): KL(q̂ ‖ P) = Σ_y q̂(y) (ln q̂(y) − ln P(y)) over the distinct valid outputs y, with
+//! P the unconstrained model's probability of the whole sequence. Since P^L = P / C on valid
+//! sequences, it is KL(q̂ ‖ P^L) − ln C: every setting of one group shares the constant, so
+//! their order is the order of their distances to the target.
 
 use super::job::{ExactFile, Row};
 use super::plan::{Cell, Plan};
 use super::store;
+use super::table::{self, Table};
 use crate::failure::Result;
 use sampler_core::TokenId;
 use sampler_core::exact::{kl_divergence, total_variation};
@@ -37,6 +44,8 @@ pub struct Setting {
     pub seconds: f64,
     /// KL(q̂ ‖ P^L) and TV, when the group has exact P^L.
     pub distance: Option<(f64, f64)>,
+    /// KL(q̂ ‖ P) on the observed valid outputs (the module's doc), when there is one.
+    pub kl_estimate: Option<f64>,
     /// The first error of a seed, if any.
     pub error: Option<String>,
 }
@@ -75,23 +84,27 @@ pub fn read(plan: &Plan, out: &Path) -> Result<Summary> {
     }
     let mut exact: HashMap<String, Option<ExactFile>> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
-    let mut pooled: HashMap<String, (Setting, Outputs, f64)> = HashMap::new();
+    let mut pooled: HashMap<String, (Setting, Outputs, f64, Observed)> = HashMap::new();
     for row in &finished {
         let key = setting_key(&row.cell);
         let q = read_samples(out, &row.cell)?;
         let entry = pooled.entry(key.clone()).or_insert_with(|| {
             order.push(key.clone());
-            (empty(&row.cell), HashMap::new(), 0.0)
+            (empty(&row.cell), HashMap::new(), 0.0, HashMap::new())
         });
         add(&mut entry.0, row);
-        for (tokens, w) in q {
-            *entry.1.entry(tokens).or_default() += w;
-            entry.2 += w;
+        for o in q {
+            if o.valid {
+                entry.3.entry(o.tokens.clone()).or_insert((0.0, o.logp)).0 += o.weight;
+            }
+            *entry.1.entry(o.tokens).or_default() += o.weight;
+            entry.2 += o.weight;
         }
     }
     let mut settings = Vec::new();
     for key in order {
-        let (mut s, q, total) = pooled.remove(&key).unwrap_or_else(|| unreachable!());
+        let (mut s, q, total, observed) = pooled.remove(&key).unwrap_or_else(|| unreachable!());
+        s.kl_estimate = kl_estimate(&observed);
         let group = s.cell.group();
         let file = exact
             .entry(group)
@@ -115,6 +128,34 @@ pub fn read(plan: &Plan, out: &Path) -> Result<Summary> {
 /// Output sequences with their summed weights.
 type Outputs = HashMap<Vec<TokenId>, f64>;
 
+/// Valid output sequences with their summed weights and their log P under the model.
+type Observed = HashMap<Vec<TokenId>, (f64, f64)>;
+
+/// One output line as the summary reads it.
+struct Output {
+    tokens: Vec<TokenId>,
+    /// SMC's weight normalized within its run; 1 for every other sample.
+    weight: f64,
+    /// log P under the unconstrained model.
+    logp: f64,
+    valid: bool,
+}
+
+/// KL(q̂ ‖ P) over the observed valid outputs (the module's doc); `None` without one.
+fn kl_estimate(observed: &Observed) -> Option<f64> {
+    let total: f64 = observed.values().map(|(w, _)| w).sum();
+    (total > 0.0).then(|| {
+        observed
+            .values()
+            .filter(|(w, _)| *w > 0.0)
+            .map(|&(w, logp)| {
+                let q = w / total;
+                q * (q.ln() - logp)
+            })
+            .sum()
+    })
+}
+
 /// A setting's name: the cell's id without its seed.
 fn setting_key(cell: &Cell) -> String {
     Cell {
@@ -136,6 +177,7 @@ fn empty(cell: &Cell) -> Setting {
         generations: 0,
         seconds: 0.0,
         distance: None,
+        kl_estimate: None,
         error: None,
     }
 }
@@ -154,19 +196,23 @@ fn add(s: &mut Setting, row: &Row) {
     }
 }
 
-/// A cell's outputs as (tokens, weight): SMC weights as normalized within their run,
+/// A cell's outputs with a positive weight: SMC weights as normalized within their run,
 /// every other sample 1.
-fn read_samples(out: &Path, cell: &Cell) -> Result<Vec<(Vec<TokenId>, f64)>> {
+fn read_samples(out: &Path, cell: &Cell) -> Result<Vec<Output>> {
     let path = store::samples_path(out, cell);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| crate::Failure(format!("{}: {e}", path.display())))?;
     let mut v = Vec::new();
     for line in text.lines() {
         let l: serde_json::Value = serde_json::from_str(line)?;
-        let tokens: Vec<TokenId> = serde_json::from_value(l["tokens"].clone())?;
-        let w = l["weight"].as_f64().unwrap_or(1.0);
-        if w > 0.0 {
-            v.push((tokens, w));
+        let output = Output {
+            tokens: serde_json::from_value(l["tokens"].clone())?,
+            weight: l["weight"].as_f64().unwrap_or(1.0),
+            logp: l["logp"].as_f64().unwrap_or(f64::NEG_INFINITY),
+            valid: l["valid"] == true,
+        };
+        if output.weight > 0.0 {
+            v.push(output);
         }
     }
     Ok(v)
@@ -260,7 +306,9 @@ pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> S
         s,
         "{} of {} cells finished{}. KL and TV compare each setting's outputs (seeds pooled) \
          with exact P^L where the language is finite; KL(q̂ ‖ P^L) in nats, ∞ when an output \
-         is outside the language.\n",
+         is outside the language. KL est. is KL(q̂ ‖ P) on the observed valid outputs, the \
+         papers' estimate where P^L is out of reach: KL(q̂ ‖ P^L) less the log of the valid \
+         outputs' mass, a constant shared within a group.\n",
         summary.finished,
         summary.cells,
         if summary.failed > 0 {
@@ -287,15 +335,15 @@ pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> S
                 c.max_tokens
             );
             s += "| sampler | seeds | samples | valid | LM calls per run | forward tokens per run \
-                  | s per valid | generations per 100 valid | KL | TV |\n\
-                  |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+                  | s per valid | generations per 100 valid | KL | TV | KL est. |\n\
+                  |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
         }
         let (kl, tv) = st
             .distance
             .map_or(("—".into(), "—".into()), |(k, t)| (num(k), num(t)));
         let _ = writeln!(
             s,
-            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {kl} | {tv} |",
+            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {kl} | {tv} | {} |",
             st.cell.setting(),
             if st.error.is_some() { " (error)" } else { "" },
             st.seeds,
@@ -305,7 +353,12 @@ pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> S
             num(st.forward_tokens),
             num(st.seconds_per_valid()),
             num(st.generations_per_100_valid()),
+            st.kl_estimate.map_or("—".into(), num),
         );
+    }
+    for t in tables(plan, summary) {
+        s += "\n";
+        s += &t.markdown();
     }
     let errors: Vec<&Setting> = summary
         .settings
@@ -331,6 +384,14 @@ pub fn markdown(plan: &Plan, summary: &Summary, plots: &[(String, String)]) -> S
         }
     }
     s
+}
+
+/// The plan's `[[tables]]`, filled from what has finished.
+pub fn tables(plan: &Plan, summary: &Summary) -> Vec<Table> {
+    plan.tables
+        .iter()
+        .map(|t| table::fill(t, &plan.cells, &summary.settings))
+        .collect()
 }
 
 /// A figure for a table: ∞, three significant digits, or a power of ten when tiny.
@@ -365,6 +426,24 @@ mod tests {
             entries,
             error: None,
         }
+    }
+
+    /// Two outputs seen 3 and 1 times with P = 0.3 and 0.1 (so P^L ∝ 3:1, q̂ = P^L): the
+    /// estimate is −ln C = −ln 0.4, the constant by which it differs from KL(q̂ ‖ P^L) = 0.
+    #[test]
+    fn the_kl_estimate_is_kl_to_the_target_less_log_of_the_valid_mass() {
+        let observed: Observed = [(vec![0], (3.0, 0.3f64.ln())), (vec![1], (1.0, 0.1f64.ln()))]
+            .into_iter()
+            .collect();
+        let k = kl_estimate(&observed).unwrap();
+        assert!((k + 0.4f64.ln()).abs() < 1e-12, "{k}");
+        // Off the target's proportions it is larger, by KL(q̂ ‖ P^L).
+        let skewed: Observed = [(vec![0], (1.0, 0.3f64.ln())), (vec![1], (1.0, 0.1f64.ln()))]
+            .into_iter()
+            .collect();
+        let want = -0.4f64.ln() + 0.5 * (0.5f64 / 0.75).ln() + 0.5 * (0.5f64 / 0.25).ln();
+        assert!((kl_estimate(&skewed).unwrap() - want).abs() < 1e-12);
+        assert_eq!(kl_estimate(&Observed::new()), None);
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub struct Params {
     /// Give up an exact sampler after this many full generations without a valid sample
     /// (then "the constraint has probability zero under the model").
     pub max_generations: u64,
+    /// Stop an exact sampler once it has drawn this many generations in all,
+    /// keeping the samples found (the papers' cap on attempts; `None`: no cap).
+    #[serde(default)]
+    pub generation_cap: Option<u64>,
     /// How many of the most likely tokens each `Token` event lists.
     pub top_k_events: usize,
     /// The HMM of `p-gcd-smc`: how it is distilled from the model and how it guides.
@@ -62,6 +66,7 @@ impl Default for Params {
             ess_threshold: 0.5,
             resampling: Resampling::Multinomial,
             max_generations: 10_000,
+            generation_cap: None,
             top_k_events: 5,
             hmm: HmmConfig::default(),
             batch: 1,
@@ -91,6 +96,9 @@ impl Params {
             return Err(SampleError::Unsupported(format!(
                 "--batch must be between 1 and {MAX_BATCH}"
             )));
+        }
+        if self.generation_cap == Some(0) {
+            return bad("--generation-cap must be at least 1");
         }
         if self.max_tokens == 0 {
             return bad("--max-tokens must be at least 1");

@@ -65,7 +65,8 @@ struct Visit {
 /// (seed 002 App. E.3). Generations run `ctx.params().batch` at a time in lockstep (see
 /// [`generate_batch`]); their outcomes are taken in generation order. Fails with
 /// [`SampleError::ZeroProbability`] once p_ε is 0, and with [`SampleError::GaveUp`] after
-/// `max_generations` generations in a row without a valid one.
+/// `max_generations` generations in a row without a valid one, or with
+/// [`SampleError::CapReached`] after `generation_cap` generations in all.
 pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     strategy: Strategy,
@@ -115,6 +116,13 @@ pub async fn rejection_sample_watched<L: LanguageModel, C: Constraint>(
             if failures >= ctx.params().max_generations {
                 return Err(SampleError::GaveUp {
                     generations: failures,
+                });
+            }
+            // Nor more generations in all than the cap (a batch's extra ones are dropped).
+            if ctx.params().generation_cap == Some(generations) {
+                return Err(SampleError::CapReached {
+                    generations,
+                    valid: accepted,
                 });
             }
             generations += 1;
@@ -770,6 +778,73 @@ mod tests {
             !sink.0[first_accept..]
                 .iter()
                 .any(|e| matches!(e, Event::TriePrune { .. } | Event::TrieInsert { .. }))
+        );
+    }
+
+    /// The cap counts generations in all, accepted ones too, and keeps what was found: on
+    /// G_sk, RS asked for many samples stops at exactly the cap (in a batch as well, whose
+    /// extra generations are dropped), with the samples before it and their count in the
+    /// error; one more generation of room changes nothing drawn before.
+    #[test]
+    fn the_generation_cap_stops_at_exactly_that_many_generations_and_keeps_the_samples() {
+        for batch in [1, 4] {
+            let p = Params {
+                n: 1000,
+                batch,
+                generation_cap: Some(30),
+                ..Params::default()
+            };
+            let mut sink = VecSink::default();
+            let (r, samples) = drive(
+                Strategy::Rs,
+                &p,
+                &mut Trie::new(3),
+                &mut SeededRng::new(5),
+                &mut sink,
+                None,
+            );
+            let rejected = sink
+                .0
+                .iter()
+                .filter(|e| matches!(e, Event::Rejected { .. }))
+                .count();
+            assert!(
+                !samples.is_empty() && rejected > 0,
+                "G_sk accepts about half"
+            );
+            assert_eq!(samples.len() + rejected, 30, "batch {batch}");
+            assert_eq!(
+                r,
+                Err(SampleError::CapReached {
+                    generations: 30,
+                    valid: samples.len()
+                }),
+                "batch {batch}"
+            );
+        }
+        let params = |cap| Params {
+            n: 1000,
+            generation_cap: Some(cap),
+            ..Params::default()
+        };
+        let run = |p: &Params| {
+            drive(
+                Strategy::Cars,
+                p,
+                &mut Trie::new(3),
+                &mut SeededRng::new(9),
+                &mut VecSink::default(),
+                None,
+            )
+            .1
+        };
+        let (short, long) = (run(&params(12)), run(&params(13)));
+        assert_eq!(short[..], long[..short.len()]);
+        assert_eq!(
+            params(0).validate(),
+            Err(SampleError::Unsupported(
+                "--generation-cap must be at least 1".into()
+            ))
         );
     }
 
