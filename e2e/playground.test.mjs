@@ -708,6 +708,31 @@ describe('playground (SmolLM2)', () => {
     });
   });
 
+  it("a figure of the papers' tables opens its cell in the playground, in view, and runs it", async () => {
+    await step('papers', async (page) => {
+      await open(page);
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      const papers = page.locator('#papers');
+      if (!(await papers.evaluate((d) => d.open))) await page.click('#papers > summary');
+      const tables = await page.locator('#papers .paper-table').count();
+      assert.ok(tables >= 5, `the three plans' tables are drawn (${tables})`);
+      const cell = page.locator('#papers a.paper-cell').first();
+      const row = await cell.evaluate((a) => a.closest('tr').querySelector('th').textContent);
+      const href = await cell.getAttribute('href');
+      await cell.click();
+      await page.waitForFunction(() => ['running', 'done'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS });
+      assert.equal(await page.evaluate(() => location.hash), href, 'the address holds the cell');
+      assert.equal(await page.inputValue('#pg-method'), row, 'the sampler of its row');
+      assert.equal(await page.inputValue('#pg-model'), 'real');
+      const top = await page.$eval('#playground', (e) => e.getBoundingClientRect().top);
+      assert.ok(top >= -1 && top < 100, `the playground is in view (top at ${top})`);
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => ['stopped', 'done'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS });
+    });
+  });
+
   it('CARS with the real model, then the model loaded from disk', async () => {
     await step('real-cars-disk', async (page) => {
       await setForm(page, { method: 'cars', n: 2, maxTokens: 4 });

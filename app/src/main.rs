@@ -19,6 +19,7 @@
 //!   enumerations on the CPU path).
 //! - [`playground`]: the playground (toy and real models, every sampler animated, compare
 //!   mode, permalinks), on the DOM-free `playground` crate.
+//! - [`papers`]: the papers' experiments rerun on SmolLM2, each figure a rerun link.
 //! - [`format`], [`clock`]: text formatting and `performance.now()`, shared by all.
 //! - [`disclosure`]: folded details that remember being opened.
 
@@ -28,6 +29,7 @@ mod download;
 mod engine;
 mod format;
 mod loader;
+mod papers;
 mod page;
 mod page_state;
 mod playground;

@@ -1,6 +1,7 @@
 //! The page, top-down: one sentence of what it shows and the first lesson one click away,
 //! the model's status (plain words; the engineering details folded), the playground with
-//! its lessons, and, folded, the quick generation form (`quick_form`). Esc stops what
+//! its lessons, and, folded, the quick generation form (`quick_form`) and the papers'
+//! experiments rerun on SmolLM2 (`papers`). Esc stops what
 //! runs, Ctrl+Enter runs the form that has the focus.
 //!
 //! Parameters: `?model=URL`, `?backend=auto|webgpu|cpu`; `?present=1` opens presentation
@@ -11,14 +12,16 @@
 //! the sampling worker (see `page_state`).
 //!
 //! Hooks: `main.app[data-phase]`, `main.app.present`, `main.app.embed`, `#start-lesson`,
-//! `#present-toggle[aria-pressed]`, `#quick` (the folded quick form).
+//! `#present-toggle[aria-pressed]`, `#quick` (the folded quick form), `#papers` (the
+//! papers' tables).
 
 use crate::disclosure::Disclosure;
 use crate::loader::{Loader, ModelStatus, Phase, expose_lose_device_hook};
 use crate::page_state::{
     Modes, backend_choice, embed_choice, model_url, pausing_choice, present_choice,
 };
-use crate::playground::Playground;
+use crate::papers::Papers;
+use crate::playground::{Playground, RunRequest};
 use crate::quick_form::QuickForm;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -43,6 +46,7 @@ pub fn App() -> impl IntoView {
     };
     provide_context(modes);
     provide_context(phase);
+    provide_context(RunRequest(RwSignal::new(None)));
     let url = model_url();
     crate::engine::set_pausing(pausing_choice());
     // Start-up: WebGPU, then the model; then watch the WebGPU device.
@@ -74,6 +78,11 @@ pub fn App() -> impl IntoView {
             <Disclosure id="quick" summary="Quick generation: one prompt, one sample, streamed token by token">
                 <QuickForm phase=phase backend_info=loader.backend_info/>
             </Disclosure>
+            <Show when=move || !modes.embed>
+                <Disclosure id="papers" summary="The papers' experiments, rerun on this page's model">
+                    <Papers/>
+                </Disclosure>
+            </Show>
         </main>
     }
 }

@@ -56,6 +56,10 @@ pub struct SweepArgs {
     /// Run the models on the GPU even on a software adapter.
     #[arg(long)]
     pub gpu: bool,
+    /// Run nothing: write the summary, the tables and the plots of the cells finished so
+    /// far (while a long sweep still runs elsewhere, or after it was stopped).
+    #[arg(long)]
+    pub summarize: bool,
 }
 
 /// Where the model comes from and what it is conditioned on.

@@ -49,6 +49,7 @@ pub mod export;
 pub mod lessons;
 pub mod lz;
 pub mod on_call;
+pub mod papers;
 pub mod permalink;
 pub mod player;
 pub mod runner;

@@ -47,6 +47,11 @@ use playground::lessons::{Look, Place};
 use playground::state::PlaygroundState;
 use session::Session;
 
+/// A run another part of the page asks the playground to open and start (provided by the
+/// page; the playground takes the state and clears the request).
+#[derive(Clone, Copy)]
+pub struct RunRequest(pub RwSignal<Option<PlaygroundState>>);
+
 /// Which of the sampler-specific views a method drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
@@ -106,6 +111,39 @@ pub fn Playground() -> impl IntoView {
             session.start(state, false);
         }
     };
+    // Puts `state` in the form and starts it, or queues it until the model has loaded.
+    let run_now = move |state: PlaygroundState| {
+        session.stop();
+        compare.stop();
+        compare_mode.set(!state.compare.is_empty());
+        form.set(&state);
+        link_message.set(None);
+        if state.model.toy().is_none() && crate::page_state::engine().is_none() {
+            waiting.set_value(Some(state));
+            session.status.set("waiting");
+            session
+                .message
+                .set("The model is still loading: this run starts as soon as it is ready.".into());
+            return;
+        }
+        waiting.set_value(None);
+        start_state(state);
+    };
+    // A run asked for elsewhere on the page (a figure of the papers' tables): it lands in
+    // view with its link in the address bar, and starts.
+    if let Some(RunRequest(request)) = use_context::<RunRequest>() {
+        Effect::new(move |_| {
+            if let Some(state) = request.get() {
+                request.update_untracked(|r| *r = None);
+                lesson.set(None);
+                link::write_hash(&state);
+                if let Some(el) = document().get_element_by_id("playground") {
+                    el.scroll_into_view();
+                }
+                run_now(state);
+            }
+        });
+    }
     // Opens a lesson step: its preset in the form, its run started (or queued until the
     // model has loaded).
     let open_step = move |place: Place| {
@@ -119,21 +157,7 @@ pub fn Playground() -> impl IntoView {
             Look::Trie | Look::Smc => 6,
             Look::Results | Look::Compare => frames::SPEED_STEPS,
         });
-        session.stop();
-        compare.stop();
-        compare_mode.set(!state.compare.is_empty());
-        form.set(&state);
-        link_message.set(None);
-        if state.model.toy().is_none() && crate::page_state::engine().is_none() {
-            waiting.set_value(Some(state));
-            session.status.set("waiting");
-            session
-                .message
-                .set("The model is still loading: this step starts as soon as it is ready.".into());
-            return;
-        }
-        waiting.set_value(None);
-        start_state(state);
+        run_now(state);
     };
     let go = move |place: Place| {
         link::write_lesson_hash(place);
