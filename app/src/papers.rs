@@ -6,6 +6,7 @@
 //! Hooks: `#papers` (the folded section), `.paper-table`, `a.paper-cell`.
 
 use crate::playground::RunRequest;
+use crate::playground::chart::{XySeries, xy_chart};
 use leptos::prelude::*;
 use playground::papers::{PaperResults, PaperTable};
 
@@ -42,10 +43,65 @@ fn PlanResults(r: PaperResults) -> impl IntoView {
     }
 }
 
+/// Line colours, one per row.
+const COLOURS: [&str; 6] = [
+    "#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860",
+];
+
+/// A table whose columns are MCMC steps drawn as curves too: one line per row (a row
+/// with one figure, like GCD's at k = 1, drawn flat across the steps).
+fn curves(t: &PaperTable) -> Option<impl IntoView + use<>> {
+    let ks: Vec<Option<f64>> = t
+        .columns
+        .iter()
+        .map(|c| c.strip_prefix("k=").and_then(|k| k.parse().ok()))
+        .collect();
+    if t.columns_axis != "steps" || ks.iter().any(Option::is_none) {
+        return None;
+    }
+    let last = ks.iter().flatten().fold(1.0_f64, |a, &b| a.max(b));
+    let mut top = 0.0_f64;
+    let series: Vec<XySeries> = t
+        .rows
+        .iter()
+        .zip(&t.cells)
+        .zip(COLOURS.iter().cycle())
+        .filter_map(|((row, cells), &color)| {
+            let mut points: Vec<(f64, f64)> = ks
+                .iter()
+                .zip(cells)
+                .filter_map(|(k, c)| Some(((*k)?, c.as_ref()?.value?)))
+                .collect();
+            if let [(_, y)] = points[..] {
+                points.push((last, y));
+            }
+            points.iter().for_each(|p| top = top.max(p.1));
+            (!points.is_empty()).then(|| XySeries {
+                label: row.clone(),
+                points,
+                color,
+            })
+        })
+        .collect();
+    // Ids unique on the page: the tables are drawn once each.
+    static DRAWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (!series.is_empty() && top > 0.0).then(|| {
+        xy_chart(
+            &format!("paper-curve-{n}"),
+            series,
+            ("steps k", "estimated KL, nats", top * 1.05),
+            420.0,
+            200.0,
+        )
+    })
+}
+
 /// One table: rows and columns as printed, each figure a rerun link.
 #[component]
 fn Table(t: PaperTable) -> impl IntoView {
     let request = use_context::<RunRequest>();
+    let chart = curves(&t);
     let columns = t.columns.clone();
     let rows = t.rows.into_iter().zip(t.cells).map(move |(row, cells)| {
         let cells = cells.into_iter().map(|cell| match cell {
@@ -82,6 +138,7 @@ fn Table(t: PaperTable) -> impl IntoView {
                 <tbody>{rows.collect_view()}</tbody>
             </table>
             <p class="paper-measure">{t.measure}</p>
+            {chart}
         </div>
     }
 }

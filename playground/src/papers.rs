@@ -16,6 +16,8 @@ pub struct PaperTable {
     pub measure: String,
     /// The rows' axis (`sampler`).
     pub rows_axis: String,
+    /// The columns' axis (`constraint`; `steps` makes the table a curve too).
+    pub columns_axis: String,
     /// Row headings.
     pub rows: Vec<String>,
     /// Column headings.

@@ -106,12 +106,13 @@ pub struct XySeries {
 /// Lines of (x, y) points on shared axes (x from 0 to the largest x, y from 0 to `y_cap`,
 /// larger values drawn at the cap), with the axes' extremes written and a legend.
 pub fn xy_chart(
-    id: &'static str,
+    id: &str,
     series: Vec<XySeries>,
     (x_name, y_name, y_cap): (&'static str, &'static str, f64),
     width: f64,
     height: f64,
 ) -> impl IntoView + use<> {
+    let id = id.to_string();
     let (legend_h, left, bottom) = (16.0, 34.0, 14.0);
     let aria = format!(
         "Chart of {y_name} against {x_name}: {}",

@@ -20,7 +20,7 @@
 //! - one file per view: [`token_view`], [`trie_view`], [`mcmc_view`], [`smc_view`],
 //!   [`results_view`], and [`compare`] for compare mode.
 
-mod chart;
+pub(crate) mod chart;
 mod compare;
 mod controls;
 mod editor;

@@ -16,7 +16,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         ..ModelSpec::new("")
     };
     let plan = headless::sweep::plan::load(&args.plan)?;
-    std::fs::create_dir_all(&args.out).map_err(|e| Failure(format!("{}: {e}", args.out.display())))?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| Failure(format!("{}: {e}", args.out.display())))?;
     let s = if args.summarize {
         headless::sweep::finish(&plan, &args.out)?
     } else {
@@ -74,10 +75,8 @@ fn page_table(t: &table::Table) -> PaperTable {
     PaperTable {
         title: t.title.clone(),
         measure: t.measure.clone(),
-        rows_axis: serde_json::to_value(t.rows_axis)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        rows_axis: t.rows_axis.name(),
+        columns_axis: t.columns_axis.name(),
         rows: t.rows.clone(),
         columns: t.columns.clone(),
         cells: t

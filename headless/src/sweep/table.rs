@@ -60,6 +60,14 @@ pub enum Axis {
 }
 
 impl Axis {
+    /// The axis as a plan names it (`sampler`, `max_tokens`).
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
     /// The cell's value on this axis, as a row or column heading.
     pub fn label(self, c: &Cell) -> String {
         match self {
@@ -158,8 +166,10 @@ pub struct Table {
     pub title: String,
     /// The measure in words.
     pub measure: String,
-    /// The rows' axis heading (`sampler`).
+    /// The rows' axis (`sampler`).
     pub rows_axis: Axis,
+    /// The columns' axis (`constraint`, `steps`).
+    pub columns_axis: Axis,
     /// Row headings, in the plan's order.
     pub rows: Vec<String>,
     /// Column headings, in the plan's order.
@@ -262,6 +272,7 @@ pub fn fill(spec: &TableSpec, cells: &[Cell], settings: &[Setting]) -> Table {
         title: spec.title.clone(),
         measure: spec.measure.words().to_string(),
         rows_axis: spec.rows,
+        columns_axis: spec.columns,
         rows,
         columns,
         cells: filled,
@@ -272,11 +283,7 @@ impl Table {
     /// The table in Markdown: a heading, the grid (a cell not yet run is blank), and what
     /// the cells are.
     pub fn markdown(&self) -> String {
-        let axis = serde_json::to_value(self.rows_axis)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let mut s = format!("### {}\n\n| {axis} |", self.title);
+        let mut s = format!("### {}\n\n| {} |", self.title, self.rows_axis.name());
         for c in &self.columns {
             s += &format!(" {c} |");
         }
