@@ -151,6 +151,16 @@ test('the page lists every lesson, and each toy step runs, highlights its view a
     await page.keyboard.press('ArrowLeft');
     await page.waitForFunction(() => document.querySelector('#lesson').dataset.lesson === 'budget');
     assert.equal(await page.getAttribute('#lesson', 'data-step'), '3');
+    // On request, the step's link as a QR code in a corner, for phones in the room.
+    await page.click('#stage-qr');
+    const qr = await page.$eval('#present-qr svg', (s) => {
+      const r = s.getBoundingClientRect();
+      return { right: r.right, bottom: r.bottom, width: r.width };
+    });
+    assert.ok(qr.width >= 150 && qr.right <= 1280 && qr.bottom <= 720, JSON.stringify(qr));
+    await page.screenshot({ path: join(SHOTS, 'present-qr.png') });
+    await page.click('#stage-qr');
+    assert.equal(await page.locator('#present-qr').count(), 0);
   });
 });
 

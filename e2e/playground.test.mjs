@@ -43,10 +43,14 @@ async function step(name, body) {
   }
 }
 
-/** Opens `url` as a fresh document (a hash-only change would not reload the page). */
+/** Opens `url` as a fresh document (a hash-only change would not reload the page). A link
+ *  opened where the setup stacks above the stage (this browser is 1200 px wide) folds the
+ *  setup; the tests open it, as a reader who wants to change the setup would. */
 async function open(page, url = BASE_URL) {
   await page.goto('about:blank');
   await page.goto(url);
+  await page.waitForSelector('#pg-run', { state: 'attached' });
+  await page.evaluate(() => { document.querySelector('.pg-side').open = true; });
   await page.waitForSelector('#pg-run');
 }
 
@@ -107,6 +111,18 @@ async function run(page, { keys = false, timeout = RUN_MS } = {}) {
     const s = document.querySelector('#pg-status');
     return Number(s.dataset.run) > n && ['done', 'stopped', 'error'].includes(s.dataset.state);
   }, before, { timeout, polling: 100 }));
+  return status(page);
+}
+
+/** Waits for the run a link started by itself (no click) to end; speeds it up first. */
+async function ranByItself(page, timeout = RUN_MS) {
+  await page.waitForFunction(() => Number(document.querySelector('#pg-status').dataset.run) >= 1,
+    null, { timeout });
+  // The setup is folded on a phone that opened a link: the run keeps its pace there.
+  if (await page.isVisible('#pg-speed')) await page.fill('#pg-speed', FASTEST);
+  await unlessCrash(page, page.waitForFunction(
+    () => ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+    null, { timeout, polling: 100 }));
   return status(page);
 }
 
@@ -226,6 +242,14 @@ describe('playground (toy models)', () => {
   it('auto is offered first and says which sampler it chose and why', async () => {
     await step('auto', async (page) => {
       assert.equal(await page.$eval('#pg-method option', (o) => o.value), 'auto');
+      // The menu groups the samplers by family, each once, each with its plain line.
+      const menu = await page.$$eval('#pg-method optgroup', (gs) => gs.map((g) => ({
+        family: g.label, options: [...g.querySelectorAll('option')].map((o) => [o.value, o.title]) })));
+      assert.deepEqual(menu.map((g) => g.family), ['Start here', 'Token masking (fast, biased)', 'Exact rejection',
+        'MCMC (faithful as steps grow)', 'Weighted SMC (faithful with its weights)', 'Budget and HMM (regexes only)', 'No constraint']);
+      const offered = menu.flatMap((g) => g.options);
+      assert.equal(new Set(offered.map(([v]) => v)).size, 19, JSON.stringify(offered));
+      assert.ok(offered.every(([, title]) => title.length > 10), JSON.stringify(offered));
       await setForm(page, { method: 'auto', n: 40, seed: 1 });
       const s = await run(page);
       assert.equal(s.state, 'done', s.text);
@@ -372,17 +396,62 @@ describe('playground (toy models)', () => {
       await page.click('#pg-copy-link');
       const link = await page.inputValue('#pg-link');
       assert.match(link, /#v=1&s=/);
+      assert.equal(await page.locator('#pg-link-qr svg').count(), 1, 'the link as a QR code too');
       await open(page, link);
       assert.equal(await page.inputValue('#pg-method'), 'ars');
       assert.equal(await page.inputValue('#pg-seed'), '11');
       assert.equal(await page.inputValue('#pg-max-tokens'), '7');
-      await page.fill('#pg-speed', FASTEST);
-      assert.equal((await run(page)).state, 'done');
+      // The link runs by itself, as one click on Run would.
+      assert.equal((await ranByItself(page)).state, 'done');
       assert.deepEqual(await drawn(page), first);
       // A different seed gives different samples (the comparison can fail).
       await page.fill('#pg-seed', '12');
       await run(page);
       assert.notDeepEqual(await drawn(page), first);
+    });
+  });
+
+  it('a shared link lands on its experiment and runs it: in view at 1280×720 and at 390 px, the same samples', async () => {
+    await step('landing', async (page) => {
+      await open(page);
+      await setForm(page, { method: 'mcmc-restart', n: 30, steps: 4, seed: 7, compare: false });
+      assert.equal((await run(page)).state, 'done');
+      const first = await drawn(page);
+      await page.click('#pg-copy-link');
+      const link = await page.inputValue('#pg-link');
+      for (const viewport of [{ width: 1280, height: 720 }, { width: 390, height: 844 }]) {
+        // A second browser, as the recipient's, folded details and all.
+        const other = await launch({ webgpu: false, openDetails: false, viewport });
+        try {
+          await other.page.goto(link);
+          await other.page.waitForFunction(() => Number(document.querySelector('#pg-status').dataset.run) >= 1,
+            null, { timeout: RUN_MS });
+          const focused = await other.page.evaluate(() => document.activeElement.classList.contains('stage'));
+          const s = await ranByItself(other.page);
+          assert.equal(s.state, 'done', s.text);
+          assert.deepEqual(await drawn(other.page), first, `the sender's samples at ${viewport.width} px`);
+          const box = await other.page.evaluate(() => {
+            const r = (q) => document.querySelector(q).getBoundingClientRect();
+            return { stage: r('.stage').top, results: r('#view-results').top, lessons: r('#lessons').height,
+              run: r('#stage-run').top };
+          });
+          const inView = (y) => y >= 0 && y < viewport.height;
+          assert.ok(inView(box.stage) && inView(box.results) && inView(box.run), `${viewport.width} px: ${JSON.stringify(box)}`);
+          assert.ok(box.lessons < 48, `the lesson list folds to a line (${box.lessons} px)`);
+          assert.ok(focused, 'the keyboard focus is on the stage');
+          await other.page.screenshot({ path: join(ARTIFACTS, `playground-landing-${viewport.width}.png`) });
+        } finally {
+          await other.close();
+        }
+      }
+      // A pasted link previews: Open Graph and Twitter card tags, and their 1200×630 picture.
+      const meta = await page.$$eval('meta[property^="og:"], meta[name^="twitter:"]',
+        (ms) => Object.fromEntries(ms.map((m) => [m.getAttribute('property') ?? m.getAttribute('name'), m.content])));
+      for (const k of ['og:title', 'og:description', 'og:image', 'twitter:card', 'twitter:image']) assert.ok(meta[k], k);
+      const png = await page.request.get(new URL(meta['og:image'], page.url()).href);
+      const bytes = await png.body();
+      assert.equal(png.status(), 200);
+      assert.deepEqual([bytes.readUInt32BE(16), bytes.readUInt32BE(20)], [1200, 630], 'the preview picture is 1200×630');
     });
   });
 
@@ -708,31 +777,6 @@ describe('playground (SmolLM2)', () => {
     });
   });
 
-  it("a figure of the papers' tables opens its cell in the playground, in view, and runs it", async () => {
-    await step('papers', async (page) => {
-      await open(page);
-      await waitForPhase(page, ['ready'], LOAD_MS);
-      const papers = page.locator('#papers');
-      if (!(await papers.evaluate((d) => d.open))) await page.click('#papers > summary');
-      const tables = await page.locator('#papers .paper-table').count();
-      assert.ok(tables >= 5, `the three plans' tables are drawn (${tables})`);
-      const cell = page.locator('#papers a.paper-cell').first();
-      const row = await cell.evaluate((a) => a.closest('tr').querySelector('th').textContent);
-      const href = await cell.getAttribute('href');
-      await cell.click();
-      await page.waitForFunction(() => ['running', 'done'].includes(document.querySelector('#pg-status').dataset.state),
-        null, { timeout: REAL_RUN_MS });
-      assert.equal(await page.evaluate(() => location.hash), href, 'the address holds the cell');
-      assert.equal(await page.inputValue('#pg-method'), row, 'the sampler of its row');
-      assert.equal(await page.inputValue('#pg-model'), 'real');
-      const top = await page.$eval('#playground', (e) => e.getBoundingClientRect().top);
-      assert.ok(top >= -1 && top < 100, `the playground is in view (top at ${top})`);
-      await page.keyboard.press('Escape');
-      await page.waitForFunction(() => ['stopped', 'done'].includes(document.querySelector('#pg-status').dataset.state),
-        null, { timeout: REAL_RUN_MS });
-    });
-  });
-
   it('CARS with the real model, then the model loaded from disk', async () => {
     await step('real-cars-disk', async (page) => {
       await setForm(page, { method: 'cars', n: 2, maxTokens: 4 });
@@ -806,6 +850,30 @@ describe('playground (SmolLM2)', () => {
         console.log(`# figure: ${c.method} on SmolLM2: ${s.text}`);
         await page.screenshot({ path: join(ARTIFACTS, `playground-real-${c.method}.png`), fullPage: true });
       }
+    });
+  });
+  it("a figure of the papers' tables opens its cell in the playground, in view, and runs it", async () => {
+    await step('papers', async (page) => {
+      await open(page);
+      await waitForPhase(page, ['ready'], LOAD_MS);
+      const papers = page.locator('#papers');
+      if (!(await papers.evaluate((d) => d.open))) await page.click('#papers > summary');
+      const tables = await page.locator('#papers .paper-table').count();
+      assert.ok(tables >= 5, `the three plans' tables are drawn (${tables})`);
+      const cell = page.locator('#papers a.paper-cell').first();
+      const row = await cell.evaluate((a) => a.closest('tr').querySelector('th').textContent);
+      const href = await cell.getAttribute('href');
+      await cell.click();
+      await page.waitForFunction(() => ['running', 'done'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS });
+      assert.equal(await page.evaluate(() => location.hash), href, 'the address holds the cell');
+      assert.equal(await page.inputValue('#pg-method'), row, 'the sampler of its row');
+      assert.equal(await page.inputValue('#pg-model'), 'real');
+      const top = await page.$eval('#playground', (e) => e.getBoundingClientRect().top);
+      assert.ok(top >= -1 && top < 100, `the playground is in view (top at ${top})`);
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => ['stopped', 'done'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: REAL_RUN_MS });
     });
   });
 });

@@ -316,18 +316,7 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
     } = loader;
     let url_forget = url.clone();
     let url_reload = url.clone();
-    let progress_text = move || {
-        let (done, total) = progress.get();
-        match total {
-            Some(t) => format!(
-                "{} of {} ({:.0}%)",
-                fmt_mb(done),
-                fmt_mb(t),
-                done as f64 * 100.0 / t.max(1) as f64
-            ),
-            None => format!("{} of unknown size", fmt_mb(done)),
-        }
-    };
+    let progress_text = move || progress_words(progress.get());
     view! {
         <section id="status" class="status">
             {move || match phase.get() {
@@ -437,5 +426,23 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
                 children=|(_, note)| view! { <div class="note" role="status">{note}</div> }
             />
         </section>
+    }
+}
+
+/// The model's download as the page provides it to the playground, where a run that waits
+/// for the model shows how far it has come.
+#[derive(Clone, Copy)]
+pub struct DownloadProgress(pub RwSignal<(u64, Option<u64>)>);
+
+/// Bytes fetched of the total in words (`37.0 MB of 98.4 MB (38%)`).
+pub fn progress_words((done, total): (u64, Option<u64>)) -> String {
+    match total {
+        Some(t) => format!(
+            "{} of {} ({:.0}%)",
+            fmt_mb(done),
+            fmt_mb(t),
+            done as f64 * 100.0 / t.max(1) as f64
+        ),
+        None => format!("{} of unknown size", fmt_mb(done)),
     }
 }

@@ -16,9 +16,9 @@
 //! papers' tables).
 
 use crate::disclosure::Disclosure;
-use crate::loader::{Loader, ModelStatus, Phase, expose_lose_device_hook};
+use crate::loader::{DownloadProgress, Loader, ModelStatus, Phase, expose_lose_device_hook};
 use crate::page_state::{
-    Modes, backend_choice, embed_choice, model_url, pausing_choice, present_choice,
+    Modes, backend_choice, embed_choice, landed_choice, model_url, pausing_choice, present_choice,
 };
 use crate::papers::Papers;
 use crate::playground::{Playground, RunRequest};
@@ -43,10 +43,12 @@ pub fn App() -> impl IntoView {
     let modes = Modes {
         present: RwSignal::new(present_choice()),
         embed: embed_choice(),
+        landed: landed_choice(),
     };
     provide_context(modes);
     provide_context(phase);
     provide_context(RunRequest(RwSignal::new(None)));
+    provide_context(DownloadProgress(loader.progress));
     let url = model_url();
     crate::engine::set_pausing(pausing_choice());
     // Start-up: WebGPU, then the model; then watch the WebGPU device.
@@ -57,7 +59,7 @@ pub fn App() -> impl IntoView {
     let present = modes.present;
 
     view! {
-        <main class="app" class:present=move || present.get() class:embed=modes.embed
+        <main class="app" class:present=move || present.get() class:embed=modes.embed class:landed=modes.landed
             data-phase=move || phase.get().name()>
             <header>
                 <h1>"Strait"</h1>

@@ -93,6 +93,16 @@ pub struct Modes {
     pub present: leptos::prelude::RwSignal<bool>,
     /// Embedded (`?embed=1`): only the stage and its Run button.
     pub embed: bool,
+    /// The page opened on a link (`#v=…`, `#example=…`, `#lesson=…`): the intro and the
+    /// lesson list fold to a line each and the stage comes into view.
+    pub landed: bool,
+}
+
+/// Whether the address names something to show (any hash): the page then lands on it.
+pub fn landed_choice() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .is_some_and(|h| h.len() > 1)
 }
 
 /// Whether `?present=1` asks for presentation mode.

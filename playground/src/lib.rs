@@ -52,6 +52,7 @@ pub mod on_call;
 pub mod papers;
 pub mod permalink;
 pub mod player;
+pub mod qr;
 pub mod runner;
 pub mod state;
 pub mod toy;

@@ -16,6 +16,9 @@ pub struct Start {
     pub message: Option<String>,
     /// The lesson step the link opens, when it is a lesson link.
     pub lesson: Option<lessons::Place>,
+    /// Whether a link named what to show (a permalink, an example or a lesson step, read
+    /// without error): the page then lands on it and runs it.
+    pub linked: bool,
 }
 
 fn hash() -> String {
@@ -31,12 +34,14 @@ pub fn state_of_hash(h: &str) -> Start {
             "This link could not be opened ({why}); the default example is shown instead."
         )),
         lesson: None,
+        linked: false,
     };
     if h.is_empty() {
         return Start {
             state: PlaygroundState::default(),
             message: None,
             lesson: None,
+            linked: false,
         };
     }
     if let Some(place) = lessons::parse_link(h) {
@@ -45,6 +50,7 @@ pub fn state_of_hash(h: &str) -> Start {
                 state: place.step().state(),
                 message: None,
                 lesson: Some(place),
+                linked: true,
             },
             Err(why) => fallback(why),
         };
@@ -55,6 +61,7 @@ pub fn state_of_hash(h: &str) -> Start {
                 state,
                 message: None,
                 lesson: None,
+                linked: true,
             },
             None => fallback(format!("there is no example named {:?}", truncate(id))),
         };
@@ -64,6 +71,7 @@ pub fn state_of_hash(h: &str) -> Start {
             state,
             message: None,
             lesson: None,
+            linked: true,
         },
         Err(e) => fallback(e.to_string()),
     }
@@ -141,6 +149,34 @@ pub fn copy_link(state: &PlaygroundState) -> String {
     // The promise may reject (no permission); the link is also shown in a text field.
     let _ = clipboard.write_text(&url);
     url
+}
+
+/// The address to share with a class: this page's, hash included, without `?present=`
+/// (a phone opens the step itself, not presentation mode).
+pub fn share_url() -> String {
+    let loc = window().location();
+    let mut url = format!(
+        "{}{}",
+        loc.origin().unwrap_or_default(),
+        loc.pathname().unwrap_or_default()
+    );
+    if let Ok(p) = web_sys::UrlSearchParams::new_with_str(&loc.search().unwrap_or_default()) {
+        p.delete("present");
+        let q = String::from(p.to_string());
+        if !q.is_empty() {
+            url += &format!("?{q}");
+        }
+    }
+    url + &loc.hash().unwrap_or_default()
+}
+
+/// The QR code of `url` as SVG markup, or why there is none, as an HTML-safe note.
+pub fn qr_markup(url: &str, size: u32) -> String {
+    match playground::qr::svg(url, size) {
+        Ok(svg) => svg,
+        // The message is the page's own words (a count), never the link's text.
+        Err(why) => format!("<p class=\"muted\">{why}</p>"),
+    }
 }
 
 /// Offers `text` as a file download named `name`, of type `mime`.

@@ -38,7 +38,7 @@ mod trie_view;
 mod worker_line;
 mod world;
 
-use crate::loader::Phase;
+use crate::loader::{DownloadProgress, Phase};
 use crate::page_state::Modes;
 use form::Form;
 use leptos::ev;
@@ -76,6 +76,36 @@ fn family(method: &str) -> Family {
     }
 }
 
+/// Brings what a link opened into view: the playground's top (the folded lesson list, the
+/// lesson's words if any, then the stage) at the window's top, and the keyboard's focus on
+/// the stage.
+fn land() {
+    let doc = document();
+    if let Some(el) = doc.get_element_by_id("playground") {
+        el.scroll_into_view();
+    }
+    if let Some(stage) = doc
+        .query_selector(".stage")
+        .ok()
+        .flatten()
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+    {
+        // Without scrolling again: a lesson's words above the stage stay in view.
+        let options = web_sys::FocusOptions::new();
+        options.set_prevent_scroll(true);
+        let _ = stage.focus_with_options(&options);
+    }
+}
+
+/// Whether the setup stacks above the stage (narrower than style.css's two-column layout).
+fn narrow() -> bool {
+    window()
+        .match_media("(min-width: 76rem)")
+        .ok()
+        .flatten()
+        .is_some_and(|m| !m.matches())
+}
+
 /// The first real-model step after `place` in the lessons' order, within the next two steps.
 fn next_real_step(place: Place) -> Option<Place> {
     let next = place.next()?;
@@ -92,6 +122,8 @@ fn next_real_step(place: Place) -> Option<Place> {
 pub fn Playground() -> impl IntoView {
     let modes = use_context::<Modes>().expect("the page provides its modes");
     let phase = use_context::<RwSignal<Phase>>().expect("the page provides the model's phase");
+    let download = use_context::<DownloadProgress>();
+    let show_qr = RwSignal::new(false);
     let start = link::initial_state();
     let form = Form::new(&start.state);
     let link_message = RwSignal::new(start.message);
@@ -183,7 +215,18 @@ pub fn Playground() -> impl IntoView {
     });
     if let Some(place) = start.lesson {
         // After the first render, so the views exist when the run starts.
-        request_animation_frame(move || open_step(place));
+        request_animation_frame(move || {
+            open_step(place);
+            request_animation_frame(land);
+        });
+    } else if start.linked {
+        // A shared experiment or an example: shown and run with its seed, as one click on
+        // Run would (the real model's once it has loaded).
+        let state = start.state.clone();
+        request_animation_frame(move || {
+            run_now(state);
+            request_animation_frame(land);
+        });
     }
     // Another link pasted into the address bar while the page is open.
     let hash_listener = window_event_listener(ev::hashchange, move |_| {
@@ -193,10 +236,16 @@ pub fn Playground() -> impl IntoView {
         }
         if let Some(place) = s.lesson {
             open_step(place);
+            land();
         } else if s.state != form.state().unwrap_or_default() {
             lesson.set(None);
-            compare_mode.set(!s.state.compare.is_empty());
-            form.set(&s.state);
+            if s.linked {
+                run_now(s.state);
+                land();
+            } else {
+                compare_mode.set(!s.state.compare.is_empty());
+                form.set(&s.state);
+            }
         }
     });
     on_cleanup(move || hash_listener.remove());
@@ -278,7 +327,8 @@ pub fn Playground() -> impl IntoView {
             // stack them (style.css, `.pg-body`). Presentation and embedded modes fold the
             // setup away and keep the stage.
             <div class="pg-body">
-            <details class="pg-side" open=!modes.embed>
+            // A link opened on a phone folds the setup, so the stage is on the first screen.
+            <details class="pg-side" open=!modes.embed && !(modes.landed && narrow())>
                 <summary>"Playground: model, grammar, sampler"</summary>
                 <div class="pg-controls controls">
                     <controls::SetupRows form=form session=session compare_mode=compare_mode/>
@@ -288,14 +338,36 @@ pub fn Playground() -> impl IntoView {
                         on_step=Callback::new(move |_| step()) on_stop=Callback::new(move |_| stop())/>
                 </div>
             </details>
-            <div class="pg-main stage" data-look=look>
+            // Presentation mode, on request: this step's link as a QR code in a corner.
+            <Show when=move || modes.present.get() && show_qr.get()>
+                <div id="present-qr" class="present-qr" role="img"
+                    aria-label="QR code of this step's link"
+                    inner_html=move || {
+                        // Redrawn when the step or the run changes (the address changes then).
+                        lesson.track();
+                        session.status.track();
+                        link::qr_markup(&link::share_url(), 220)
+                    }></div>
+            </Show>
+            <div class="pg-main stage" data-look=look tabindex="-1" role="region" aria-label="Stage: the running views">
             <div class="stage-bar">
                 <button id="stage-run" on:click=move |_| run() disabled=busy>
                     {move || if session.status.get() == "paused" { "Play" } else { "Run" }}
                 </button>
                 <button id="stage-stop" class="secondary" on:click=move |_| stop()
                     disabled=move || !matches!(session.status.get(), "running" | "paused")>"Stop"</button>
+                <Show when=move || modes.present.get()>
+                    <button id="stage-qr" class="secondary" aria-pressed=move || show_qr.get().to_string()
+                        on:click=move |_| show_qr.update(|q| *q = !*q)>"QR code"</button>
+                </Show>
                 <span class="muted stat" aria-live="polite">{move || session.message.get()}</span>
+                // While a linked run waits for the model: how far its download has come.
+                {download.map(|DownloadProgress(p)| view! {
+                    <span id="stage-download" class="muted stat"
+                        hidden=move || session.status.get() != "waiting" || p.get().0 == 0>
+                        {move || format!("Model: {}", crate::loader::progress_words(p.get()))}
+                    </span>
+                })}
             </div>
             // `auto`'s choice, or word that an exact sampler may not finish.
             <p id="pg-estimate" class="estimate" aria-live="polite"

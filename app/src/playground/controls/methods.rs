@@ -2,10 +2,53 @@
 
 use sampler_core::samplers::Method;
 
-/// The methods the page offers (every implemented one), `auto` first: the faithful
-/// sampler that finishes is what a new grammar should start with.
+/// The methods the page offers by family, in the order the sampler menu shows them:
+/// `auto` first (the faithful sampler that finishes is what a new grammar should start
+/// with), then masking, exact rejection, MCMC, weighted SMC, budget and HMM, and the
+/// unconstrained model. Every implemented method is in exactly one family.
+pub const FAMILIES: [(&str, &[Method]); 7] = [
+    ("Start here", &[Method::Auto]),
+    (
+        "Token masking (fast, biased)",
+        &[Method::Lcd, Method::Asap, Method::AwrsLcd],
+    ),
+    (
+        "Exact rejection",
+        &[
+            Method::Cars,
+            Method::Rsft,
+            Method::Ars,
+            Method::SampleVerify,
+            Method::Rs,
+        ],
+    ),
+    (
+        "MCMC (faithful as steps grow)",
+        &[
+            Method::McmcRestart,
+            Method::McmcPriority,
+            Method::McmcUniform,
+        ],
+    ),
+    (
+        "Weighted SMC (faithful with its weights)",
+        &[
+            Method::SmcGcd,
+            Method::AwrsSmc,
+            Method::WrsSmc,
+            Method::TwistedSmc,
+        ],
+    ),
+    (
+        "Budget and HMM (regexes only)",
+        &[Method::GcdBudget, Method::PGcdSmc],
+    ),
+    ("No constraint", &[Method::Lm]),
+];
+
+/// The methods the page offers (every implemented one), in the families' order.
 pub fn methods() -> impl Iterator<Item = Method> {
-    std::iter::once(Method::Auto).chain(Method::ALL.into_iter().filter(|&m| m != Method::Auto))
+    FAMILIES.into_iter().flat_map(|(_, ms)| ms.iter().copied())
 }
 
 /// The name a method is offered under.

@@ -46,6 +46,12 @@ pub fn RunRows(
             }>"Copy link"</button>
             <input id="pg-link" type="text" readonly class="link-text" prop:value=move || link_text.get()
                 class:hidden=move || link_text.get().is_empty()/>
+            // The same link as a QR code, for phones in the room.
+            <div id="pg-link-qr" class="qr" hidden=move || link_text.get().is_empty()
+                inner_html=move || {
+                    let l = link_text.get();
+                    if l.is_empty() { String::new() } else { link::qr_markup(&l, 160) }
+                }></div>
             <button id="pg-export-samples" class="secondary" on:click=move |_| link::export_samples(session)>"Samples as JSONL"</button>
             <button id="pg-export-events" class="secondary" on:click=move |_| link::export_events(session)>"Events as JSONL"</button>
         </div>

@@ -2,7 +2,7 @@
 //! for a regex), its parameters (dimmed where the sampler does not use them), and compare
 //! mode with its samplers and their equal budget of model calls.
 
-use super::methods::{method_hint, method_label, methods};
+use super::methods::{FAMILIES, method_hint, method_label, methods};
 use crate::playground::form::{Form, kind_key};
 use leptos::prelude::*;
 use playground::detect::detect_kind;
@@ -27,15 +27,23 @@ pub fn SamplerRows(form: Form, compare_mode: RwSignal<bool>) -> impl IntoView {
             <label>"Sampler "
                 <select id="pg-method" on:change=move |e| form.method.set(event_target_value(&e))
                     prop:value=move || form.method.get()>
-                    {methods().map(|m| {
-                        // Budget masks and P-GCD's guide need a regular language: a regex.
-                        let off = move || m.needs_regular() && !is_regex();
-                        view! {
-                            <option value=m.name() disabled=off
-                                title=move || if off() { "needs a regex (a regular language)" } else { "" }>
-                                {method_label(m)}
-                            </option>
-                        }
+                    {FAMILIES.into_iter().map(|(family, ms)| view! {
+                        <optgroup label=family>
+                            {ms.iter().map(|&m| {
+                                // Budget masks and P-GCD's guide need a regular language: a regex.
+                                let off = move || m.needs_regular() && !is_regex();
+                                view! {
+                                    <option value=m.name() disabled=off
+                                        title=move || if off() {
+                                            format!("{} (needs a regex: a regular language)", method_hint(m.name()))
+                                        } else {
+                                            method_hint(m.name()).to_string()
+                                        }>
+                                        {method_label(m)}
+                                    </option>
+                                }
+                            }).collect_view()}
+                        </optgroup>
                     }).collect_view()}
                 </select>
             </label>
