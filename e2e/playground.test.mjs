@@ -876,4 +876,29 @@ describe('playground (SmolLM2)', () => {
         null, { timeout: REAL_RUN_MS });
     });
   });
+  it('a link naming a model on another origin asks first, fetches nothing before the answer, and "no" loads the page\'s own', async () => {
+    await step('model-ask', async (page) => {
+      // The same server under another name is another origin to the browser.
+      const here = new URL(BASE_URL);
+      const otherHost = here.hostname === 'localhost' ? '127.0.0.1' : 'localhost';
+      const foreign = `${here.protocol}//${otherHost}:${here.port}/models/SmolLM2-135M-Instruct.Q4_1.gguf`;
+      const asked = [];
+      const log = (r) => { if (new URL(r.url()).hostname === otherHost) asked.push(`${r.method()} ${r.url()}`); };
+      page.on('request', log);
+      try {
+        await page.goto('about:blank');
+        await page.goto(`${BASE_URL}?model=${encodeURIComponent(foreign)}`);
+        await waitForPhase(page, ['asking'], LOAD_MS);
+        assert.equal(await page.textContent('#model-ask-origin'), `${here.protocol}//${otherHost}:${here.port}`);
+        await page.waitForTimeout(1000);
+        assert.ok(asked.every((r) => r.startsWith('HEAD ')), `only the size was asked for: ${asked}`);
+        console.log(`# the question: ${(await page.textContent('#model-ask-text')).trim()}`);
+        await page.click('#model-ask-no');
+        await waitForPhase(page, ['ready'], LOAD_MS);
+        assert.ok(asked.every((r) => r.startsWith('HEAD ')), `nothing downloaded from the other origin: ${asked}`);
+      } finally {
+        page.off('request', log);
+      }
+    });
+  });
 });

@@ -166,6 +166,14 @@ fn absolute(url: &str) -> String {
         .unwrap_or_else(|| url.to_string())
 }
 
+/// The size the server of `url` gives in its headers (a HEAD request: no body), for the
+/// question asked before a model on another origin is downloaded; `None` when it does not
+/// say or cannot be asked (no CORS).
+pub async fn announced_size(url: &str) -> Option<u64> {
+    let window = web_sys::window()?;
+    head_size(&window, &absolute(url)).await.ok().flatten()
+}
+
 enum HeadError {
     /// The server answered with an error status: the message for the user.
     Status(String),
@@ -226,7 +234,7 @@ fn unreachable_message(url: &str, e: &JsValue) -> String {
 }
 
 /// The origin of `url` when it is not the page's own.
-fn other_origin(url: &str) -> Option<String> {
+pub fn other_origin(url: &str) -> Option<String> {
     let page = web_sys::window()?.location();
     let base = page.href().ok()?;
     let origin = web_sys::Url::new_with_base(url, &base).ok()?.origin();

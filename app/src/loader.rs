@@ -32,6 +32,15 @@ pub enum Phase {
     Ready,
     /// A quick-form generation runs.
     Running,
+    /// A link names a model on another origin: nothing is fetched until the user answers.
+    Asking {
+        /// The model's URL.
+        url: String,
+        /// Its origin, as the question shows it.
+        origin: String,
+        /// The size its server announces (a HEAD request), once known.
+        size: Option<u64>,
+    },
     /// The model could not be fetched or loaded (the message).
     Failed(String),
     /// The WebGPU device was lost (driver reset, `destroy`): the model must be reloaded.
@@ -44,6 +53,7 @@ impl Phase {
         match self {
             Phase::Checking => "checking",
             Phase::NoWebGpu(_) => "no-webgpu",
+            Phase::Asking { .. } => "asking",
             Phase::Downloading => "downloading",
             Phase::Loading(_) => "loading",
             Phase::Ready => "ready",
@@ -76,15 +86,11 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Checks for WebGPU, fetches the model at `url` (Cache Storage first) and installs it.
+    /// Checks for WebGPU, then fetches the model at `url` (Cache Storage first) and
+    /// installs it, or first asks, for a link's model on another origin.
     pub async fn start(self, url: String) {
         let Loader {
-            phase,
-            progress,
-            notes,
-            model_info,
-            gpu_info,
-            ..
+            phase, gpu_info, ..
         } = self;
         match webgpu::detect().await {
             GpuStatus::Available(info) => gpu_info.set(info),
@@ -103,6 +109,34 @@ impl Loader {
                 self.no_gpu.set(true);
             }
         }
+        // A link's model on another origin: ask first (with the size its server announces),
+        // fetch nothing before the answer; the buttons go on with `fetch_and_install`.
+        if let Some(origin) = crate::page_state::model_needs_consent(&url) {
+            phase.set(Phase::Asking {
+                url: url.clone(),
+                origin,
+                size: None,
+            });
+            let size = download::announced_size(&url).await;
+            phase.update(|p| {
+                if let Phase::Asking { size: s, .. } = p {
+                    *s = size;
+                }
+            });
+            return;
+        }
+        self.fetch_and_install(url).await;
+    }
+
+    /// Fetches the model at `url` (Cache Storage first) and installs it.
+    pub async fn fetch_and_install(self, url: String) {
+        let Loader {
+            phase,
+            progress,
+            notes,
+            model_info,
+            ..
+        } = self;
         phase.set(Phase::Downloading);
         let last_shown = std::cell::Cell::new(0u64);
         let on_progress = |done: u64, total: Option<u64>| {
@@ -349,6 +383,32 @@ pub fn ModelStatus(loader: Loader, url: String) -> impl IntoView {
             </Show>
             {move || match phase.get() {
                 Phase::Loading(s) => view! { <div id="model-loading" class="muted">"Loading: " {s} "…"</div> }.into_any(),
+                Phase::Asking { url, origin, size } => {
+                    let size = size.map_or_else(
+                        || "its size is not announced".to_string(),
+                        |n| format!("{} by its server's headers", fmt_mb(n)),
+                    );
+                    let default = crate::page_state::default_model_url();
+                    view! {
+                        <div id="model-ask" class="ask" role="alertdialog" aria-labelledby="model-ask-text">
+                            <p id="model-ask-text">
+                                "This link asks to download a model from another site, "
+                                <strong id="model-ask-origin">{origin}</strong>
+                                " (" <span id="model-ask-size">{size}</span> "). Nothing has been fetched from it."
+                            </p>
+                            <code class="ask-url">{url.clone()}</code>
+                            <p>
+                                <button id="model-ask-yes" on:click=move |_| spawn_local(loader.fetch_and_install(url.clone()))>
+                                    "Download it"
+                                </button>
+                                " "
+                                <button id="model-ask-no" class="secondary" on:click=move |_| spawn_local(loader.fetch_and_install(default.clone()))>
+                                    "Use this page's own model instead"
+                                </button>
+                            </p>
+                        </div>
+                    }.into_any()
+                }
                 Phase::Failed(msg) => {
                     let gpu = msg.contains("WebGPU");
                     view! {

@@ -4,7 +4,8 @@
 //! experiments rerun on SmolLM2 (`papers`). Esc stops what
 //! runs, Ctrl+Enter runs the form that has the focus.
 //!
-//! Parameters: `?model=URL`, `?backend=auto|webgpu|cpu`; `?present=1` opens presentation
+//! Parameters: `?model=URL` (a model on another origin than the page's is asked for
+//! first, nothing fetched before the answer), `?backend=auto|webgpu|cpu`; `?present=1` opens presentation
 //! mode (one large stage for a projector, 1280×720; also a toggle); `?embed=1` shows only
 //! the stage of the state in the link with its Run button (for an iframe); `?pause=off`
 //! keeps CPU forward passes from pausing for the page (for measurements); `?worker=off`

@@ -50,6 +50,21 @@ fn query_param(name: &str) -> Option<String> {
         .and_then(|p| p.get(name))
 }
 
+/// The model the page loads without `?model=`.
+pub fn default_model_url() -> String {
+    DEFAULT_MODEL_URL.to_string()
+}
+
+/// Whether the page must ask before fetching `url`: a link's `?model=` on another origin
+/// than the page's (the default model and the page's own origin load without asking).
+/// Returns that origin.
+pub fn model_needs_consent(url: &str) -> Option<String> {
+    let from_link = query_param("model").is_some_and(|m| !m.is_empty());
+    (from_link && url != DEFAULT_MODEL_URL)
+        .then(|| crate::download::other_origin(url))
+        .flatten()
+}
+
 /// The model URL the page loads (`?model=URL`, else the default).
 pub fn model_url() -> String {
     query_param("model")
