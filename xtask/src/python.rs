@@ -33,7 +33,9 @@ pub fn install(native_ran: bool) -> Result<(), String> {
                 "--no-build-isolation",
                 "./py",
             ])
-            .env("MATURIN_PEP517_ARGS", "--features burn-wgpu")
+            // The dev profile: the workspace's test builds are reused (a release build of
+            // every dependency would add minutes); users get `pyproject.toml`'s release.
+            .env("MATURIN_PEP517_ARGS", "--profile dev --features burn-wgpu")
             .current_dir(root()),
     )
 }
