@@ -9,6 +9,7 @@
 pub mod constraint_source;
 pub mod enumerate;
 pub mod failure;
+pub mod function_model;
 pub mod hmm_engine;
 pub mod model_source;
 pub mod note;

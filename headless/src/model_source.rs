@@ -53,6 +53,8 @@ pub enum Source {
     /// A toy model of `sampler_core::toy`'s registry (`toy:gsk`, `toy:random:SEED`,
     /// `toy:letters:N:SEED`).
     Toy(ToyModel),
+    /// A model given as a function by the embedding program (Python's `FunctionModel`).
+    Function(crate::function_model::FunctionModel),
 }
 
 impl Source {
@@ -88,6 +90,7 @@ impl Source {
         match self {
             Source::Real(b) => b.model().tokenizer().vocabulary(),
             Source::Toy(t) => t.vocabulary(),
+            Source::Function(f) => f.vocabulary(),
         }
     }
 
@@ -103,6 +106,10 @@ impl Source {
                 }
                 Ok(b.model().tokenizer().encode_prompt(text, chat)?)
             }
+            Source::Function(_) if !text.is_empty() || chat => fail(
+                "a FunctionModel holds its own context: give no prompt (the prefixes it is \
+                 asked about are the generated tokens)",
+            ),
             _ => Ok(Vec::new()),
         }
     }
@@ -166,6 +173,7 @@ pub fn with_lm<R>(
     match source {
         Source::Real(b) => f(&mut b.lend::<NoPause>(prompt)?),
         Source::Toy(t) => f(&mut t.lm()),
+        Source::Function(m) => f(&mut m.lm()),
     }
 }
 

@@ -10,6 +10,7 @@ use headless::{ConstraintSpec, ModelSpec, SampleJob, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use sampler_core::samplers::{Method, Params};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -62,6 +63,46 @@ impl Model {
         let source = py.detach(|| Source::load(&spec)).map_err(err)?;
         Ok(Model {
             source: Mutex::new(source),
+        })
+    }
+
+    /// A model given as a function: `tokens` (each token's bytes), its end token `eos`,
+    /// and `call(prefixes)`, which answers a batch of token-id lists with
+    /// `(rows, columns, bytes)`: a C-order float64 array of log-probabilities, one row per
+    /// prefix (`strait.FunctionModel` wraps the user's callable so).
+    #[staticmethod]
+    fn from_function(tokens: Vec<Vec<u8>>, eos: Vec<u32>, call: Py<PyAny>) -> PyResult<Model> {
+        let logprobs: headless::function_model::LogprobsFn =
+            Box::new(move |prefixes: &[&[u32]]| {
+                Python::attach(|py| {
+                    let arg: Vec<Vec<u32>> = prefixes.iter().map(|p| p.to_vec()).collect();
+                    let answer = call.call1(py, (arg,)).map_err(|e| e.to_string())?;
+                    let (rows, columns, data) = answer
+                        .bind(py)
+                        .extract::<(usize, usize, Bound<'_, PyBytes>)>()
+                        .map_err(|e: PyErr| e.to_string())?;
+                    let bytes = data.as_bytes();
+                    if bytes.len() != rows * columns * 8 {
+                        return Err(format!(
+                            "{} bytes for a {rows}×{columns} float64 array",
+                            bytes.len()
+                        ));
+                    }
+                    let values: Vec<f64> = bytes
+                        .chunks_exact(8)
+                        .map(|b| f64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+                        .collect();
+                    Ok(values
+                        .chunks(columns.max(1))
+                        .take(rows)
+                        .map(<[f64]>::to_vec)
+                        .collect())
+                })
+            });
+        let model =
+            headless::function_model::FunctionModel::new(tokens, &eos, logprobs).map_err(err)?;
+        Ok(Model {
+            source: Mutex::new(Source::Function(model)),
         })
     }
 
@@ -176,6 +217,19 @@ impl Model {
     }
 }
 
+/// A GGUF file's vocabulary (each token's bytes) and its end token, for a FunctionModel
+/// that runs the same tokenizer's model elsewhere.
+#[pyfunction]
+fn gguf_vocabulary(py: Python<'_>, path: String) -> PyResult<(Vec<Bound<'_, PyBytes>>, u32)> {
+    let vocab = py
+        .detach(|| lm::Model::load(&path).map(|m| m.tokenizer().vocabulary()))
+        .map_err(err)?;
+    let tokens = (0..vocab.len() as u32)
+        .map(|t| PyBytes::new(py, vocab.bytes(t)))
+        .collect();
+    Ok((tokens, vocab.eos()))
+}
+
 /// Runs a plan here, one model at a time (`strait sweep`); the summary's counts as JSON.
 #[pyfunction]
 fn sweep_local(py: Python<'_>, plan: PathBuf, out: PathBuf) -> PyResult<String> {
@@ -226,6 +280,7 @@ fn counts(s: &sweep::summary::Summary) -> String {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
+    m.add_function(wrap_pyfunction!(gguf_vocabulary, m)?)?;
     m.add_function(wrap_pyfunction!(pending_jobs, m)?)?;
     m.add_function(wrap_pyfunction!(write_result, m)?)?;
     m.add_function(wrap_pyfunction!(finish, m)?)?;

@@ -7,7 +7,13 @@ use std::process::Command;
 
 /// What the stage installs with pip, pinned (maturin also as `py/pyproject.toml`'s build
 /// backend).
-pub const TOOLS: &[&str] = &["maturin==1.16.0", "pytest==8.4.2", "ray==2.60.0"];
+pub const TOOLS: &[&str] = &[
+    "maturin==1.16.0",
+    "pytest==8.4.2",
+    "ray==2.60.0",
+    // FunctionModel's tests write their models in numpy.
+    "numpy==2.4.6",
+];
 
 /// The tools, then the package. The extension is built with burn's wgpu backend, as the
 /// native stage builds the workspace, so the two share their compiled dependencies. The

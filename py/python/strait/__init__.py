@@ -10,13 +10,14 @@ Every call gives what the `strait` command line prints, as dictionaries with the
 command line's one-line message. Sampling releases the GIL.
 """
 
+import array as _array
 import json as _json
 import os as _os
 
 from . import _native
 from ._native import StraitError
 
-__all__ = ["Model", "StraitError", "sweep"]
+__all__ = ["FunctionModel", "Model", "StraitError", "sweep"]
 
 
 def _constraint(regex, grammar, json_schema):
@@ -69,6 +70,76 @@ class Model:
         """log P(text · EOS | prompt), with the tokens and each token's term
         (`strait score`)."""
         return _json.loads(self._native.score(text, prompt, chat))
+
+
+class FunctionModel(Model):
+    """Any language model, given as a function: Strait's samplers over the model you
+    already run (transformers, llama-cpp-python, vLLM, numpy).
+
+    `vocab`: each token's bytes (a list of `bytes`; `str` items are UTF-8), or a GGUF file's
+    path to take its tokenizer's vocabulary from. `eos`: the end token's id (taken from the
+    GGUF when `vocab` is one and `eos` is not given). `logprobs(prefixes)`: given a batch of
+    token-id lists (the tokens generated so far: the function holds its own prompt), one
+    vector of natural-log probabilities over the vocabulary per prefix, as a numpy array of
+    shape [batch, len(vocab)] or a list of lists. Samplers that batch (SMC's particles,
+    rejection with `batch=`) call it once per batch.
+
+    A function that raises, or returns the wrong shape, NaN or unnormalized scores, ends the
+    call with a `StraitError` naming the prefix and the problem. Calls take no `prompt=`.
+
+        m = strait.FunctionModel([b"a", b"b", b""], eos=2, logprobs=my_bigram)
+        m.sample(regex="ab|b", method="cars", n=10, seed=0)
+    """
+
+    def __init__(self, vocab, eos=None, logprobs=None):
+        if logprobs is None or not callable(logprobs):
+            raise StraitError("FunctionModel needs logprobs=, a callable")
+        if isinstance(vocab, (str, _os.PathLike)):
+            path = _os.fspath(vocab)
+            if not path.endswith(".gguf"):
+                raise StraitError(
+                    f"{path}: give the vocabulary as a list of token byte strings, or a "
+                    "GGUF file's path")
+            tokens, gguf_eos = _native.gguf_vocabulary(path)
+            eos = gguf_eos if eos is None else eos
+            self.name = f"FunctionModel(vocabulary of {path})"
+        else:
+            tokens = [t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in vocab]
+            self.name = f"FunctionModel({len(tokens)} tokens)"
+        if eos is None:
+            raise StraitError("FunctionModel needs eos=, the end token's id")
+        eos = [int(e) for e in eos] if isinstance(eos, (list, tuple)) else [int(eos)]
+        self.vocab_size = len(tokens)
+        self._native = _native.Model.from_function(tokens, eos, _rows_of(logprobs))
+
+    def __repr__(self):
+        return f"strait.{self.name}"
+
+
+def _rows_of(logprobs):
+    """The user's callable, its answers as (rows, columns, float64 bytes) for the native
+    module (numpy when installed, plain lists otherwise)."""
+    try:
+        import numpy as np
+    except ImportError:  # lists only
+        np = None
+
+    def call(prefixes):
+        out = logprobs(prefixes)
+        if np is not None:
+            a = np.ascontiguousarray(out, dtype=np.float64)
+            if a.ndim != 2:
+                raise StraitError(
+                    f"logprobs returned an array of shape {a.shape}: give one row per prefix, "
+                    "shape [batch, vocabulary]")
+            return a.shape[0], a.shape[1], a.tobytes()
+        rows = [[float(x) for x in r] for r in out]
+        columns = len(rows[0]) if rows else 0
+        if any(len(r) != columns for r in rows):
+            raise StraitError("logprobs returned rows of different lengths")
+        return len(rows), columns, _array.array("d", [x for r in rows for x in r]).tobytes()
+
+    return call
 
 
 def sweep(plan, out, ray_address=None):
