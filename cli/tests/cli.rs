@@ -886,3 +886,58 @@ fn a_bad_plan_is_named_in_one_line() {
     assert!(e.contains("plan.toml") && e.contains("carz"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--summarize` runs nothing and still writes the summary; a plan's `[[tables]]` land in
+/// `summary.md` (RS at its generation cap reads T.O., with what it found) and in
+/// `page.json`, each finished figure with the playground link that reruns it.
+#[test]
+fn a_sweeps_tables_and_page_data_come_from_its_finished_cells() {
+    let dir = scratch("sweep-tables");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "title = \"t\"\nmodels = [\"toy:gsk\"]\nsamplers = [\"rs\", \"cars\"]\nseeds = 1\n\
+         [constraints.zeros]\nregex = \"00000\"\n[params]\nn = 3\nmax_tokens = 8\n\
+         generation_cap = 50\n[[tables]]\ntitle = \"Generations\"\nrows = \"sampler\"\n\
+         columns = \"constraint\"\nmeasure = \"generations\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            plan.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        strait(&args)
+    };
+    let page = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("page.json")).unwrap()).unwrap()
+    };
+    let first = run(&["--summarize"]);
+    assert!(first.status.success());
+    assert!(String::from_utf8_lossy(&first.stderr).contains("0 of 2 cells finished"));
+    assert!(!out.join("cells").exists(), "nothing ran");
+    assert_eq!(page()["tables"][0]["cells"][0][0], Value::Null);
+    let second = run(&[]);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("### Generations"), "{md}");
+    assert!(md.contains("| rs | T.O. (0/3) |"), "{md}");
+    let p = page();
+    assert_eq!(p["finished"], 2);
+    assert_eq!(p["tables"][0]["rows"], serde_json::json!(["rs", "cars"]));
+    let cars = &p["tables"][0]["cells"][1][0];
+    assert!(cars["text"].as_str().unwrap().starts_with('~'), "{cars}");
+    assert!(
+        cars["link"].as_str().unwrap().starts_with("v=1&s="),
+        "{cars}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

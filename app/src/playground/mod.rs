@@ -328,7 +328,7 @@ pub fn Playground() -> impl IntoView {
             // setup away and keep the stage.
             <div class="pg-body">
             // A link opened on a phone folds the setup, so the stage is on the first screen.
-            <details class="pg-side" open=!modes.embed && !(modes.landed && narrow())>
+            <details class="pg-side" open=!(modes.embed || (modes.landed && narrow()))>
                 <summary>"Playground: model, grammar, sampler"</summary>
                 <div class="pg-controls controls">
                     <controls::SetupRows form=form session=session compare_mode=compare_mode/>
