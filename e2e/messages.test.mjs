@@ -87,6 +87,10 @@ test('a model that cannot be fetched gives a clear message', async () => {
 async function modelError(page, url) {
   await page.goto('about:blank');
   await page.goto(new URL(`?model=${encodeURIComponent(url)}`, BASE_URL).href);
+  // A model on another origin is asked for first: say yes.
+  await page.waitForFunction(() => ['failed', 'asking'].includes(document.querySelector('main')?.dataset.phase),
+    null, { timeout: 60_000 });
+  if (await page.locator('#model-ask-yes').count()) await page.click('#model-ask-yes');
   await page.waitForFunction(() => document.querySelector('main')?.dataset.phase === 'failed', null, {
     timeout: 60_000,
   });
