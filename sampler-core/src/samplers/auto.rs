@@ -10,7 +10,10 @@
 //! samples drawn so far stand and weighted SMC ([`WEIGHTED`]) draws the rest, one run per
 //! missing sample. Either way it
 //! says which and why in an [`Event::Estimate`]: when the rule first applies, and, after
-//! a handover, with the first SMC run's estimate of the mass of valid outputs.
+//! a handover, with the first SMC run's estimate of the mass of valid outputs. A weighted
+//! run whose every particle dies (token masking led them all past the token limit, as on
+//! SyGuS terms that nest without end) sends it back to CARS for the samples left: exact,
+//! and it ends.
 //!
 //! The rule reads counts only, never what was drawn, and a CARS sample is P^L however long
 //! it took to draw (every generation's accepted output follows P^L, whatever the trie), so
@@ -21,7 +24,7 @@
 
 use super::rejection::{Strategy, rejection_sample_watched};
 use super::trie::Trie;
-use super::watch::{Progress, Verdict, count_text, mass_text};
+use super::watch::{Advice, Progress, Verdict, count_text, mass_text};
 use super::{Ctx, Method, smc};
 use crate::{Constraint, Event, LanguageModel, SampleError};
 
@@ -167,7 +170,7 @@ pub async fn run_with<L: LanguageModel, C: Constraint>(
     let mut trie = Trie::new(ctx.vocab_size());
     let n = ctx.params().n;
     let mut meter = Meter::new(rule);
-    let exact = rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, &mut |p| {
+    let exact = rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, n, &mut |p| {
         meter.check(p)
     })
     .await?;
@@ -186,8 +189,37 @@ pub async fn run_with<L: LanguageModel, C: Constraint>(
         if run == 0 {
             ctx.emit(first_run_estimate(r.log_evidence));
         }
+        if r.log_evidence == f64::NEG_INFINITY {
+            // Every particle died: masking leads this model past the token limit, and more
+            // runs would die the same way. Exact CARS finishes the samples left (the dead
+            // run's among them), its trie as it was left: slow, but it ends.
+            let left = n - exact - run;
+            ctx.emit(back_to_exact(run, left));
+            let mut advice = Advice::default();
+            rejection_sample_watched(ctx, Strategy::Cars, &mut trie, None, left, &mut |p| {
+                advice.check(p)
+            })
+            .await?;
+            return Ok(());
+        }
     }
     Ok(())
+}
+
+/// Why `auto` went back to exact CARS after weighted run `run` died whole.
+fn back_to_exact(run: usize, left: usize) -> Event {
+    Event::Estimate {
+        log_mass: f64::NEG_INFINITY,
+        method: Method::Cars.name().into(),
+        chosen: true,
+        message: format!(
+            "auto: every particle of weighted run {} died before the token limit (token \
+             masking leads this model into outputs too long to finish): exact sampling (cars) \
+             draws the {left} sample{} left instead, slower but sure to end",
+            run + 1,
+            if left == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 /// What the first weighted run says of the mass of valid outputs (its evidence Ĝ).

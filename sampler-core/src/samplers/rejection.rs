@@ -74,19 +74,23 @@ pub async fn rejection_sample<L: LanguageModel, C: Constraint>(
     freeze_after: Option<usize>,
 ) -> Result<(), SampleError> {
     let mut advice = Advice::default();
-    rejection_sample_watched(ctx, strategy, trie, freeze_after, &mut |p| advice.check(p))
-        .await
-        .map(|_| ())
+    let n = ctx.params().n;
+    rejection_sample_watched(ctx, strategy, trie, freeze_after, n, &mut |p| {
+        advice.check(p)
+    })
+    .await
+    .map(|_| ())
 }
 
-/// [`rejection_sample`] told after every generation how it stands, in generation order:
-/// what `watch` answers is emitted, and [`Verdict::HandOver`] ends the run there. Returns
-/// the samples accepted (all `n` unless handed over).
+/// [`rejection_sample`] for `want` samples, told after every generation how it stands, in
+/// generation order: what `watch` answers is emitted, and [`Verdict::HandOver`] ends the
+/// run there. Returns the samples accepted (all `want` unless handed over).
 pub async fn rejection_sample_watched<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     strategy: Strategy,
     trie: &mut Trie,
     freeze_after: Option<usize>,
+    want: usize,
     watch: &mut dyn FnMut(&Progress) -> Verdict,
 ) -> Result<usize, SampleError> {
     trie.set_event_top_k(ctx.params().top_k_events);
@@ -94,7 +98,7 @@ pub async fn rejection_sample_watched<L: LanguageModel, C: Constraint>(
     let mut accepted = 0;
     let mut failures = 0u64;
     let mut generations = 0u64;
-    while accepted < ctx.params().n {
+    while accepted < want {
         ctx.check_cancelled()?;
         if trie.root_is_dead() {
             return Err(SampleError::ZeroProbability);
@@ -109,7 +113,7 @@ pub async fn rejection_sample_watched<L: LanguageModel, C: Constraint>(
             for u in updates {
                 apply(trie, u, ctx.sink());
             }
-            if accepted == ctx.params().n {
+            if accepted == want {
                 continue;
             }
             // Within a batch too: no more failures in a row than allowed.

@@ -651,6 +651,67 @@ fn awrs_lcd_shows_the_gsk_bias_of_token_masking() {
 /// that each ending happens on some paths): where CARS gave the sample it is exactly P^L,
 /// and where weighted SMC took over its run is properly weighted, E[Ĝ·Σ w̄·1{x = w}] =
 /// P(L)·P^L(w), both to 1e-12. The mutant that hands over to token masking is caught.
+/// When every particle of a weighted run dies, `auto` goes back to CARS for the samples
+/// left, and those are exactly P^L. On {a, b, bbbb} with at most 3 tokens, bbbb cannot fit,
+/// so a masked particle that writes b then b dies at the limit. By enumerating every path
+/// (two samples, one particle, a rule that hands over after one generation), the samples
+/// drawn after the return to CARS follow P^L to 1e-12, each valid.
+#[test]
+fn auto_goes_back_to_exact_sampling_when_a_weighted_run_dies_whole() {
+    use sampler_core::samplers::Ctx;
+    use sampler_core::samplers::auto::{self, Rule};
+    let words = vec![b"a".to_vec(), b"b".to_vec(), b"bbbb".to_vec()];
+    let c = FiniteLanguage::new(small_vocab(), words);
+    let mut lm = RandomLm::new(4, 3, 2, 5);
+    let (target, _) = exact_target(&mut lm, &c, 3);
+    let p = Params {
+        n: 2,
+        particles: 1,
+        max_tokens: 3,
+        ..Params::default()
+    };
+    let rule = Rule {
+        min_generations: 1,
+        max_generations: 1.0,
+        mask_instead: false,
+    };
+    let paths = enumerate_paths(1_000_000, |rng: &mut dyn RandomSource| {
+        let (mut sink, mut out) = (VecSink::default(), Vec::new());
+        let mut push = |s: &Sample| out.push(s.clone());
+        let mut ctx = Ctx::new(&mut lm, &c, rng, &mut sink, &p, None, &mut push);
+        block_on(auto::run_with(&mut ctx, rule)).unwrap();
+        (sink.0, out)
+    })
+    .unwrap();
+    let (mut p_back, mut back) = (0.0, Dist::new());
+    for (prob, (events, samples)) in &paths {
+        let Some(at) = events.iter().position(|e| {
+            matches!(e, Event::Estimate { method, message, .. }
+                if method == "cars" && message.contains("died"))
+        }) else {
+            continue;
+        };
+        p_back += prob;
+        let k = events[at..]
+            .iter()
+            .filter(|e| matches!(e, Event::SampleFinished { .. }))
+            .count();
+        assert!(k >= 1 && k <= samples.len());
+        for s in &samples[samples.len() - k..] {
+            assert!(s.valid && s.weight.is_none(), "{s:?}");
+            *back.entry(s.tokens.clone()).or_insert(0.0) += prob / k as f64;
+        }
+    }
+    assert!(p_back > 0.01, "P(back to CARS) {p_back}");
+    back.values_mut().for_each(|v| *v /= p_back);
+    let d = max_diff(&back, &target);
+    eprintln!(
+        "auto back to CARS: {} paths, P {p_back:.4}, diff {d:.1e}",
+        paths.len()
+    );
+    assert!(d < 1e-12, "{d}");
+}
+
 #[test]
 fn auto_is_exact_or_properly_weighted_given_its_choice_by_path_enumeration() {
     use sampler_core::samplers::Ctx;
