@@ -651,6 +651,24 @@ fn awrs_lcd_shows_the_gsk_bias_of_token_masking() {
 /// that each ending happens on some paths): where CARS gave the sample it is exactly P^L,
 /// and where weighted SMC took over its run is properly weighted, E[Ĝ·Σ w̄·1{x = w}] =
 /// P(L)·P^L(w), both to 1e-12. The mutant that hands over to token masking is caught.
+/// Every random path of whole `auto` runs with `rule`: its probability, events and samples.
+fn auto_paths(
+    lm: &mut RandomLm,
+    c: &FiniteLanguage,
+    p: &Params,
+    rule: sampler_core::samplers::auto::Rule,
+) -> Vec<(f64, (Vec<Event>, Vec<Sample>))> {
+    use sampler_core::samplers::{Ctx, auto};
+    enumerate_paths(1_000_000, |rng: &mut dyn RandomSource| {
+        let (mut sink, mut out) = (VecSink::default(), Vec::new());
+        let mut push = |s: &Sample| out.push(s.clone());
+        let mut ctx = Ctx::new(&mut *lm, c, rng, &mut sink, p, None, &mut push);
+        block_on(auto::run_with(&mut ctx, rule)).unwrap();
+        (sink.0, out)
+    })
+    .unwrap()
+}
+
 /// When every particle of a weighted run dies, `auto` goes back to CARS for the samples
 /// left, and those are exactly P^L. On {a, b, bbbb} with at most 3 tokens, bbbb cannot fit,
 /// so a masked particle that writes b then b dies at the limit. By enumerating every path
@@ -658,8 +676,7 @@ fn awrs_lcd_shows_the_gsk_bias_of_token_masking() {
 /// drawn after the return to CARS follow P^L to 1e-12, each valid.
 #[test]
 fn auto_goes_back_to_exact_sampling_when_a_weighted_run_dies_whole() {
-    use sampler_core::samplers::Ctx;
-    use sampler_core::samplers::auto::{self, Rule};
+    use sampler_core::samplers::auto::Rule;
     let words = vec![b"a".to_vec(), b"b".to_vec(), b"bbbb".to_vec()];
     let c = FiniteLanguage::new(small_vocab(), words);
     let mut lm = RandomLm::new(4, 3, 2, 5);
@@ -675,14 +692,7 @@ fn auto_goes_back_to_exact_sampling_when_a_weighted_run_dies_whole() {
         max_generations: 1.0,
         mask_instead: false,
     };
-    let paths = enumerate_paths(1_000_000, |rng: &mut dyn RandomSource| {
-        let (mut sink, mut out) = (VecSink::default(), Vec::new());
-        let mut push = |s: &Sample| out.push(s.clone());
-        let mut ctx = Ctx::new(&mut lm, &c, rng, &mut sink, &p, None, &mut push);
-        block_on(auto::run_with(&mut ctx, rule)).unwrap();
-        (sink.0, out)
-    })
-    .unwrap();
+    let paths = auto_paths(&mut lm, &c, &p, rule);
     let (mut p_back, mut back) = (0.0, Dist::new());
     for (prob, (events, samples)) in &paths {
         let Some(at) = events.iter().position(|e| {
@@ -714,8 +724,7 @@ fn auto_goes_back_to_exact_sampling_when_a_weighted_run_dies_whole() {
 
 #[test]
 fn auto_is_exact_or_properly_weighted_given_its_choice_by_path_enumeration() {
-    use sampler_core::samplers::Ctx;
-    use sampler_core::samplers::auto::{self, Rule};
+    use sampler_core::samplers::auto::Rule;
     let c = FiniteLanguage::new(small_vocab(), vec![b"a".to_vec(), b"ba".to_vec()]);
     let mut lm = RandomLm::new(4, 3, 2, 3);
     let (target, z) = exact_target(&mut lm, &c, 3);
@@ -731,14 +740,7 @@ fn auto_is_exact_or_properly_weighted_given_its_choice_by_path_enumeration() {
             max_generations: 1.0,
             mask_instead,
         };
-        let paths = enumerate_paths(1_000_000, |rng: &mut dyn RandomSource| {
-            let (mut sink, mut out) = (VecSink::default(), Vec::new());
-            let mut push = |s: &Sample| out.push(s.clone());
-            let mut ctx = Ctx::new(&mut lm, &c, rng, &mut sink, &p, None, &mut push);
-            block_on(auto::run_with(&mut ctx, rule)).unwrap();
-            (sink.0, out)
-        })
-        .unwrap();
+        let paths = auto_paths(&mut lm, &c, &p, rule);
         let (mut p_exact, mut p_rest) = (0.0, 0.0);
         let (mut exact, mut rest) = (Dist::new(), Dist::new());
         for (prob, (events, samples)) in &paths {
