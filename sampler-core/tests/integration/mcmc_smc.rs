@@ -651,13 +651,16 @@ fn awrs_lcd_shows_the_gsk_bias_of_token_masking() {
 /// that each ending happens on some paths): where CARS gave the sample it is exactly P^L,
 /// and where weighted SMC took over its run is properly weighted, E[Ĝ·Σ w̄·1{x = w}] =
 /// P(L)·P^L(w), both to 1e-12. The mutant that hands over to token masking is caught.
-/// Every random path of whole `auto` runs with `rule`: its probability, events and samples.
+/// A path of a whole run: its probability, then its events and samples.
+type RunPath = (f64, (Vec<Event>, Vec<Sample>));
+
+/// Every random path of whole `auto` runs with `rule`.
 fn auto_paths(
     lm: &mut RandomLm,
     c: &FiniteLanguage,
     p: &Params,
     rule: sampler_core::samplers::auto::Rule,
-) -> Vec<(f64, (Vec<Event>, Vec<Sample>))> {
+) -> Vec<RunPath> {
     use sampler_core::samplers::{Ctx, auto};
     enumerate_paths(1_000_000, |rng: &mut dyn RandomSource| {
         let (mut sink, mut out) = (VecSink::default(), Vec::new());
