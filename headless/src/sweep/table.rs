@@ -113,9 +113,14 @@ impl Measure {
             }
             Measure::KlEstimate => {
                 "KL(q̂ ‖ P) in nats on the observed valid samples: the divergence from the \
-                 constrained target up to one constant shared by every cell of a column"
+                 constrained target up to one constant shared by every cell of a column (in \
+                 brackets, where a run stopped early, the valid samples it stands on of those \
+                 asked)"
             }
-            Measure::Kl => "KL(q̂ ‖ P^L) in nats to the exact constrained target",
+            Measure::Kl => {
+                "KL(q̂ ‖ P^L) in nats to the exact constrained target (in brackets, where a \
+                 run stopped early, the valid samples it stands on of those asked)"
+            }
             Measure::Seconds => "seconds per valid sample",
             Measure::Valid => "valid samples of those output",
         }
@@ -138,14 +143,26 @@ impl Measure {
                 let g = s.generations_per_100_valid();
                 (Some(g), format!("~{g:.0}"))
             }
-            Measure::KlEstimate => match s.kl_estimate {
-                Some(k) => (Some(k), format!("{k:.2}")),
-                None => (None, "—".into()),
-            },
-            Measure::Kl => match s.distance {
-                Some((k, _)) => (Some(k), num(k)),
-                None => (None, "—".into()),
-            },
+            Measure::KlEstimate | Measure::Kl => {
+                let k = match self {
+                    Measure::Kl => s.distance.map(|d| d.0),
+                    _ => s.kl_estimate,
+                };
+                let Some(k) = k else {
+                    return (None, "—".into());
+                };
+                let text = if self == Measure::Kl {
+                    num(k)
+                } else {
+                    format!("{k:.2}")
+                };
+                // A run that stopped early: the figure stands on fewer samples than asked.
+                if s.error.is_some() {
+                    (Some(k), format!("{text} ({}/{asked})", s.valid))
+                } else {
+                    (Some(k), text)
+                }
+            }
             Measure::Seconds if s.valid == 0 => (None, "—".into()),
             Measure::Seconds => {
                 let v = s.seconds_per_valid();
@@ -387,6 +404,14 @@ mod tests {
         assert_eq!(text(3, 1).as_deref(), Some("T.O. (5/20)"));
         assert_eq!(text(2, 1).as_deref(), Some("~400"));
         assert_eq!(text(1, 0), None);
+        // The KL estimate of a run that stopped early says what it stands on.
+        let kl = TableSpec {
+            measure: Measure::KlEstimate,
+            ..spec.clone()
+        };
+        let k = fill(&kl, &plan.cells, &settings);
+        assert_eq!(k.cells[0][0].as_ref().unwrap().text, "0.50");
+        assert_eq!(k.cells[3][1].as_ref().unwrap().text, "0.50 (5/20)");
         let md = t.markdown();
         assert!(md.contains("| setting | a | b |"), "{md}");
         assert!(md.contains("| cars |  | T.O. (5/20) |"), "{md}");
