@@ -101,7 +101,7 @@ impl FunctionLm<'_> {
                     row[t]
                 )));
             }
-            let total = log_sum_exp(row);
+            let total = sampler_core::math::logsumexp(row.iter().copied());
             if total.abs() > NORMALIZED_WITHIN {
                 return Err(LmError(format!(
                     "the logprobs function's vector for the prefix {} is not normalized \
@@ -113,15 +113,6 @@ impl FunctionLm<'_> {
         }
         Ok(rows)
     }
-}
-
-/// log Σ exp(x), −∞ for all −∞.
-fn log_sum_exp(x: &[f64]) -> f64 {
-    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    m + x.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
 }
 
 /// The prefixes for a message, the first few only.
