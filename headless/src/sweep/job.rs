@@ -2,7 +2,7 @@
 //! A job and its result are plain data (JSON), so a job can run in another process or on
 //! another machine (the Python package hands them to Ray workers) and come back.
 
-use super::plan::Cell;
+use super::cell::Cell;
 use crate::failure::Result;
 use crate::model_source::Source;
 use crate::sample::{SampleJob, sample_counted};

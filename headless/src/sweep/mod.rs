@@ -8,9 +8,11 @@
 //! here ([`run`]) or as Ray tasks from the Python package, which hands jobs to workers and
 //! writes their results with [`store::write`] and [`finish`].
 
+pub mod cell;
 pub mod job;
 pub mod plan;
 pub mod progress;
+pub mod setting;
 pub mod store;
 pub mod summary;
 pub mod svg;

@@ -11,8 +11,9 @@
 //! leaves finished files and `.part` leftovers, which the next run deletes; a cell whose
 //! row is missing (or was written for another plan's cell of the same name) is run again.
 
+use super::cell::Cell;
 use super::job::{CellOutput, ExactFile, Job, JobResult, Row};
-use super::plan::{Cell, Plan};
+use super::plan::Plan;
 use crate::failure::{Failure, Result};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -11,8 +11,8 @@
 //! constraints = ["json", "xml"]     # optional: only these constraints' cells
 //! ```
 
-use super::plan::Cell;
-use super::summary::{Setting, num};
+use super::cell::Cell;
+use super::setting::{Setting, num};
 use crate::failure::{Result, fail};
 use serde::{Deserialize, Serialize};
 
