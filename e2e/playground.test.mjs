@@ -116,7 +116,7 @@ async function run(page, { keys = false, timeout = RUN_MS } = {}) {
 
 /** Waits for the run a link started by itself (no click) to end; speeds it up first. */
 async function ranByItself(page, timeout = RUN_MS) {
-  await page.waitForFunction(() => Number(document.querySelector('#pg-status').dataset.run) >= 1,
+  await page.waitForFunction(() => Number(document.querySelector('#pg-status')?.dataset.run ?? 0) >= 1,
     null, { timeout });
   // The setup is folded on a phone that opened a link: the run keeps its pace there.
   if (await page.isVisible('#pg-speed')) await page.fill('#pg-speed', FASTEST);
@@ -424,7 +424,7 @@ describe('playground (toy models)', () => {
         const other = await launch({ webgpu: false, openDetails: false, viewport });
         try {
           await other.page.goto(link);
-          await other.page.waitForFunction(() => Number(document.querySelector('#pg-status').dataset.run) >= 1,
+          await other.page.waitForFunction(() => Number(document.querySelector('#pg-status')?.dataset.run ?? 0) >= 1,
             null, { timeout: RUN_MS });
           const focused = await other.page.evaluate(() => document.activeElement.classList.contains('stage'));
           const s = await ranByItself(other.page);
