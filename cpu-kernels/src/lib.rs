@@ -279,16 +279,8 @@ pub const SIMD128: Kernels = Kernels {
     name: "simd128",
     q4_1_f32: simd128::q4_1_f32,
     q8_0_f32: simd128::q8_0_f32,
-    q4_1_f32_xn: |r, x, out| {
-        for (v, o) in out[..x.len()].iter_mut().enumerate() {
-            *o = simd128::q4_1_f32(r, x.xs[v], x.sums[v]);
-        }
-    },
-    q8_0_f32_xn: |r, x, out| {
-        for (v, o) in out[..x.len()].iter_mut().enumerate() {
-            *o = simd128::q8_0_f32(r, x.xs[v]);
-        }
-    },
+    q4_1_f32_xn: simd128::q4_1_f32_xn,
+    q8_0_f32_xn: simd128::q8_0_f32_xn,
     q4_1_f32_r4: |r, x, s| r.map(|r| simd128::q4_1_f32(r, x, s)),
     q8_0_f32_r4: |r, x| r.map(|r| simd128::q8_0_f32(r, x)),
     q4_1_q8: simd128::q4_1_q8,

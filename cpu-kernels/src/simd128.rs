@@ -5,6 +5,7 @@
 //! widened to f32; 8-bit activations widen both sides to i16 and use `i32x4.dot_i16x8`.
 
 use super::q8::Q8Block;
+use super::{MAX_VECTORS, Vectors};
 use quant::{BlockQ4_1, BlockQ8_0, f16_to_f32};
 use std::arch::wasm32::*;
 
@@ -37,56 +38,74 @@ fn load16(b: &[u8], at: usize) -> v128 {
     unsafe { v128_load(c.as_ptr().cast()) }
 }
 
-/// `Σ w·x` over 16 weights given as i16 lanes (`w_lo`: weights 0..8, `w_hi`: 8..16)
-/// and `x[at..at + 16]`, added to `acc`.
+/// Sixteen weights given as i16 lanes (`w_lo`: weights 0..8, `w_hi`: 8..16), widened to
+/// four f32 vectors.
 #[inline]
-fn fma16(acc: v128, w_lo: v128, w_hi: v128, x: &[f32], at: usize) -> v128 {
-    let f = |w: v128, low: bool| {
-        f32x4_convert_i32x4(if low {
-            i32x4_extend_low_i16x8(w)
-        } else {
-            i32x4_extend_high_i16x8(w)
-        })
-    };
-    let a = f32x4_add(
-        f32x4_mul(f(w_lo, true), load4(x, at)),
-        f32x4_mul(f(w_lo, false), load4(x, at + 4)),
-    );
-    let b = f32x4_add(
-        f32x4_mul(f(w_hi, true), load4(x, at + 8)),
-        f32x4_mul(f(w_hi, false), load4(x, at + 12)),
-    );
+fn widen16(w_lo: v128, w_hi: v128) -> [v128; 4] {
+    [
+        f32x4_convert_i32x4(i32x4_extend_low_i16x8(w_lo)),
+        f32x4_convert_i32x4(i32x4_extend_high_i16x8(w_lo)),
+        f32x4_convert_i32x4(i32x4_extend_low_i16x8(w_hi)),
+        f32x4_convert_i32x4(i32x4_extend_high_i16x8(w_hi)),
+    ]
+}
+
+/// `acc + Σ w·x` over 16 widened weights and 16 floats, summed in one fixed order (every
+/// kernel here adds in this order, so one vector or many give the same float).
+#[inline]
+fn fma16(acc: v128, w: &[v128; 4], x: &[f32; 16]) -> v128 {
+    // SAFETY: `x` is 64 readable bytes; v128_load has no alignment requirement.
+    let l = |i: usize| unsafe { v128_load(x.as_ptr().add(i).cast()) };
+    let a = f32x4_add(f32x4_mul(w[0], l(0)), f32x4_mul(w[1], l(4)));
+    let b = f32x4_add(f32x4_mul(w[2], l(8)), f32x4_mul(w[3], l(12)));
     f32x4_add(acc, f32x4_add(a, b))
+}
+
+/// `x[at..at + 32]` as two arrays of 16: one bounds check for the block.
+#[inline]
+fn block32(x: &[f32], at: usize) -> (&[f32; 16], &[f32; 16]) {
+    let b: &[f32; 32] = x[at..at + 32].try_into().expect("32 floats");
+    let (lo, hi) = b.split_at(16);
+    (lo.try_into().expect("16"), hi.try_into().expect("16"))
+}
+
+/// A Q4_1 block's 32 weights widened to f32 (codes 0..16, before scale and minimum), and
+/// its scale and minimum.
+#[inline]
+fn q4_1_block(raw: &[u8; BlockQ4_1::BYTES]) -> ([v128; 4], [v128; 4], f32, f32) {
+    let qs = load16(raw, 4);
+    let lo = v128_and(qs, u8x16_splat(0x0F));
+    let hi = u8x16_shr(qs, 4);
+    (
+        widen16(u16x8_extend_low_u8x16(lo), u16x8_extend_high_u8x16(lo)),
+        widen16(u16x8_extend_low_u8x16(hi), u16x8_extend_high_u8x16(hi)),
+        half(raw[0], raw[1]),
+        half(raw[2], raw[3]),
+    )
+}
+
+/// A Q8_0 block's 32 weights widened to f32 (codes, before the scale), and its scale.
+#[inline]
+fn q8_0_block(raw: &[u8; BlockQ8_0::BYTES]) -> ([v128; 4], [v128; 4], f32) {
+    let (q0, q1) = (load16(raw, 2), load16(raw, 18));
+    (
+        widen16(i16x8_extend_low_i8x16(q0), i16x8_extend_high_i8x16(q0)),
+        widen16(i16x8_extend_low_i8x16(q1), i16x8_extend_high_i8x16(q1)),
+        half(raw[0], raw[1]),
+    )
 }
 
 /// [`super::scalar::q4_1_f32`].
 pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
-    let low = u8x16_splat(0x0F);
     let mut acc = f32x4_splat(0.0);
     let mut mins = 0f32;
     for (b, (raw, &s)) in blocks.iter().zip(xsum).enumerate() {
-        let qs = load16(raw, 4);
-        let lo = v128_and(qs, low);
-        let hi = u8x16_shr(qs, 4);
-        let at = b * 32;
-        let mut blk = f32x4_splat(0.0);
-        blk = fma16(
-            blk,
-            u16x8_extend_low_u8x16(lo),
-            u16x8_extend_high_u8x16(lo),
-            x,
-            at,
-        );
-        blk = fma16(
-            blk,
-            u16x8_extend_low_u8x16(hi),
-            u16x8_extend_high_u8x16(hi),
-            x,
-            at + 16,
-        );
-        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(half(raw[0], raw[1])), blk));
-        mins += half(raw[2], raw[3]) * s;
+        let (w_lo, w_hi, d, m) = q4_1_block(raw);
+        let (x0, x1) = block32(x, b * 32);
+        let blk = fma16(fma16(f32x4_splat(0.0), &w_lo, x0), &w_hi, x1);
+        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(d), blk));
+        mins += m * s;
     }
     hsum(acc) + mins
 }
@@ -96,26 +115,53 @@ pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
     let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
     let mut acc = f32x4_splat(0.0);
     for (b, raw) in blocks.iter().enumerate() {
-        let (q0, q1) = (load16(raw, 2), load16(raw, 18));
-        let at = b * 32;
-        let mut blk = f32x4_splat(0.0);
-        blk = fma16(
-            blk,
-            i16x8_extend_low_i8x16(q0),
-            i16x8_extend_high_i8x16(q0),
-            x,
-            at,
-        );
-        blk = fma16(
-            blk,
-            i16x8_extend_low_i8x16(q1),
-            i16x8_extend_high_i8x16(q1),
-            x,
-            at + 16,
-        );
-        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(half(raw[0], raw[1])), blk));
+        let (w0, w1, d) = q8_0_block(raw);
+        let (x0, x1) = block32(x, b * 32);
+        let blk = fma16(fma16(f32x4_splat(0.0), &w0, x0), &w1, x1);
+        acc = f32x4_add(acc, f32x4_mul(f32x4_splat(d), blk));
     }
     hsum(acc)
+}
+
+/// [`q4_1_f32`] of one row with up to eight vectors: each block is widened once and met by
+/// every vector, each vector's sum taken in [`q4_1_f32`]'s order (the same floats).
+pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let mut acc = [f32x4_splat(0.0); MAX_VECTORS];
+    let mut mins = [0f32; MAX_VECTORS];
+    for (b, (raw, sums)) in blocks.iter().zip(x.by_block).enumerate() {
+        let (w_lo, w_hi, d, m) = q4_1_block(raw);
+        let d = f32x4_splat(d);
+        let lanes = acc.iter_mut().zip(&mut mins).zip(x.xs).zip(sums);
+        for (((acc, mins), xv), s) in lanes {
+            let (x0, x1) = block32(xv, b * 32);
+            let blk = fma16(fma16(f32x4_splat(0.0), &w_lo, x0), &w_hi, x1);
+            *acc = f32x4_add(*acc, f32x4_mul(d, blk));
+            *mins += m * s;
+        }
+    }
+    for ((o, acc), mins) in out[..x.len()].iter_mut().zip(acc).zip(mins) {
+        *o = hsum(acc) + mins;
+    }
+}
+
+/// [`q8_0_f32`] of one row with up to eight vectors, each block widened once (the same
+/// floats as one vector at a time).
+pub fn q8_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
+    let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let mut acc = [f32x4_splat(0.0); MAX_VECTORS];
+    for (b, raw) in blocks.iter().enumerate() {
+        let (w0, w1, d) = q8_0_block(raw);
+        let d = f32x4_splat(d);
+        for (acc, xv) in acc.iter_mut().zip(x.xs) {
+            let (x0, x1) = block32(xv, b * 32);
+            let blk = fma16(fma16(f32x4_splat(0.0), &w0, x0), &w1, x1);
+            *acc = f32x4_add(*acc, f32x4_mul(d, blk));
+        }
+    }
+    for (o, acc) in out[..x.len()].iter_mut().zip(acc) {
+        *o = hsum(acc);
+    }
 }
 
 /// `Σ w·y` over 16 byte pairs, widened to i16 (`w` already widened halves).
