@@ -4,17 +4,14 @@
 //! own engine; what the callback answers is checked before any sampler sees it, and a
 //! wrong answer ends the run with a message naming the prefix and the problem.
 
-use crate::failure::{Result, fail};
-use sampler_core::{LanguageModel, LmError, TokenId, Vocabulary, first_not_a_logprob};
+use crate::failure::Result;
+use sampler_core::function_model;
+use sampler_core::{LanguageModel, LmError, TokenId, Vocabulary};
 
 /// The callback: one log-probability vector per prefix (the generated tokens so far; the
 /// model holds its own context), or why it could not answer.
 pub type LogprobsFn =
     Box<dyn FnMut(&[&[TokenId]]) -> std::result::Result<Vec<Vec<f64>>, String> + Send>;
-
-/// Largest |log Σ exp| an answer may show: a vector that is not normalized (logits, or a
-/// softmax over another vocabulary) is refused rather than sampled from.
-pub const NORMALIZED_WITHIN: f64 = 1e-3;
 
 /// A model known only by its vocabulary and its callback.
 pub struct FunctionModel {
@@ -26,28 +23,8 @@ impl FunctionModel {
     /// The model over `tokens` (each token's bytes) whose first end token is `eos[0]`
     /// (every id in `eos` ends a sequence: the others are read as that one).
     pub fn new(tokens: Vec<Vec<u8>>, eos: &[TokenId], logprobs: LogprobsFn) -> Result<Self> {
-        let Some(&first) = eos.first() else {
-            return fail("a FunctionModel needs an end token (eos)");
-        };
-        if tokens.len() < 2 {
-            return fail("a FunctionModel's vocabulary needs at least two tokens");
-        }
-        if let Some(&bad) = eos.iter().find(|&&e| e as usize >= tokens.len()) {
-            return fail(format!(
-                "the end token {bad} is not in the vocabulary of {} tokens",
-                tokens.len()
-            ));
-        }
-        if eos.len() > 1 {
-            return fail(
-                "a FunctionModel takes one end token: map the others to it in the callback \
-                 (give them probability 0 and their mass to the first)",
-            );
-        }
-        Ok(FunctionModel {
-            vocab: Vocabulary::new(tokens, first, eos),
-            logprobs,
-        })
+        let vocab = function_model::vocabulary(tokens, eos).map_err(crate::Failure)?;
+        Ok(FunctionModel { vocab, logprobs })
     }
 
     /// The vocabulary constraints are compiled over.
@@ -67,62 +44,8 @@ pub struct FunctionLm<'a>(&'a mut FunctionModel);
 impl FunctionLm<'_> {
     /// Calls the callback and checks its answer, row by row.
     fn call(&mut self, prefixes: &[&[TokenId]]) -> std::result::Result<Vec<Vec<f64>>, LmError> {
-        let v = self.0.vocab.len();
-        let name = |i: usize| format!("{:?}", prefixes[i]);
-        let rows = (self.0.logprobs)(prefixes).map_err(|e| {
-            LmError(format!(
-                "the logprobs function failed on the prefixes {}: {e}",
-                list(prefixes)
-            ))
-        })?;
-        if rows.len() != prefixes.len() {
-            return Err(LmError(format!(
-                "the logprobs function returned {} rows for {} prefixes ({}): give one \
-                 vector per prefix, in order",
-                rows.len(),
-                prefixes.len(),
-                list(prefixes)
-            )));
-        }
-        for (i, row) in rows.iter().enumerate() {
-            if row.len() != v {
-                return Err(LmError(format!(
-                    "the logprobs function's vector for the prefix {} has {} entries, not {v} \
-                     (the vocabulary's size)",
-                    name(i),
-                    row.len()
-                )));
-            }
-            if let Some(t) = first_not_a_logprob(row) {
-                return Err(LmError(format!(
-                    "the logprobs function gave token {t} after the prefix {} the \
-                     log-probability {}: give log-probabilities (−∞ for probability 0)",
-                    name(i),
-                    row[t]
-                )));
-            }
-            let total = sampler_core::math::logsumexp(row.iter().copied());
-            if total.abs() > NORMALIZED_WITHIN {
-                return Err(LmError(format!(
-                    "the logprobs function's vector for the prefix {} is not normalized \
-                     (log Σ exp = {total:.4}): give log-probabilities (a log-softmax), not \
-                     logits",
-                    name(i)
-                )));
-            }
-        }
-        Ok(rows)
-    }
-}
-
-/// The prefixes for a message, the first few only.
-fn list(prefixes: &[&[TokenId]]) -> String {
-    let shown: Vec<String> = prefixes.iter().take(3).map(|p| format!("{p:?}")).collect();
-    let more = prefixes.len().saturating_sub(3);
-    if more > 0 {
-        format!("{} and {more} more", shown.join(", "))
-    } else {
-        shown.join(", ")
+        let answer = (self.0.logprobs)(prefixes);
+        function_model::check_answer(prefixes, answer, self.0.vocab.len())
     }
 }
 

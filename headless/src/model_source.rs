@@ -132,36 +132,12 @@ impl Source {
     pub fn encode(&self, text: &str) -> Result<Vec<TokenId>> {
         match self {
             Source::Real(b) => Ok(b.model().tokenizer().encode(text)?),
-            _ => {
-                let vocab = self.vocabulary();
-                greedy_encode(&vocab, text.as_bytes())
-            }
+            _ => self
+                .vocabulary()
+                .encode_longest(text.as_bytes())
+                .map_err(|e| crate::Failure(format!("{e} (a toy or function model's vocabulary)"))),
         }
     }
-}
-
-/// Longest-match tokenization over a small vocabulary (toy models only).
-fn greedy_encode(vocab: &Vocabulary, mut bytes: &[u8]) -> Result<Vec<TokenId>> {
-    let mut out = Vec::new();
-    while !bytes.is_empty() {
-        let best = (0..vocab.len() as TokenId)
-            .filter(|&t| !vocab.is_special(t) && !vocab.bytes(t).is_empty())
-            .filter(|&t| bytes.starts_with(vocab.bytes(t)))
-            .max_by_key(|&t| vocab.bytes(t).len());
-        match best {
-            Some(t) => {
-                out.push(t);
-                bytes = &bytes[vocab.bytes(t).len()..];
-            }
-            None => {
-                return fail(format!(
-                    "the toy vocabulary cannot spell {:?}",
-                    String::from_utf8_lossy(bytes)
-                ));
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Calls `f` with the model conditioned on the prompt, whatever its concrete type.

@@ -4,8 +4,10 @@
 use crate::failure::Result;
 use crate::model_source::{Source, with_lm};
 use sampler_core::samplers::{Counters, Io, Method, Params, Sample, Sampler};
-use sampler_core::{DynConstraint, Event, EventSink, SeededRng, TokenId, Vocabulary, block_on};
-use serde_json::{Value, json};
+use sampler_core::{
+    DynConstraint, Event, EventSink, Record, SeededRng, TokenId, Vocabulary, block_on,
+};
+use serde_json::Value;
 use std::time::Instant;
 
 /// What to run: the sampler, its parameters, the seed, and where P-GCD's HMM work runs.
@@ -143,21 +145,9 @@ impl EventSink for LineSink<'_, '_> {
     }
 }
 
-/// The contract's line: text, tokens, logp, valid, weight, counters, elapsed_ms (+ run).
+/// The contract's line: text, tokens, logp, valid, weight, counters, elapsed_ms (+ run):
+/// the one [`Record`] every front end hands out.
 pub fn sample_line(vocab: &Vocabulary, s: &Sample, start: Instant) -> Value {
-    let mut line = json!({
-        "text": String::from_utf8_lossy(&vocab.decode(&s.tokens)),
-        "tokens": s.tokens,
-        "logp": s.logp,
-        "valid": s.valid,
-        "weight": s.weight,
-        "lm_calls": s.counters.lm_calls,
-        "forward_tokens": s.counters.forward_tokens,
-        "constraint_checks": s.counters.constraint_checks,
-        "elapsed_ms": start.elapsed().as_secs_f64() * 1e3,
-    });
-    if let Some(r) = s.run {
-        line["run"] = json!(r);
-    }
-    line
+    let r = Record::new(vocab, s, start.elapsed().as_secs_f64() * 1e3);
+    serde_json::to_value(r).expect("a record is JSON")
 }

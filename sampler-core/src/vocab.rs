@@ -54,4 +54,28 @@ impl Vocabulary {
         }
         out
     }
+    /// `bytes` as tokens, longest match first (for small vocabularies without a tokenizer
+    /// of their own: toy and function models), or the bytes no token spells.
+    pub fn encode_longest(&self, mut bytes: &[u8]) -> Result<Vec<TokenId>, String> {
+        let mut out = Vec::new();
+        while !bytes.is_empty() {
+            let best = (0..self.len() as TokenId)
+                .filter(|&t| t != self.eos && !self.is_special(t) && !self.bytes(t).is_empty())
+                .filter(|&t| bytes.starts_with(self.bytes(t)))
+                .max_by_key(|&t| self.bytes(t).len());
+            match best {
+                Some(t) => {
+                    out.push(t);
+                    bytes = &bytes[self.bytes(t).len()..];
+                }
+                None => {
+                    return Err(format!(
+                        "the vocabulary cannot spell {:?}",
+                        String::from_utf8_lossy(bytes)
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
 }

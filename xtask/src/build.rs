@@ -38,7 +38,7 @@ pub enum Link {
 
 impl Link {
     /// The cargo profile, which is also the folder of the wasm under the target's.
-    fn profile(self) -> &'static str {
+    pub fn profile(self) -> &'static str {
         match self {
             Link::Served => "wasm-release",
             Link::Quick => "wasm-quick",
@@ -225,7 +225,7 @@ fn cargo_build(burn: bool, link: Link, model_url: Option<&str>) -> Result<PathBu
 }
 
 /// cargo's target folder: `CARGO_TARGET_DIR`, else `target/` at the root.
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) => {
             let d = PathBuf::from(d);
@@ -260,14 +260,17 @@ fn link_model(dist: &Path, how: ModelCopy) -> Result<()> {
         .map_err(|e| format!("cannot copy the model into dist: {e}"))
 }
 
-fn size(p: &Path) -> u64 {
+/// A file's size in bytes (0 when it cannot be read).
+pub fn size(p: &Path) -> u64 {
     fs::metadata(p).map(|m| m.len()).unwrap_or(0)
 }
 
-fn mb(bytes: u64) -> String {
+/// Bytes as megabytes, for messages.
+pub fn mb(bytes: u64) -> String {
     format!("{:.2} MB", bytes as f64 / 1e6)
 }
 
-fn rel(p: &Path) -> String {
+/// A path relative to the repository's root, for messages.
+pub fn rel(p: &Path) -> String {
     p.strip_prefix(root()).unwrap_or(p).display().to_string()
 }

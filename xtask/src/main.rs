@@ -32,6 +32,7 @@ mod bench_page;
 mod build;
 mod fuzz;
 mod layering;
+mod npm;
 mod profiles;
 mod python;
 mod serve;
@@ -53,6 +54,8 @@ commands:
                              the self-contained static site (page, workers, the
                              model unless --model-url names where the page fetches
                              it) into DIR (default dist/), for any static host
+  npm [--quick]              build the npm package strait-samplers (js/) into
+                             target/npm/strait-samplers/ and pack its tarball
   serve [--port N] [--no-build] [--burn]
                              build and serve the page on http://127.0.0.1:8080
   test [STAGE...]            run the named test stages (none named: every one), then a
@@ -81,7 +84,7 @@ fn main() -> ExitCode {
     let flags = &args[1..];
     // System packages first, so a missing one stops the command before any build.
     let needs = match cmd.as_str() {
-        "setup" | "build" | "dist" | "serve" => Some(system::For::Serve),
+        "setup" | "build" | "dist" | "serve" | "npm" => Some(system::For::Serve),
         "test" if flags.iter().any(|f| f == "--list") => None,
         "test" | "e2e" | "soak" => Some(system::For::Test),
         "bench" if flags.first().is_some_and(|f| f == "page") => Some(system::For::Test),
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
                 .map(|_| ExitCode::SUCCESS)
         }
         "dist" => build::dist_command(flags),
+        "npm" => npm::command(flags),
         "serve" => serve::command(flags),
         "test" => test::command(flags),
         "e2e" => test::e2e_command(flags),

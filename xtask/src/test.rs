@@ -14,6 +14,8 @@
 //!   own target folder, its job hand-off, sleep and wake-up, panics and drop model-checked
 //!   by loom (`task-pool/tests/loom.rs`);
 //! - `page`: the release build of the page (`cargo xtask build`, as served): one test;
+//! - `npm`: the npm package (`cargo xtask npm`: `js/` built in the page's profile) and
+//!   `js/tests/npm.test.mjs` in node and headless Chromium, against the `strait` binary;
 //! - `browser`: the wasm32 tests of crates that declare `wasm-bindgen-test` (the WGSL
 //!   kernels on Chromium's SwiftShader), run by `wasm-bindgen-test-runner` through
 //!   chromedriver with the WebGPU flags from `webdriver.json`;
@@ -99,6 +101,10 @@ pub const STAGES: &[Stage] = &[
         covers: "the release build of the page into dist/ (cargo, then wasm-bindgen), as served",
     },
     Stage {
+        name: "npm",
+        covers: "the npm package strait-samplers (js/, wasm-bindgen): js/tests/npm.test.mjs in node and headless Chromium, against the CLI and exact distributions, and its npm pack tarball installed offline",
+    },
+    Stage {
         name: "browser",
         covers: "wasm-bindgen tests of shaders and playground: WGSL kernels in headless Chromium (SwiftShader), the rest in node",
     },
@@ -165,7 +171,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
     // Setup: only what the named stages need. A failure is itself a failure to report,
     // but the stages that need nothing of it still run.
     let t = Instant::now();
-    let web = ["page", "browser", "e2e", "burn"].iter().any(|s| wants(s));
+    let web = ["page", "npm", "browser", "e2e", "burn"]
+        .iter()
+        .any(|s| wants(s));
     let setup_ok = if web {
         setup::setup().map(|_| ())
     } else if wants("native") || wants("python") {
@@ -257,6 +265,9 @@ pub fn command(flags: &[String]) -> Result<ExitCode> {
                     .join()
                     .unwrap_or_else(|_| vec![not_started("loom and python")]),
             );
+        }
+        if wants("npm") {
+            rows.push(npm_stage(native_ran));
         }
         if wants("browser") {
             let mut row = Row {
@@ -481,6 +492,51 @@ fn python_stage(native_ran: bool) -> Row {
     };
     Row {
         stage: "python".into(),
+        count,
+        build_s,
+        run_s: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// The npm package: built (its wasm in the page's profile, whose dependencies the page
+/// stage has just compiled; the `strait` binary it compares with first, unless the native
+/// stage built it), then `js/tests/npm.test.mjs` in node and headless Chromium.
+fn npm_stage(native_ran: bool) -> Row {
+    let t = Instant::now();
+    let built = (|| {
+        if !native_ran {
+            util::run(
+                Command::new("cargo")
+                    .args(["build", "-p", "cli", "--features", "burn-wgpu"])
+                    .current_dir(root()),
+            )?;
+        }
+        crate::npm::build(build::Link::Served)
+    })();
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let count = match built {
+        Err(e) => {
+            eprintln!("xtask: the npm package: {e}");
+            Count::ONE_FAILED
+        }
+        Ok(package) => {
+            let mut cmd = Command::new("node");
+            cmd.args(["--test", "--test-reporter=tap", "npm.test.mjs"])
+                .current_dir(root().join("js").join("tests"))
+                .env("STRAIT_NPM_DIR", &package.dir)
+                .env("STRAIT_NPM_TARBALL", &package.tarball)
+                .env(
+                    "STRAIT_BIN",
+                    build::target_dir().join("debug").join("strait"),
+                )
+                .env("XDG_RUNTIME_DIR", util::xdg_runtime_dir());
+            let (count, ok) = run_counting(&mut cmd, parse_tap_line);
+            finish("npm package test", count, ok)
+        }
+    };
+    Row {
+        stage: "npm".into(),
         count,
         build_s,
         run_s: t.elapsed().as_secs_f64(),
