@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use lm::forward::Activations;
 use sampler_core::hmm::HmmConfig;
+use sampler_core::request::defaults;
 use std::path::PathBuf;
 
 /// `strait`: faithful constrained sampling from a language model, headless.
@@ -199,21 +200,21 @@ pub struct SampleArgs {
     #[arg(long)]
     pub method: String,
     /// How many samples, chains or SMC runs (see docs/cli.md).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults::N)]
     pub n: usize,
     /// MCMC steps per chain (K = 1 is the initial GCD sample).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = defaults::STEPS)]
     pub steps: usize,
     /// SMC particles.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = defaults::PARTICLES)]
     pub particles: usize,
     /// Rejection samplers (rs, sample-verify, ars, rsft, cars): generations drawn in
     /// lockstep, their model calls batched and their trie updates applied after the batch
     /// in order (still exact; 1 = one at a time, each seeing every earlier one's updates).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults::BATCH)]
     pub batch: usize,
     /// Exact samplers give up after this many generations in a row without a valid one.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = defaults::MAX_GENERATIONS)]
     pub max_generations: u64,
     /// Exact samplers stop after this many generations in all, keeping the samples found
     /// (the papers' cap on attempts).
@@ -222,10 +223,10 @@ pub struct SampleArgs {
     /// Maximum generated tokens per sequence (EOS included). It is part of the target: the
     /// exact samplers draw from P restricted to valid sequences of at most this many
     /// tokens, so a tokenization that needs more is outside it.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = defaults::MAX_TOKENS)]
     pub max_tokens: usize,
     /// Seed of every random choice.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
     /// Also write every sampler event as a JSON line.
     #[arg(long)]
@@ -243,7 +244,7 @@ pub struct SampleArgs {
     /// backend, f64; the page's too), `cpu` (the f64 loops of sampler-core, the reference),
     /// `burn-flex-f32`, `burn-wgpu` (f32; built with `--features burn-wgpu`, needs an
     /// adapter). `strait bench hmm` times them.
-    #[arg(long, default_value = "burn-flex")]
+    #[arg(long, default_value = defaults::HMM_ENGINE)]
     pub hmm_engine: String,
 }
 
@@ -325,4 +326,69 @@ pub struct BenchArgs {
     /// `faithful`: seconds after which a run is stopped (its row then says T.O.).
     #[arg(long, default_value_t = 120.0)]
     pub budget_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use sampler_core::SampleRequest;
+
+    /// Every field of the request Python and JavaScript read is a flag of `strait sample`
+    /// (`max_tokens` → `--max-tokens`), so an option added to the request and not here fails.
+    #[test]
+    fn every_request_field_is_a_sample_flag() {
+        let cli = Cli::command();
+        let sample = cli.find_subcommand("sample").expect("strait sample");
+        let flags: Vec<String> = sample
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect();
+        for field in SampleRequest::field_names() {
+            let flag = field.replace('_', "-");
+            assert!(
+                flags.contains(&flag),
+                "--{flag} (SampleRequest::{field}) is not a flag of strait sample: {flags:?}"
+            );
+        }
+    }
+
+    /// The flags' defaults are the request's.
+    #[test]
+    fn sample_defaults_are_the_requests() {
+        let Cli {
+            command: Command::Sample(a),
+            ..
+        } = Cli::parse_from([
+            "strait", "sample", "--model", "toy:gsk", "--regex", "a", "--method", "cars",
+        ])
+        else {
+            panic!("strait sample");
+        };
+        let d = SampleRequest::default();
+        assert_eq!(
+            (
+                a.n,
+                a.seed,
+                a.max_tokens,
+                a.particles,
+                a.steps,
+                a.batch,
+                a.max_generations,
+                a.generation_cap,
+                a.hmm_engine.as_str()
+            ),
+            (
+                d.n,
+                d.seed,
+                d.max_tokens,
+                d.particles,
+                d.steps,
+                d.batch,
+                d.max_generations,
+                d.generation_cap,
+                d.hmm_engine.as_str()
+            )
+        );
+    }
 }

@@ -20,4 +20,4 @@ pub mod sweep;
 pub use constraint_source::{ConstraintSpec, build};
 pub use failure::{Failure, Result, fail};
 pub use model_source::{ModelSpec, Source, with_lm};
-pub use sample::{SampleJob, sample};
+pub use sample::{SampleJob, sample, sample_request};

@@ -5,7 +5,8 @@ use crate::failure::Result;
 use crate::model_source::{Source, with_lm};
 use sampler_core::samplers::{Counters, Io, Method, Params, Sample, Sampler};
 use sampler_core::{
-    DynConstraint, Event, EventSink, Record, SeededRng, TokenId, Vocabulary, block_on,
+    DynConstraint, Event, EventSink, Record, SampleRequest, SeededRng, TokenId, Vocabulary,
+    block_on,
 };
 use serde_json::Value;
 use std::time::Instant;
@@ -33,6 +34,60 @@ impl SampleJob {
             hmm_engine: "burn-flex".into(),
         }
     }
+}
+
+impl SampleJob {
+    /// The job a [`SampleRequest`] names (its sampler, parameters, seed, HMM engine), checked
+    /// before any model is read.
+    pub fn from_request(request: &SampleRequest) -> Result<SampleJob> {
+        let job = SampleJob {
+            method: request.sampler()?,
+            params: request.params()?,
+            seed: request.seed,
+            hmm_engine: request.hmm_engine.clone(),
+        };
+        crate::hmm_engine::engine(&job.hmm_engine)?;
+        Ok(job)
+    }
+}
+
+/// Runs a whole [`SampleRequest`] on `source` (Python's `Model.sample`): its prompt, its
+/// constraint (given as text) and its job, as [`sample`] does.
+pub fn sample_request(
+    source: &mut Source,
+    request: &SampleRequest,
+    events: bool,
+    out: &mut dyn FnMut(Value),
+) -> Result<Counters> {
+    let job = SampleJob::from_request(request)?;
+    let (format, text) = request.constraint()?;
+    let spec = if request.regex.is_some() {
+        crate::ConstraintSpec {
+            regex: Some(text.to_string()),
+            ..crate::ConstraintSpec::default()
+        }
+    } else {
+        crate::ConstraintSpec {
+            text: Some(text.to_string()),
+            name: Some(
+                if request.json_schema.is_some() {
+                    "json_schema"
+                } else {
+                    "grammar"
+                }
+                .into(),
+            ),
+            ..crate::ConstraintSpec::default()
+        }
+    };
+    let format = if request.regex.is_some() {
+        None
+    } else {
+        format
+    };
+    let (prompt, constraint) =
+        source.prompt_and_constraint(&request.prompt, request.chat, &spec, format)?;
+    sample(source, prompt, &constraint, &job, events, out)
 }
 
 /// Runs `job` on `source` conditioned on `prompt`: each output sample is handed to `out` as

@@ -11,7 +11,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use sampler_core::samplers::{Method, Params};
+use sampler_core::SampleRequest;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -108,48 +108,15 @@ impl Model {
 
     /// The lines of `strait sample`, as JSON text each; `constraint` holds exactly one of
     /// regex / grammar (text) / json_schema (text); `format` is `--grammar-format`.
-    #[pyo3(signature = (method, prompt, chat, regex, grammar, json_schema, format, n, steps, particles, max_tokens, batch, seed, hmm_engine))]
-    #[allow(clippy::too_many_arguments)]
-    fn sample(
-        &self,
-        py: Python<'_>,
-        method: String,
-        prompt: String,
-        chat: bool,
-        regex: Option<String>,
-        grammar: Option<String>,
-        json_schema: Option<String>,
-        format: Option<String>,
-        n: usize,
-        steps: usize,
-        particles: usize,
-        max_tokens: usize,
-        batch: usize,
-        seed: u64,
-        hmm_engine: String,
-    ) -> PyResult<Vec<String>> {
-        let method: Method = method.parse().map_err(err)?;
-        let job = SampleJob {
-            method,
-            params: Params {
-                n,
-                steps,
-                particles,
-                max_tokens,
-                batch,
-                ..Params::default()
-            },
-            seed,
-            hmm_engine,
-        };
-        let spec = constraint_spec(regex, grammar, json_schema);
+    /// The lines of `strait sample` for a request (JSON: `sampler_core::SampleRequest`,
+    /// the one request type of the CLI, Python and JavaScript).
+    fn sample(&self, py: Python<'_>, request: String) -> PyResult<Vec<String>> {
+        let request: SampleRequest = serde_json::from_str(&request).map_err(err)?;
+        // Bad parameters are refused before the model is touched.
+        SampleJob::from_request(&request).map_err(err)?;
         self.with_source(py, move |source| {
-            let (prompt, constraint) =
-                source.prompt_and_constraint(&prompt, chat, &spec, format.as_deref())?;
             let mut lines = Vec::new();
-            headless::sample(source, prompt, &constraint, &job, false, &mut |l| {
-                lines.push(l.to_string())
-            })?;
+            headless::sample_request(source, &request, false, &mut |l| lines.push(l.to_string()))?;
             Ok(lines)
         })
     }

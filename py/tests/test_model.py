@@ -60,6 +60,20 @@ def test_errors_are_exceptions_with_the_clis_message():
         model.sample(grammar="start: \"0\"", grammar_format="lark", method="gcd-budget")
 
 
+def test_the_request_is_the_clis_and_javascripts():
+    """Every option of the one request type (sampler_core::SampleRequest) is accepted, with
+    the CLI's meaning; an unknown one is refused by name."""
+    model = strait.Model("toy:gsk")
+    ours = model.sample(regex=GSK, method="cars", n=4, seed=2, max_tokens=8, generation_cap=100,
+                        max_generations=50)
+    theirs = cli("sample", "--model", "toy:gsk", "--regex", GSK, "--method", "cars", "--n", "4",
+                 "--seed", "2", "--max-tokens", "8", "--generation-cap", "100",
+                 "--max-generations", "50")
+    assert without_times(ours) == without_times(theirs)
+    with pytest.raises(strait.StraitError, match="max_token"):
+        model.sample(regex=GSK, max_token=8)
+
+
 def test_real_model_samples_are_the_clis(smollm2):
     args = dict(regex=" (red|green|blue)", prompt="My favourite colour is", max_tokens=6)
     ours = smollm2.sample(method="cars", n=3, seed=5, **args)

@@ -3,6 +3,7 @@
 //! JavaScript (`model.sample(request)`, keys in camelCase) all read a [`SampleRequest`]
 //! and hand out [`Record`]s, so an option added here appears in all three.
 
+use crate::hmm::HmmConfig;
 use crate::samplers::{Counters, Method, Params, Sample};
 use crate::{SampleError, Vocabulary};
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,12 @@ pub struct SampleRequest {
     pub generation_cap: Option<u64>,
     /// Where P-GCD's HMM work runs (`burn-flex`, `cpu`, ...).
     pub hmm_engine: String,
+    /// P-GCD: hidden states of the HMM distilled from the model (`None`: the default).
+    pub hmm_states: Option<usize>,
+    /// P-GCD: sequences sampled from the model to fit the HMM.
+    pub hmm_sequences: Option<usize>,
+    /// P-GCD: Baum–Welch (EM) iterations.
+    pub hmm_iterations: Option<usize>,
 }
 
 /// The defaults of [`SampleRequest`], as constants the command line's flags name too.
@@ -89,6 +96,9 @@ impl Default for SampleRequest {
             max_generations: defaults::MAX_GENERATIONS,
             generation_cap: None,
             hmm_engine: defaults::HMM_ENGINE.into(),
+            hmm_states: None,
+            hmm_sequences: None,
+            hmm_iterations: None,
         }
     }
 }
@@ -108,9 +118,18 @@ impl SampleRequest {
         self.method.parse().map_err(SampleError::Unsupported)
     }
 
-    /// The sampler's parameters (the HMM's at their defaults), checked.
+    /// The sampler's parameters, the HMM's included, checked.
     pub fn params(&self) -> Result<Params, SampleError> {
+        let d = HmmConfig::default();
+        let hmm = HmmConfig {
+            hidden_states: self.hmm_states.unwrap_or(d.hidden_states),
+            sequences: self.hmm_sequences.unwrap_or(d.sequences),
+            em_iterations: self.hmm_iterations.unwrap_or(d.em_iterations),
+            ..d
+        };
+        hmm.validate()?;
         let p = Params {
+            hmm,
             n: self.n,
             steps: self.steps,
             particles: self.particles,
@@ -213,7 +232,7 @@ mod tests {
         assert!(e.contains("max_token"), "{e}");
         let names = SampleRequest::field_names();
         assert!(names.iter().any(|n| n == "max_tokens") && names.iter().any(|n| n == "regex"));
-        assert_eq!(names.len(), 16);
+        assert_eq!(names.len(), 19);
     }
 
     #[test]

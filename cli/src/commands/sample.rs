@@ -1,39 +1,31 @@
 //! `strait sample`: run one sampler and print one JSON line per output sample.
 
 use crate::args::SampleArgs;
-use crate::failure::{Failure, Result};
+use crate::failure::Result;
 use headless::{SampleJob, Source, sample};
-use sampler_core::hmm::HmmConfig;
-use sampler_core::samplers::{Method, Params};
+use sampler_core::SampleRequest;
 
 /// Parses the method and parameters, builds model and constraint, and runs.
 pub fn run(args: &SampleArgs) -> Result<()> {
-    let method: Method = args.method.parse().map_err(Failure)?;
-    let job = SampleJob {
-        method,
-        params: Params {
-            n: args.n,
-            steps: args.steps,
-            particles: args.particles,
-            max_tokens: args.max_tokens,
-            batch: args.batch,
-            max_generations: args.max_generations,
-            generation_cap: args.generation_cap,
-            hmm: HmmConfig {
-                hidden_states: args.hmm_states,
-                sequences: args.hmm_sequences,
-                em_iterations: args.hmm_iterations,
-                ..HmmConfig::default()
-            },
-            ..Params::default()
-        },
+    // The request every front end reads (its constraint and prompt come from files here);
+    // bad parameters are refused before the model is read.
+    let request = SampleRequest {
+        method: args.method.clone(),
+        n: args.n,
         seed: args.seed,
+        max_tokens: args.max_tokens,
+        particles: args.particles,
+        steps: args.steps,
+        batch: args.batch,
+        max_generations: args.max_generations,
+        generation_cap: args.generation_cap,
         hmm_engine: args.hmm_engine.clone(),
+        hmm_states: Some(args.hmm_states),
+        hmm_sequences: Some(args.hmm_sequences),
+        hmm_iterations: Some(args.hmm_iterations),
+        ..SampleRequest::default()
     };
-    // Bad parameters are refused before the model is read.
-    job.params.hmm.validate()?;
-    job.params.validate()?;
-    crate::hmm_engine::engine(&job.hmm_engine)?;
+    let job = SampleJob::from_request(&request)?;
     let mut source = Source::load(&args.model.spec())?;
     let (prompt, constraint) = source.prompt_and_constraint(
         &args.model.prompt_text()?,

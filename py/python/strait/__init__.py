@@ -40,19 +40,22 @@ class Model:
     def __repr__(self):
         return f"strait.Model({self.name!r})"
 
-    def sample(self, *, regex=None, grammar=None, json_schema=None, grammar_format=None,
-               prompt="", chat=False, method="cars", n=1, seed=0, max_tokens=32,
-               particles=8, steps=10, batch=1, hmm_engine="burn-flex"):
+    def sample(self, *, regex=None, grammar=None, json_schema=None, **options):
         """Samples under one constraint: `regex` (a regex the whole output matches),
         `grammar` (a grammar's text: Lark, GBNF or a regex, detected unless
         `grammar_format` says) or `json_schema` (a dict or its JSON text). Returns one
-        dictionary per output sample, as `strait sample` prints them."""
+        dictionary per output sample, as `strait sample` prints them.
+
+        `options` are the request every front end reads (the CLI's flags, JavaScript's
+        camelCase options; docs/python.md): `prompt` (""), `chat` (False), `method`
+        ("cars"), `n` (1), `seed` (0), `max_tokens` (32), `particles` (8), `steps` (10),
+        `batch` (1), `grammar_format`, `max_generations` (10000), `generation_cap`,
+        `hmm_engine` ("burn-flex"), `hmm_states`, `hmm_sequences`, `hmm_iterations`. An
+        unknown option raises `StraitError` naming it."""
         regex, grammar, json_schema = _constraint(regex, grammar, json_schema)
-        if json_schema is not None and grammar_format is None:
-            grammar_format = "json-schema"
-        lines = self._native.sample(method, prompt, chat, regex, grammar, json_schema,
-                                    grammar_format, n, steps, particles, max_tokens, batch,
-                                    seed, hmm_engine)
+        request = {"regex": regex, "grammar": grammar, "json_schema": json_schema, **options}
+        request = {k: v for k, v in request.items() if v is not None}
+        lines = self._native.sample(_json.dumps(request))
         return [_json.loads(line) for line in lines]
 
     def enumerate(self, *, regex=None, grammar=None, json_schema=None, grammar_format=None,
