@@ -89,8 +89,11 @@ export interface Scored {
 
 /** A model the samplers run over. */
 export class Model {
-  /** A GGUF model from a URL, a file path (node) or its bytes, on Strait's CPU forward pass. */
-  static load(source: string | URL | Uint8Array | ArrayBuffer): Promise<Model>;
+  /** A GGUF model from a URL, a file path (node) or its bytes. `backend`: `auto` (default:
+   *  WebGPU on a hardware adapter, else Strait's CPU forward pass in wasm), `webgpu`, `cpu`. */
+  static load(source: string | URL | Uint8Array | ArrayBuffer, options?: { backend?: 'auto' | 'webgpu' | 'cpu' }): Promise<Model>;
+  /** Where the model runs: `CPU (wasm)`, `WebGPU (adapter)`, ... */
+  readonly engine: string;
   /** A toy model: `gsk`, `random:SEED`, `letters:N:SEED`. */
   static toy(name: string): Model;
   readonly vocabSize: number;

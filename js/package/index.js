@@ -58,9 +58,27 @@ export class Model {
     this.#raw = raw;
   }
 
-  /** A GGUF model from a URL, a file path (node) or its bytes. */
-  static async load(source) {
-    return new Model(Raw.fromBytes(await bytesOf(source)));
+  /** A GGUF model from a URL, a file path (node) or its bytes. `backend`: `auto` (the
+   *  default: WebGPU on a hardware adapter, else the CPU in wasm), `webgpu` or `cpu`. */
+  static async load(source, { backend = 'auto' } = {}) {
+    const gpu = globalThis.navigator?.gpu;
+    if (!['auto', 'webgpu', 'cpu'].includes(backend)) throw new Error(`unknown backend ${JSON.stringify(backend)}: auto, webgpu or cpu`);
+    if (backend === 'webgpu' && !gpu) throw new Error('WebGPU: this JavaScript runtime has no navigator.gpu');
+    let hint = '';
+    if (backend !== 'cpu' && gpu) {
+      // The browser's own words for its adapter (wgpu sees none there): a software one
+      // (SwiftShader) is slower than the CPU path.
+      const adapter = await gpu.requestAdapter().catch(() => null);
+      const info = adapter?.info ?? {};
+      hint = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ');
+    }
+    const bytes = await bytesOf(source);
+    return new Model(await Raw.fromBytes(bytes, gpu ? backend : 'cpu', hint));
+  }
+
+  /** Where the model runs: `CPU (wasm)`, `WebGPU (adapter)`, a toy or a function. */
+  get engine() {
+    return this.#raw.engine;
   }
 
   /** A toy model: `gsk`, `random:SEED`, `letters:N:SEED`. */

@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+mod backend;
 mod constraint;
 mod events;
 mod function_lm;

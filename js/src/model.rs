@@ -25,8 +25,8 @@ const ENUMERATE_MAX_TOKENS: usize = 16;
 
 /// What the model is.
 enum Kind {
-    /// A GGUF file on our CPU forward pass.
-    Gguf(Arc<lm::Model>),
+    /// A GGUF file on our CPU forward pass or our WebGPU engine.
+    Gguf(lm::Backend),
     /// An analytic model (`gsk`, `random:SEED`, ...).
     Toy(ToyModel),
     /// The caller's function.
@@ -38,18 +38,32 @@ enum Kind {
 pub struct Model {
     kind: Rc<Kind>,
     vocab: Vocabulary,
+    /// Where the model runs, in words.
+    engine: String,
 }
 
 #[wasm_bindgen]
 impl Model {
-    /// A GGUF file's bytes, on our CPU forward pass (f32 activations: exact up to f32).
+    /// A GGUF file's bytes on `backend`: `cpu` (our forward pass in wasm, f32 activations),
+    /// `webgpu` (our WGSL kernels; an error when there is no WebGPU), or `auto` (WebGPU on a
+    /// hardware adapter, else the CPU). `adapter_hint` is the browser's description of its
+    /// adapter (vendor and architecture), which wgpu does not see.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Model, JsError> {
+    pub async fn from_bytes(
+        bytes: Vec<u8>,
+        backend: String,
+        adapter_hint: String,
+    ) -> Result<Model, JsError> {
         let model = lm::Model::from_bytes(bytes).map_err(|e| JsError::new(&e.to_string()))?;
         let vocab = model.tokenizer().vocabulary();
+        let model = Arc::new(model);
+        let (backend, engine) = crate::backend::place(model, &backend, &adapter_hint)
+            .await
+            .map_err(|e| JsError::new(&e))?;
         Ok(Model {
-            kind: Rc::new(Kind::Gguf(Arc::new(model))),
+            kind: Rc::new(Kind::Gguf(backend)),
             vocab,
+            engine,
         })
     }
 
@@ -65,6 +79,7 @@ impl Model {
         Ok(Model {
             vocab: toy.vocabulary(),
             kind: Rc::new(Kind::Toy(toy)),
+            engine: "an analytic toy model".into(),
         })
     }
 
@@ -99,6 +114,7 @@ impl Model {
                 logprobs,
             })),
             vocab,
+            engine: "your function".into(),
         })
     }
 
@@ -112,6 +128,12 @@ impl Model {
     #[wasm_bindgen(getter)]
     pub fn eos(&self) -> u32 {
         self.vocab.eos()
+    }
+
+    /// Where the model runs: `CPU (wasm)`, `WebGPU (adapter)`, a toy or a function.
+    #[wasm_bindgen(getter)]
+    pub fn engine(&self) -> String {
+        self.engine.clone()
     }
 
     /// `gguf`, `toy` or `function`.
@@ -287,11 +309,7 @@ fn camel(snake: &str) -> String {
 /// The model conditioned on the prompt's tokens, for one run.
 fn lm_for<'a>(kind: &'a Kind, prompt: Vec<TokenId>) -> Result<DynLm<'a>, String> {
     Ok(match kind {
-        Kind::Gguf(m) => Box::new(
-            lm::Backend::Cpu(m.clone())
-                .lend::<TurnPause>(prompt)
-                .map_err(|e| e.to_string())?,
-        ),
+        Kind::Gguf(b) => Box::new(b.lend::<TurnPause>(prompt).map_err(|e| e.to_string())?),
         Kind::Toy(t) => Box::new(t.lm()),
         Kind::Function(f) => Box::new(f.lm()),
     })
@@ -301,11 +319,12 @@ fn lm_for<'a>(kind: &'a Kind, prompt: Vec<TokenId>) -> Result<DynLm<'a>, String>
 /// `chat`); toy and function models take none.
 fn prompt_tokens(kind: &Kind, prompt: &str, chat: bool) -> Result<Vec<TokenId>, String> {
     match kind {
-        Kind::Gguf(m) => {
+        Kind::Gguf(b) => {
             if prompt.is_empty() {
                 return Err("a prompt is required with a GGUF model".into());
             }
-            m.tokenizer()
+            b.model()
+                .tokenizer()
                 .encode_prompt(prompt, chat)
                 .map_err(|e| e.to_string())
         }
@@ -321,13 +340,15 @@ fn prompt_tokens(kind: &Kind, prompt: &str, chat: bool) -> Result<Vec<TokenId>, 
 /// `Err` when a prompt of `prompt` tokens and `max_tokens` generated ones outgrow a GGUF
 /// model's context (as the command line refuses them).
 fn fits(kind: &Kind, prompt: usize, max_tokens: usize) -> Result<(), String> {
-    let Kind::Gguf(m) = kind else { return Ok(()) };
-    let context = m.config().context_length;
+    let Kind::Gguf(b) = kind else { return Ok(()) };
+    let Some((context, what)) = b.context() else {
+        return Ok(());
+    };
     let longest = prompt.saturating_add(max_tokens.saturating_sub(1));
     if longest > context {
         return Err(format!(
             "a prompt of {prompt} tokens and up to {max_tokens} generated tokens need \
-             {longest} positions, more than the context of {context}: lower maxTokens"
+             {longest} positions, more than {what} of {context}: lower maxTokens"
         ));
     }
     Ok(())
@@ -426,7 +447,11 @@ async fn score(
     chat: bool,
 ) -> Result<Scored, String> {
     let tokens = match kind {
-        Kind::Gguf(m) => m.tokenizer().encode(&text).map_err(|e| e.to_string())?,
+        Kind::Gguf(b) => b
+            .model()
+            .tokenizer()
+            .encode(&text)
+            .map_err(|e| e.to_string())?,
         _ => vocab.encode_longest(text.as_bytes())?,
     };
     let prompt = prompt_tokens(kind, prompt, chat)?;

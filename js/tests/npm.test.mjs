@@ -54,6 +54,8 @@ test('a toy model: the CLI\'s samples at the same seed (cars, awrs-smc, mcmc-res
 test('SmolLM2 from its GGUF on the CPU forward pass in wasm: the CLI\'s samples at the same seed', async () => {
   const model = await Model.load(MODEL);
   assert.equal(model.kind, 'gguf');
+  assert.equal(model.engine, 'CPU (wasm)', 'node has no WebGPU: auto takes the CPU');
+  await assert.rejects(Model.load(MODEL, { backend: 'webgpu' }), /no navigator.gpu/);
   const request = ['--regex', '[0-9]{4}-[0-9]{2}-[0-9]{2}', '--prompt', "Reply with today's date in the format YYYY-MM-DD and nothing else.",
     '--chat', '--method', 'cars', '--n', '2', '--seed', '1', '--max-tokens', '12'];
   const want = cli(['--model', MODEL, ...request]);
@@ -163,6 +165,50 @@ test('a plain <script type="module"> page imports the package from a local path'
     // The function answered in f32: P^L within f32's precision.
     assert.deepEqual(exact.map((e) => e.text), ['a', 'b']);
     assert.ok(Math.abs(exact[0].p - 2 / 3) < 1e-6 && Math.abs(exact[1].p - 1 / 3) < 1e-6, JSON.stringify(exact));
+  } finally {
+    await b.close();
+    server.close();
+    rmSync(site, { recursive: true, force: true });
+  }
+});
+
+test('in Chromium: SmolLM2 on WebGPU (SwiftShader) gives the CPU path\'s tokens; auto keeps a software adapter off', async () => {
+  const site = mkdtempSync(join(tmpdir(), 'strait-npm-gpu-'));
+  execFileSync('cp', ['-r', NPM_DIR, join(site, 'strait-samplers')]);
+  execFileSync('ln', ['-s', MODEL, join(site, 'model.gguf')]);
+  writeFileSync(join(site, 'index.html'), `<!doctype html><meta charset="utf-8"><title>strait-samplers on WebGPU</title>
+<pre id="out">loading</pre>
+<script type="module">
+  import { Model } from './strait-samplers/index.js';
+  const out = document.getElementById('out');
+  const request = { regex: 'yes|no|maybe', prompt: 'Is the sky blue? Answer yes, no or maybe.', chat: true,
+    method: 'lcd', n: 1, seed: 1, maxTokens: 4 };
+  try {
+    const result = {};
+    for (const backend of ['webgpu', 'cpu', 'auto']) {
+      const m = await Model.load('./model.gguf', { backend });
+      result[backend] = { engine: m.engine, samples: backend === 'auto' ? [] : await m.sample(request) };
+      m.free();
+    }
+    out.textContent = JSON.stringify(result);
+  } catch (e) {
+    out.textContent = 'error: ' + e.message;
+  }
+</script>`);
+  const server = await servePlain(site, 'gpu');
+  const b = await launch({ webgpu: true });
+  try {
+    await b.page.goto(server.url);
+    await b.page.waitForFunction(() => document.getElementById('out').textContent !== 'loading', null, { timeout: 240_000 });
+    const text = await b.page.textContent('#out');
+    assert.ok(!text.startsWith('error'), text);
+    const r = JSON.parse(text);
+    assert.match(r.webgpu.engine, /^WebGPU/);
+    assert.equal(r.cpu.engine, 'CPU (wasm)');
+    assert.equal(r.auto.engine, 'CPU (wasm)', `auto on a software adapter: ${r.auto.engine}`);
+    assert.deepEqual(r.webgpu.samples.map((s) => s.tokens), r.cpu.samples.map((s) => s.tokens));
+    assert.ok(Math.abs(r.webgpu.samples[0].logp - r.cpu.samples[0].logp) < 1e-2, JSON.stringify([r.webgpu.samples[0].logp, r.cpu.samples[0].logp]));
+    console.log(`# figure: ${r.webgpu.engine}: ${r.webgpu.samples[0].text} (log P ${r.webgpu.samples[0].logp.toFixed(4)}); CPU (wasm): log P ${r.cpu.samples[0].logp.toFixed(4)}`);
   } finally {
     await b.close();
     server.close();

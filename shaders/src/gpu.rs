@@ -127,6 +127,22 @@ impl Gpu {
         self.info.device_type == wgpu::DeviceType::Cpu
     }
 
+    /// Whether an adapter's description (wgpu's name, or a browser's vendor and
+    /// architecture, which wgpu does not see there) names a CPU implementation of WebGPU
+    /// or Vulkan, on which the CPU forward pass is the faster.
+    pub fn is_software_name(adapter: &str) -> bool {
+        let a = adapter.to_lowercase();
+        [
+            "swiftshader",
+            "llvmpipe",
+            "lavapipe",
+            "software",
+            "microsoft basic render",
+        ]
+        .iter()
+        .any(|s| a.contains(s))
+    }
+
     /// The device's limits.
     pub fn limits(&self) -> wgpu::Limits {
         self.device.limits()

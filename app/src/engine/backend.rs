@@ -108,7 +108,10 @@ impl Backend {
             format!("{adapter_hint} · {wgpu_name}")
         };
         let hooks = auto::Hooks::read();
-        if choice == Choice::Auto && (gpu.is_cpu() || is_software(&adapter)) && !hooks.hardware {
+        if choice == Choice::Auto
+            && (gpu.is_cpu() || lm::gpu::Gpu::is_software_name(&adapter))
+            && !hooks.hardware
+        {
             // A software adapter (SwiftShader): the wasm CPU path is faster.
             return Ok(cpu(model));
         }
@@ -318,18 +321,4 @@ fn first_line(message: &str) -> String {
         Some(_) => format!("{first} …"),
         None => first.to_string(),
     }
-}
-
-/// Whether an adapter description names a CPU implementation of WebGPU/Vulkan.
-fn is_software(adapter: &str) -> bool {
-    let a = adapter.to_lowercase();
-    [
-        "swiftshader",
-        "llvmpipe",
-        "lavapipe",
-        "software",
-        "microsoft basic render",
-    ]
-    .iter()
-    .any(|s| a.contains(s))
 }
