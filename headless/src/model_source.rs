@@ -5,7 +5,7 @@ use lm::burn::BurnModel;
 use lm::gpu::{GpuModel, GpuOptions};
 use lm::{Backend, Lender, Model, NoPause};
 use sampler_core::toy::ToyModel;
-use sampler_core::{DynLanguageModel, TokenId, Vocabulary};
+use sampler_core::{DynLanguageModel, SampleRequest, TokenId, Vocabulary};
 use std::sync::Arc;
 
 /// How to load a model: `strait`'s model flags without the prompt (docs/cli.md).
@@ -126,6 +126,35 @@ impl Source {
     ) -> Result<(Vec<TokenId>, sampler_core::DynConstraint<'static>)> {
         let prompt = self.prompt_tokens(prompt, chat)?;
         Ok((prompt, crate::build(spec, format, &self.vocabulary())?))
+    }
+
+    /// [`Source::prompt_and_constraint`] for a [`SampleRequest`] (its constraint given as
+    /// text: Python's and JavaScript's form).
+    pub fn request_prompt_and_constraint(
+        &self,
+        request: &SampleRequest,
+    ) -> Result<(Vec<TokenId>, sampler_core::DynConstraint<'static>)> {
+        let (format, text) = request.constraint()?;
+        let (spec, format) = if request.regex.is_some() {
+            let spec = crate::ConstraintSpec {
+                regex: Some(text.to_string()),
+                ..crate::ConstraintSpec::default()
+            };
+            (spec, None)
+        } else {
+            let name = if request.json_schema.is_some() {
+                "json_schema"
+            } else {
+                "grammar"
+            };
+            let spec = crate::ConstraintSpec {
+                text: Some(text.to_string()),
+                name: Some(name.into()),
+                ..crate::ConstraintSpec::default()
+            };
+            (spec, format)
+        };
+        self.prompt_and_constraint(&request.prompt, request.chat, &spec, format)
     }
 
     /// Tokenizes a continuation (the text of `strait score`).

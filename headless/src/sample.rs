@@ -60,33 +60,7 @@ pub fn sample_request(
     out: &mut dyn FnMut(Value),
 ) -> Result<Counters> {
     let job = SampleJob::from_request(request)?;
-    let (format, text) = request.constraint()?;
-    let spec = if request.regex.is_some() {
-        crate::ConstraintSpec {
-            regex: Some(text.to_string()),
-            ..crate::ConstraintSpec::default()
-        }
-    } else {
-        crate::ConstraintSpec {
-            text: Some(text.to_string()),
-            name: Some(
-                if request.json_schema.is_some() {
-                    "json_schema"
-                } else {
-                    "grammar"
-                }
-                .into(),
-            ),
-            ..crate::ConstraintSpec::default()
-        }
-    };
-    let format = if request.regex.is_some() {
-        None
-    } else {
-        format
-    };
-    let (prompt, constraint) =
-        source.prompt_and_constraint(&request.prompt, request.chat, &spec, format)?;
+    let (prompt, constraint) = source.request_prompt_and_constraint(request)?;
     sample(source, prompt, &constraint, &job, events, out)
 }
 

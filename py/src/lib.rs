@@ -121,27 +121,16 @@ impl Model {
         })
     }
 
-    /// The lines of `strait enumerate`, most probable first.
-    #[pyo3(signature = (prompt, chat, regex, grammar, json_schema, format, max_tokens))]
-    #[allow(clippy::too_many_arguments)]
-    fn enumerate(
-        &self,
-        py: Python<'_>,
-        prompt: String,
-        chat: bool,
-        regex: Option<String>,
-        grammar: Option<String>,
-        json_schema: Option<String>,
-        format: Option<String>,
-        max_tokens: usize,
-    ) -> PyResult<Vec<String>> {
-        let spec = constraint_spec(regex, grammar, json_schema);
+    /// The lines of `strait enumerate`, most probable first, for a request (JSON, as
+    /// `sample`'s; its `max_tokens` bounds the sequences).
+    fn enumerate(&self, py: Python<'_>, request: String) -> PyResult<Vec<String>> {
+        let request: SampleRequest = serde_json::from_str(&request).map_err(err)?;
         self.with_source(py, move |source| {
             let vocab = source.vocabulary();
-            let (prompt, constraint) =
-                source.prompt_and_constraint(&prompt, chat, &spec, format.as_deref())?;
+            let (prompt, constraint) = source.request_prompt_and_constraint(&request)?;
             let max = headless::enumerate::MAX_SEQUENCES;
-            let dist = headless::enumerate::exact(source, prompt, &constraint, max_tokens, max)?;
+            let dist =
+                headless::enumerate::exact(source, prompt, &constraint, request.max_tokens, max)?;
             let lines = headless::enumerate::lines(&vocab, &dist);
             Ok(lines.iter().map(|l| l.to_string()).collect())
         })

@@ -29,6 +29,13 @@ def _constraint(regex, grammar, json_schema):
     return regex, grammar, json_schema
 
 
+def _request(regex, grammar, json_schema, options):
+    """The request every front end reads (sampler_core::SampleRequest), as a dict."""
+    regex, grammar, json_schema = _constraint(regex, grammar, json_schema)
+    request = {"regex": regex, "grammar": grammar, "json_schema": json_schema, **options}
+    return {k: v for k, v in request.items() if v is not None}
+
+
 class Model:
     """A language model: a GGUF file's path, or a toy (`toy:gsk`, `toy:random:SEED`,
     `toy:letters:N:SEED`). `cpu`, `gpu` and `engine` are the command line's flags."""
@@ -52,21 +59,16 @@ class Model:
         `batch` (1), `grammar_format`, `max_generations` (10000), `generation_cap`,
         `hmm_engine` ("burn-flex"), `hmm_states`, `hmm_sequences`, `hmm_iterations`. An
         unknown option raises `StraitError` naming it."""
-        regex, grammar, json_schema = _constraint(regex, grammar, json_schema)
-        request = {"regex": regex, "grammar": grammar, "json_schema": json_schema, **options}
-        request = {k: v for k, v in request.items() if v is not None}
-        lines = self._native.sample(_json.dumps(request))
+        lines = self._native.sample(_json.dumps(_request(regex, grammar, json_schema, options)))
         return [_json.loads(line) for line in lines]
 
-    def enumerate(self, *, regex=None, grammar=None, json_schema=None, grammar_format=None,
-                  prompt="", chat=False, max_tokens=16):
+    def enumerate(self, *, regex=None, grammar=None, json_schema=None, max_tokens=16,
+                  **options):
         """Exact P^L of a finite language: every token sequence with its probability, most
-        probable first (`strait enumerate`)."""
-        regex, grammar, json_schema = _constraint(regex, grammar, json_schema)
-        if json_schema is not None and grammar_format is None:
-            grammar_format = "json-schema"
-        lines = self._native.enumerate(prompt, chat, regex, grammar, json_schema,
-                                       grammar_format, max_tokens)
+        probable first (`strait enumerate`). `options`: `prompt`, `chat`, `grammar_format`
+        (the request of `sample`)."""
+        lines = self._native.enumerate(_json.dumps(
+            _request(regex, grammar, json_schema, dict(max_tokens=max_tokens, **options))))
         return [_json.loads(line) for line in lines]
 
     def score(self, text, *, prompt="", chat=False):
