@@ -6,7 +6,7 @@
 //! `strait.StraitError` with the CLI's one-line message.
 
 use headless::sweep::{self, Job, JobResult};
-use headless::{ConstraintSpec, ModelSpec, SampleJob, Source};
+use headless::{ModelSpec, SampleJob, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -31,21 +31,6 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 #[pyclass(module = "strait._native")]
 struct Model {
     source: Mutex<Source>,
-}
-
-/// The keyword arguments of a constraint: exactly one of them.
-fn constraint_spec(
-    regex: Option<String>,
-    grammar: Option<String>,
-    json_schema: Option<String>,
-) -> ConstraintSpec {
-    let text = grammar.or(json_schema);
-    ConstraintSpec {
-        regex,
-        text,
-        name: Some("grammar".into()),
-        ..ConstraintSpec::default()
-    }
 }
 
 #[pymethods]
