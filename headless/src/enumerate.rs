@@ -4,8 +4,8 @@
 use crate::failure::Result;
 use crate::model_source::{Source, with_lm};
 use sampler_core::exact::{ExactDistribution, Limits, enumerate};
-use sampler_core::{DynConstraint, TokenId, Vocabulary, block_on};
-use serde_json::{Value, json};
+use sampler_core::{DynConstraint, Enumerated, TokenId, Vocabulary, block_on};
+use serde_json::Value;
 
 /// Most sequences `strait enumerate` lists before refusing ("too large to enumerate").
 pub const MAX_SEQUENCES: usize = 100_000;
@@ -29,17 +29,8 @@ pub fn exact(
 
 /// `{"text", "tokens", "logp", "p"}` per sequence, most probable first.
 pub fn lines(vocab: &Vocabulary, dist: &ExactDistribution) -> Vec<Value> {
-    let mut entries: Vec<_> = dist.entries.iter().collect();
-    entries.sort_by(|a, b| b.p.total_cmp(&a.p));
-    entries
+    Enumerated::all(vocab, dist)
         .into_iter()
-        .map(|e| {
-            json!({
-                "text": String::from_utf8_lossy(&vocab.decode(&e.tokens)),
-                "tokens": e.tokens,
-                "logp": e.logp,
-                "p": e.p,
-            })
-        })
+        .map(|e| serde_json::to_value(e).expect("a line is JSON"))
         .collect()
 }

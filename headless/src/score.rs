@@ -2,8 +2,8 @@
 
 use crate::failure::Result;
 use crate::model_source::{Source, with_lm};
-use sampler_core::{TokenId, block_on};
-use serde_json::{Value, json};
+use sampler_core::{Scored, TokenId, block_on};
+use serde_json::Value;
 
 /// `{"text", "tokens", "logp", "token_logps"}` for `text` after `prompt`, EOS appended.
 pub fn score(source: &mut Source, prompt: Vec<TokenId>, text: &str) -> Result<Value> {
@@ -19,10 +19,11 @@ pub fn score(source: &mut Source, prompt: Vec<TokenId>, text: &str) -> Result<Va
         }
         Ok(out)
     })?;
-    Ok(json!({
-        "text": text,
-        "tokens": tokens,
-        "logp": per_token.iter().sum::<f64>(),
-        "token_logps": per_token,
-    }))
+    let scored = Scored {
+        text: text.to_string(),
+        tokens,
+        logp: per_token.iter().sum(),
+        token_logps: per_token,
+    };
+    Ok(serde_json::to_value(scored)?)
 }

@@ -15,7 +15,6 @@ mod constraint;
 mod events;
 mod function_lm;
 mod model;
-mod records;
 mod turn;
 
 pub use model::Model;

@@ -3,14 +3,15 @@
 
 use crate::events::{JsSink, serializer};
 use crate::function_lm::JsFunctionModel;
-use crate::records::{Enumerated, Scored};
 use crate::turn::{TurnPause, now_ms};
 use hmm_burn::{BurnHmm, Precision};
 use sampler_core::exact::{Limits, enumerate};
 use sampler_core::hmm::{CpuHmm, HmmEngine};
 use sampler_core::samplers::{Io, Sample, Sampler};
 use sampler_core::toy::ToyModel;
-use sampler_core::{DynLm, Record, SampleError, SampleRequest, SeededRng, TokenId, Vocabulary};
+use sampler_core::{
+    DynLm, Enumerated, Record, SampleError, SampleRequest, Scored, SeededRng, TokenId, Vocabulary,
+};
 use serde::Serialize;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -424,18 +425,7 @@ async fn exact(
     let dist = enumerate(&mut lm, &constraint, limits)
         .await
         .map_err(|e| e.to_string())?;
-    let mut rows: Vec<Enumerated> = dist
-        .entries
-        .iter()
-        .map(|e| Enumerated {
-            text: String::from_utf8_lossy(&vocab.decode(&e.tokens)).into_owned(),
-            tokens: e.tokens.clone(),
-            logp: e.logp,
-            p: e.p,
-        })
-        .collect();
-    rows.sort_by(|a, b| b.p.total_cmp(&a.p));
-    Ok(rows)
+    Ok(Enumerated::all(vocab, &dist))
 }
 
 /// log P(text · EOS | prompt), token by token.

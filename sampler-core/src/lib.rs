@@ -63,7 +63,7 @@ pub use event::{Event, EventSink, NullSink, VecSink};
 pub use limits::{LimitExceeded, Limits};
 pub use lm::{LanguageModel, LmError, check_logprobs, first_not_a_logprob};
 pub use regex::{RegexAutomaton, RegexError};
-pub use request::{Record, SampleRequest};
+pub use request::{Enumerated, Record, SampleRequest, Scored};
 pub use rng::{RandomSource, SeededRng};
 pub use sum_tree::SumTree;
 pub use tensorized::TensorizedAutomaton;

@@ -1,7 +1,8 @@
 //! One sampling request and one output record, as every front end states them: the
 //! `strait` command line (its flags' defaults), Python (`Model.sample(**request)`) and
 //! JavaScript (`model.sample(request)`, keys in camelCase) all read a [`SampleRequest`]
-//! and hand out [`Record`]s, so an option added here appears in all three.
+//! and hand out [`Record`]s (and [`Enumerated`] and [`Scored`] lines), so an option added
+//! here appears in all three.
 
 use crate::hmm::HmmConfig;
 use crate::samplers::{Counters, Method, Params, Sample};
@@ -213,6 +214,50 @@ impl Record {
             elapsed_ms,
             run: s.run,
         }
+    }
+}
+
+/// One sequence of an exact distribution (a line of `strait enumerate`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Enumerated {
+    /// Its text.
+    pub text: String,
+    /// Its tokens, EOS included.
+    pub tokens: Vec<crate::TokenId>,
+    /// log P under the unconstrained model.
+    pub logp: f64,
+    /// Its probability under P^L.
+    pub p: f64,
+}
+
+/// log P(text · EOS | prompt), token by token (the line of `strait score`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scored {
+    /// The text scored.
+    pub text: String,
+    /// Its tokens (EOS not included).
+    pub tokens: Vec<crate::TokenId>,
+    /// The sum of `token_logps`.
+    pub logp: f64,
+    /// Each token's log-probability, EOS last.
+    pub token_logps: Vec<f64>,
+}
+
+impl Enumerated {
+    /// The lines of an exact distribution, most probable first.
+    pub fn all(vocab: &Vocabulary, dist: &crate::exact::ExactDistribution) -> Vec<Enumerated> {
+        let mut rows: Vec<Enumerated> = dist
+            .entries
+            .iter()
+            .map(|e| Enumerated {
+                text: String::from_utf8_lossy(&vocab.decode(&e.tokens)).into_owned(),
+                tokens: e.tokens.clone(),
+                logp: e.logp,
+                p: e.p,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.p.total_cmp(&a.p));
+        rows
     }
 }
 
