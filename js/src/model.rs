@@ -1,5 +1,5 @@
-//! [`Model`]: what JavaScript holds — a GGUF model on our CPU forward pass, a toy model or
-//! a function — and its three calls, each taking the one request type of every front end.
+//! [`Model`]: what JavaScript holds — a GGUF model on our CPU forward pass or WebGPU engine,
+//! a toy model or a function — and its calls, each taking the one request of every front end.
 
 use crate::events::{JsSink, serializer};
 use crate::function_lm::JsFunctionModel;
