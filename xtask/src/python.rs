@@ -24,11 +24,7 @@ pub fn install(native_ran: bool) -> Result<(), String> {
     util::run(pip().args(TOOLS))
         .map_err(|e| format!("{e}\npip could not install the Python tools: is PyPI reachable?"))?;
     if !native_ran {
-        util::run(
-            Command::new("cargo")
-                .args(["build", "-p", "cli", "--features", "burn-wgpu"])
-                .current_dir(root()),
-        )?;
+        build_cli()?;
     }
     util::run(
         pip()
@@ -42,6 +38,16 @@ pub fn install(native_ran: bool) -> Result<(), String> {
             // The dev profile: the workspace's test builds are reused (a release build of
             // every dependency would add minutes); users get `pyproject.toml`'s release.
             .env("MATURIN_PEP517_ARGS", "--profile dev --features burn-wgpu")
+            .current_dir(root()),
+    )
+}
+
+/// The `strait` binary the Python and npm tests compare with (`target/debug/strait`), as
+/// the native stage builds it.
+pub fn build_cli() -> Result<(), String> {
+    util::run(
+        Command::new("cargo")
+            .args(["build", "-p", "cli", "--features", "burn-wgpu"])
             .current_dir(root()),
     )
 }

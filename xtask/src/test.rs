@@ -503,18 +503,14 @@ fn python_stage(native_ran: bool) -> Row {
     }
 }
 
-/// The npm package: built (its wasm in the page's profile, whose dependencies the page
-/// stage has just compiled; the `strait` binary it compares with first, unless the native
-/// stage built it), then `js/tests/npm.test.mjs` in node and headless Chromium.
+/// The npm package: built (its wasm in the page's profile; the `strait` binary it compares
+/// with first, unless the native stage built it), then `js/tests/npm.test.mjs` in node and
+/// headless Chromium.
 fn npm_stage(native_ran: bool) -> Row {
     let t = Instant::now();
     let built = (|| {
         if !native_ran {
-            util::run(
-                Command::new("cargo")
-                    .args(["build", "-p", "cli", "--features", "burn-wgpu"])
-                    .current_dir(root()),
-            )?;
+            crate::python::build_cli()?;
         }
         crate::npm::build(build::Link::Served)
     })();
