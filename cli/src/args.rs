@@ -211,6 +211,7 @@ pub struct SampleArgs {
     /// Rejection samplers (rs, sample-verify, ars, rsft, cars): generations drawn in
     /// lockstep, their model calls batched and their trie updates applied after the batch
     /// in order (still exact; 1 = one at a time, each seeing every earlier one's updates).
+    /// MCMC: chains run side by side, their generations in lockstep (each chain unchanged).
     #[arg(long, default_value_t = defaults::BATCH)]
     pub batch: usize,
     /// Exact samplers give up after this many generations in a row without a valid one.

@@ -135,7 +135,12 @@ impl EventSink for RunSink {
 
 impl Run {
     /// A run of `method` with `params`, its random choices seeded by `seed`.
-    pub fn new(method: Method, params: Params, seed: u64) -> Self {
+    pub fn new(method: Method, mut params: Params, seed: u64) -> Self {
+        // The chain view draws MCMC's chains one after another, so the page runs them so;
+        // batch B stays what the rejection samplers read.
+        if method.is_mcmc() {
+            params.batch = 1;
+        }
         Run {
             method,
             params,

@@ -300,3 +300,19 @@ fn stop_calls_the_cancel_hooks_once() {
     run.finish_remote(Outcome::BudgetReached);
     assert_eq!(run.outcome(), Some(Outcome::Cancelled));
 }
+
+/// The chain view draws MCMC's chains one after another, so the page runs them so whatever
+/// batch B says; B still reaches the rejection samplers.
+#[test]
+fn the_page_runs_mcmc_one_chain_at_a_time_and_keeps_batch_for_rejection() {
+    let batched = |method: Method| {
+        let params = Params {
+            batch: 4,
+            ..gsk_params(2)
+        };
+        Run::new(method, params, 1).params().batch
+    };
+    assert_eq!(batched(Method::McmcRestart), 1);
+    assert_eq!(batched(Method::McmcUniform), 1);
+    assert_eq!(batched(Method::Cars), 4);
+}

@@ -86,7 +86,7 @@ class FunctionModel(Model):
     GGUF when `vocab` is one and `eos` is not given). `logprobs(prefixes)`: given a batch of
     token-id lists (the tokens generated so far: the function holds its own prompt), one
     vector of natural-log probabilities over the vocabulary per prefix, as a numpy array of
-    shape [batch, len(vocab)] or a list of lists. Samplers that batch (SMC's particles,
+    shape [batch, len(vocab)] or a list of lists. Samplers that batch (SMC's particles, MCMC with `batch=`,
     rejection with `batch=`) call it once per batch.
 
     A function that raises, or returns the wrong shape, NaN or unnormalized scores, ends the

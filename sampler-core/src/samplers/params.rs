@@ -43,7 +43,8 @@ pub struct Params {
     pub hmm: HmmConfig,
     /// Rejection samplers (`rs` … `cars`): generations drawn in lockstep, their model calls
     /// batched and their changes to the trie applied after the batch, in order. 1 is one
-    /// generation at a time, each seeing every earlier one's changes.
+    /// generation at a time, each seeing every earlier one's changes. MCMC: chains run this
+    /// many at a time, their generations in lockstep.
     #[serde(default = "one")]
     pub batch: usize,
 }

@@ -12,7 +12,7 @@ mod trace;
 pub use proposal::{
     Truncation, common_prefix, cut_distribution, log_proposal, log_proposal_drawn_cut,
 };
-pub use trace::{Trace, extend, score};
+pub use trace::{Trace, extend, extend_many, score};
 
 use super::Ctx;
 use crate::{Constraint, Event, LanguageModel, SampleError};
@@ -77,13 +77,54 @@ pub async fn step<L: LanguageModel, C: Constraint>(
     chain: usize,
     step: usize,
 ) -> Result<bool, SampleError> {
-    let pos = cut_distribution(kernel.truncation, state);
-    let cut = ctx.rng().categorical(&pos).min(state.len());
-    let proposal = match extend(ctx, state.truncate(cut)).await {
-        Ok(p) => Some(p),
-        Err(SampleError::DeadEnd { .. }) => None,
-        Err(e) => return Err(e),
-    };
+    let accepted = steps(ctx, kernel, std::slice::from_mut(state), chain, step).await?;
+    Ok(accepted[0])
+}
+
+/// [`step`] for chains `first ..` of one batch at once: their cuts drawn in chain order,
+/// their regenerations in lockstep ([`trace::extend_many`]: one batched model call a
+/// token), then each accepted or rejected in chain order. Each chain's transition is
+/// [`step`]'s, so the chains stay independent and exact; only the order of the random
+/// draws differs from running them one after another.
+async fn steps<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    kernel: Kernel,
+    states: &mut [Trace<C::State>],
+    first: usize,
+    step: usize,
+) -> Result<Vec<bool>, SampleError> {
+    let cuts: Vec<usize> = states
+        .iter()
+        .map(|s| {
+            let pos = cut_distribution(kernel.truncation, s);
+            ctx.rng().categorical(&pos).min(s.len())
+        })
+        .collect();
+    let truncated = states.iter().zip(&cuts).map(|(s, &c)| s.truncate(c));
+    let proposals = trace::extend_many(ctx, truncated.collect()).await?;
+    let mut accepted = Vec::with_capacity(states.len());
+    for (i, ((state, proposal), cut)) in states.iter_mut().zip(proposals).zip(cuts).enumerate() {
+        let proposal = match proposal {
+            Ok(p) => Some(p),
+            Err(SampleError::DeadEnd { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        accepted.push(decide(ctx, kernel, state, proposal, cut, first + i, step));
+    }
+    Ok(accepted)
+}
+
+/// Accepts or rejects `proposal` (`None`: a dead end) as the chain's next state (Alg. 1
+/// lines 5-6) and emits [`Event::McmcProposal`]; whether it was accepted.
+fn decide<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    kernel: Kernel,
+    state: &mut Trace<C::State>,
+    proposal: Option<Trace<C::State>>,
+    cut: usize,
+    chain: usize,
+    step: usize,
+) -> bool {
     let log_ratio = match &proposal {
         Some(p) if p.valid && state.valid => {
             p.total_logp() + kernel.log_q(p, state, cut)
@@ -115,41 +156,51 @@ pub async fn step<L: LanguageModel, C: Constraint>(
     if accepted && let Some(p) = proposal {
         *state = p;
     }
-    Ok(accepted)
+    accepted
 }
 
 /// `mcmc-*`: `n` independent chains, each printed after `steps` GCD generations
-/// (the initial sample and `steps − 1` proposals).
+/// (the initial sample and `steps − 1` proposals). With `batch` B > 1, B chains run side
+/// by side, their generations in lockstep through the batched forward pass.
 pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     truncation: Truncation,
 ) -> Result<(), SampleError> {
     let kernel = Kernel::new(truncation);
-    for chain in 0..ctx.params().n {
-        let mut state = initial(ctx).await?;
-        if !state.valid {
-            ctx.emit(Event::Note {
-                message: format!(
-                    "chain {chain}: the first sample reached max tokens ({}) without EOS; \
-                     the chain starts outside the target and takes the first valid proposal",
-                    ctx.params().max_tokens
-                ),
-            });
+    let (n, batch) = (ctx.params().n, ctx.params().batch.max(1));
+    for first in (0..n).step_by(batch) {
+        let chains = first..(first + batch).min(n);
+        let empty = chains.clone().map(|_| Trace::empty()).collect();
+        let mut states = Vec::with_capacity(chains.len());
+        for (chain, state) in chains.clone().zip(trace::extend_many(ctx, empty).await?) {
+            let state = state?;
+            if !state.valid {
+                ctx.emit(Event::Note {
+                    message: format!(
+                        "chain {chain}: the first sample reached max tokens ({}) without EOS; \
+                         the chain starts outside the target and takes the first valid proposal",
+                        ctx.params().max_tokens
+                    ),
+                });
+            }
+            states.push(state);
         }
         for k in 1..ctx.params().steps {
             ctx.check_cancelled()?;
-            step(ctx, kernel, &mut state, chain, k).await?;
+            steps(ctx, kernel, &mut states, first, k).await?;
         }
-        // A chain that never reached the target has no sample of it to give.
-        if !state.valid {
-            return Err(SampleError::ChainOutsideCut {
-                chain,
-                max_tokens: ctx.params().max_tokens,
-                steps: ctx.params().steps,
-            });
+        for (chain, state) in chains.zip(states) {
+            // A chain that never reached the target has no sample of it to give.
+            if !state.valid {
+                return Err(SampleError::ChainOutsideCut {
+                    chain,
+                    max_tokens: ctx.params().max_tokens,
+                    steps: ctx.params().steps,
+                });
+            }
+            let logp = state.total_logp();
+            ctx.finish(state.tokens, logp, state.valid, None, Some(chain))?;
         }
-        let logp = state.total_logp();
-        ctx.finish(state.tokens, logp, state.valid, None, Some(chain))?;
     }
     Ok(())
 }

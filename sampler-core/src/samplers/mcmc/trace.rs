@@ -80,6 +80,15 @@ async fn position<L: LanguageModel, C: Constraint>(
     state: Option<&C::State>,
 ) -> Result<Position, SampleError> {
     let lp = ctx.logprobs(tokens).await?;
+    Ok(position_from(ctx, lp, state))
+}
+
+/// The position's numbers from the model's answer `lp` there.
+fn position_from<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    lp: Vec<f64>,
+    state: Option<&C::State>,
+) -> Position {
     let mask = state.map(|s| ctx.mask(s));
     let weights: Vec<f64> = lp
         .iter()
@@ -99,12 +108,12 @@ async fn position<L: LanguageModel, C: Constraint>(
             }
         })
         .sum();
-    Ok(Position {
+    Position {
         z: weights.iter().sum(),
         weights,
         perplexity: entropy.exp(),
         lp,
-    })
+    }
 }
 
 /// The state after `t` (EOS keeps the state when complete, `None` otherwise).
@@ -127,36 +136,96 @@ pub async fn extend<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     prefix: Trace<C::State>,
 ) -> Result<Trace<C::State>, SampleError> {
+    let mut out = extend_many(ctx, vec![prefix]).await?;
+    out.pop().expect("one prefix, one generation")
+}
+
+/// A generation under way in [`extend_many`].
+struct Growing<S> {
+    trace: Trace<S>,
+    /// The constraint's state after the trace's tokens (`None`: not viable).
+    state: Option<S>,
+    /// Whether it has ended (EOS, `max_tokens` or a dead end).
+    done: bool,
+    /// The dead end it ran into.
+    dead_end: Option<SampleError>,
+}
+
+/// [`extend`] for several prefixes in lockstep (MCMC's chains of one batch): each step asks
+/// the model about every unfinished generation in one batched call, then draws their tokens
+/// in order. Each result is what `extend` gives for its prefix with the same random draws;
+/// a dead end is that generation's `Err`, the others go on. Other errors end them all.
+pub async fn extend_many<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    prefixes: Vec<Trace<C::State>>,
+) -> Result<Vec<Result<Trace<C::State>, SampleError>>, SampleError> {
     let eos = ctx.eos();
-    ctx.count_generations(1);
-    let mut tr = prefix;
-    let mut state = match tr.tokens.last() {
-        None => Some(ctx.initial()),
-        Some(&last) => {
-            let before = tr.states.last().cloned().flatten();
-            next_state(ctx, before.as_ref(), last)
+    ctx.count_generations(prefixes.len());
+    let mut gens: Vec<Growing<C::State>> = prefixes
+        .into_iter()
+        .map(|tr| {
+            let state = match tr.tokens.last() {
+                None => Some(ctx.initial()),
+                Some(&last) => {
+                    let before = tr.states.last().cloned().flatten();
+                    next_state(ctx, before.as_ref(), last)
+                }
+            };
+            Growing {
+                trace: tr,
+                state,
+                done: false,
+                dead_end: None,
+            }
+        })
+        .collect();
+    loop {
+        for g in gens.iter_mut() {
+            g.done = g.done || !within(g.trace.len() + 1, ctx.params().max_tokens);
         }
-    };
-    while within(tr.len() + 1, ctx.params().max_tokens) {
-        let pos = position(ctx, &tr.tokens, state.as_ref()).await?;
-        if pos.z <= 0.0 {
-            return Err(ctx.dead_end(&tr.tokens));
-        }
-        let t = ctx.rng().categorical(&pos.weights) as TokenId;
-        ctx.emit_token(0, tr.len(), t, &pos.lp, Some(pos.z), None);
-        tr.tokens.push(t);
-        tr.logp.push(pos.lp[t as usize]);
-        tr.logq.push((pos.weights[t as usize] / pos.z).ln());
-        tr.perplexity.push(pos.perplexity);
-        let next = next_state(ctx, state.as_ref(), t);
-        tr.states.push(state);
-        state = next;
-        if t == eos {
+        let live: Vec<usize> = (0..gens.len()).filter(|&i| !gens[i].done).collect();
+        if live.is_empty() {
             break;
         }
+        let answers = if let [i] = live[..] {
+            vec![ctx.logprobs(&gens[i].trace.tokens).await?]
+        } else {
+            let prefixes: Vec<&[TokenId]> =
+                live.iter().map(|&i| &gens[i].trace.tokens[..]).collect();
+            ctx.logprobs_batch(&prefixes).await?
+        };
+        for (&i, lp) in live.iter().zip(answers) {
+            let pos = position_from(ctx, lp, gens[i].state.as_ref());
+            let g = &mut gens[i];
+            if pos.z <= 0.0 {
+                g.dead_end = Some(ctx.dead_end(&g.trace.tokens));
+                g.done = true;
+                continue;
+            }
+            let t = ctx.rng().categorical(&pos.weights) as TokenId;
+            ctx.emit_token(i, g.trace.len(), t, &pos.lp, Some(pos.z), None);
+            let tr = &mut g.trace;
+            tr.tokens.push(t);
+            tr.logp.push(pos.lp[t as usize]);
+            tr.logq.push((pos.weights[t as usize] / pos.z).ln());
+            tr.perplexity.push(pos.perplexity);
+            let next = next_state(ctx, g.state.as_ref(), t);
+            tr.states.push(g.state.take());
+            g.state = next;
+            g.done = t == eos;
+        }
     }
-    tr.valid = tr.tokens.last() == Some(&eos) && state.is_some();
-    Ok(tr)
+    Ok(gens
+        .into_iter()
+        .map(|g| match g.dead_end {
+            Some(e) => Err(e),
+            None => {
+                let mut tr = g.trace;
+                tr.valid = tr.tokens.last() == Some(&eos) && g.state.is_some();
+                Ok(tr)
+            }
+        })
+        .collect())
 }
 
 /// Scores a given sequence position by position (no generation is counted).
