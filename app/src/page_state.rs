@@ -88,6 +88,12 @@ pub fn worker_choice() -> bool {
     query_param("worker").is_none_or(|v| v != "off")
 }
 
+/// Whether the pool's workers may share one sequence's products (`?split=off` says not;
+/// they need the page to be cross-origin isolated too: `worker::split::create`).
+pub fn split_choice() -> bool {
+    query_param("split").is_none_or(|v| v != "off")
+}
+
 /// The pool size asked for by `?workers=N` (a positive number), if any.
 pub fn workers_choice() -> Option<usize> {
     query_param("workers")

@@ -1,7 +1,10 @@
 // `cargo xtask bench page`: in one headless Chromium, our page's decode (the CPU path in its
-// sampling worker, and the WebGPU path where there is an adapter) beside wllama's
-// (llama.cpp in wasm) on the same GGUF, 1 and 2 threads; one JSON line per engine, then
-// the ratios of the CPU path. Figures only, nothing asserted.
+// sampling workers, and the WebGPU path where there is an adapter) beside wllama's
+// (llama.cpp in wasm) on the same GGUF. Our CPU path twice: one worker computing the
+// sequence alone (`?split=off`), and the pool's workers sharing each matrix product
+// (`split.rs`, the page cross-origin isolated as xtask serves it); wllama on 1, 2 and every
+// core's threads. STRAIT_BENCH_ROUNDS rounds (default 2), interleaved (ours alone, ours
+// shared, wllama 1, 2, all), then the ratios per round. Figures only, nothing asserted.
 // STRAIT_URL: where xtask serves dist/ (with wllama.html and wllama/ beside it).
 import { BASE_URL, launch, waitForPhase } from '../lib.mjs';
 
@@ -11,10 +14,16 @@ const LOAD_MS = 300_000;
 const RUN_MS = 600_000;
 
 /** Our page: load the model on `backend`, one `lm` run of `tokens` tokens, the rate the
- *  page shows (tokens after the first over the time since the first). */
-async function strait(page, backend = 'cpu', tokens = TOKENS) {
-  await page.goto(`${BASE_URL}?backend=${backend}`);
+ *  page shows (tokens after the first over the time since the first). `split`: whether
+ *  the pool's workers share the sequence's products (else `?split=off`). */
+async function strait(page, backend = 'cpu', tokens = TOKENS, split = true) {
+  await page.goto(`${BASE_URL}?backend=${backend}${split ? '' : '&split=off'}`);
   await waitForPhase(page, ['ready'], LOAD_MS);
+  // Every worker of the pool loaded (they load one after another after the page).
+  await page.waitForFunction(() => {
+    const w = document.querySelector('#pg-worker')?.dataset;
+    return w && w.state !== 'loading' && Number(w.workers) >= Number(w.planned);
+  }, null, { timeout: LOAD_MS, polling: 250 });
   await page.fill('#prompt', PROMPT);
   await page.fill('#regex', '.*');
   await page.fill('#max-tokens', String(tokens));
@@ -32,10 +41,13 @@ async function strait(page, backend = 'cpu', tokens = TOKENS) {
   const rate = Number(stats.match(/([0-9.]+) tokens\/s/)?.[1]);
   const first = Number(stats.match(/first token after (\d+) ms/)?.[1]);
   const where = await page.locator('#backend-info').textContent();
+  const pool = await page.evaluate(() => ({ ...document.querySelector('#pg-worker')?.dataset }));
   return {
-    engine: `strait-page-${backend}`,
+    engine: `strait-page-${backend}${backend === 'cpu' ? (split ? '-shared' : '-alone') : ''}`,
     runs_on: where.trim(),
-    threads: 1,
+    workers: Number(pool.workers),
+    split_chunks: pool.split,
+    cross_origin_isolated: await page.evaluate(() => self.crossOriginIsolated),
     decode_tokens: done,
     decode_tok_s: rate,
     first_token_ms: first,
@@ -59,27 +71,38 @@ async function wllama(page, threads) {
 
 // WebGPU flags on: the page still needs an adapter to start (issue 14); `?backend=cpu`
 // then runs the model on the CPU path in its worker.
+const ROUNDS = Number(process.env.STRAIT_BENCH_ROUNDS ?? 2);
 const b = await launch({ webgpu: true });
 try {
-  const ours = await strait(b.page);
-  console.log(JSON.stringify(ours));
+  const cores = await b.page.evaluate(() => navigator.hardwareConcurrency);
+  const threads = [...new Set([1, 2, cores])];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const alone = await strait(b.page, 'cpu', TOKENS, false);
+    console.log(JSON.stringify({ round, ...alone }));
+    const shared = await strait(b.page, 'cpu', TOKENS, true);
+    console.log(JSON.stringify({ round, ...shared }));
+    const theirs = {};
+    for (const t of threads) {
+      theirs[t] = await wllama(b.page, t);
+      console.log(JSON.stringify({ round, ...theirs[t] }));
+    }
+    const best = Math.max(...threads.map((t) => theirs[t].decode_tok_s));
+    console.log(JSON.stringify({
+      round,
+      ratio: 'decode tokens/s',
+      shared_over_alone: shared.decode_tok_s / alone.decode_tok_s,
+      alone_over_wllama_1: alone.decode_tok_s / theirs[1].decode_tok_s,
+      ...Object.fromEntries(threads.map((t) => [`shared_over_wllama_${t}`, shared.decode_tok_s / theirs[t].decode_tok_s])),
+      shared_over_wllama_best: shared.decode_tok_s / best,
+      first_token_shared_over_alone: shared.first_token_ms / alone.first_token_ms,
+    }));
+  }
   // The WebGPU path where the browser offers an adapter (`?backend=webgpu` forces it even
   // on a software adapter, where `auto` would choose the CPU).
   try {
     console.log(JSON.stringify(await strait(b.page, 'webgpu', GPU_TOKENS)));
   } catch (e) {
     console.log(JSON.stringify({ engine: 'strait-page-webgpu', skipped: e.message.split('\n')[0] }));
-  }
-  for (const threads of [1, 2]) {
-    const theirs = await wllama(b.page, threads);
-    console.log(JSON.stringify(theirs));
-    console.log(
-      JSON.stringify({
-        ratio: 'strait-page-cpu (1 worker) / wllama',
-        wllama_threads: threads,
-        decode: ours.decode_tok_s / theirs.decode_tok_s,
-      }),
-    );
   }
 } catch (e) {
   console.error(`bench page failed: ${e.message}\n--- console ---\n${b.logs.join('\n')}`);

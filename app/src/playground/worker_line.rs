@@ -9,7 +9,9 @@
 //! `data-mean-apply-ms` (the page's time to decode and apply one batch), `data-refreshes`
 //! (how many times the line has read the pool: a test waits for more of them rather than
 //! for a fixed time), `data-warmed` (prefills the idle workers have finished, for the next
-//! lesson step), `data-replaced` (workers replaced after a crash); one
+//! lesson step), `data-replaced` (workers replaced after a crash), `data-split` (chunks of
+//! one sequence's products idle workers computed for a busy one, or `off` where the page
+//! is not cross-origin isolated); one
 //! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per worker.
 
 use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
@@ -77,6 +79,7 @@ pub fn WorkerLine() -> impl IntoView {
                 data-busy=busy.to_string()
                 data-helped=helped.to_string() data-warmed=pool.warmed.to_string()
                 data-replaced=pool.replaced.0.to_string()
+                data-split=pool.split.map_or("off".to_string(), |n| n.to_string())
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())
@@ -109,12 +112,17 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                 format!(
                     "Real-model runs sample in a pool of {ready} of {} Web Workers ({}), each \
                      with its own copy of the model (the first loaded in {:.1} s): {busy} busy, \
-                     {} idle. Compare mode's samplers and the exact P^L run side by side, and a \
-                     run's batched model calls (SMC's particles) are shared with idle workers.",
+                     {} idle. Compare mode's samplers and the exact P^L run side by side, a \
+                     run's batched model calls (SMC's particles) are shared with idle workers{}.",
                     pool.planned,
                     pool.why,
                     ms / 1000.0,
                     ready - busy,
+                    match pool.split {
+                        Some(_) => ", and so are the matrix products of a single sequence",
+                        None => " (a single sequence's products are shared only where the page \
+                                 is cross-origin isolated)",
+                    },
                 )
             };
             if pool.replaced.0 > 0 {

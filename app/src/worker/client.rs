@@ -76,6 +76,9 @@ pub struct Pool {
     pub warmed: u64,
     /// Workers replaced after a crash since the pool started, and the last crash's cause.
     pub replaced: (u32, String),
+    /// Chunks of one sequence's products that idle workers computed for a busy one
+    /// (`split.rs`), or `None` where the page is not cross-origin isolated (no sharing).
+    pub split: Option<u32>,
 }
 
 impl WorkerState {
@@ -178,6 +181,9 @@ thread_local! {
     static STARTS: Cell<u64> = const { Cell::new(0) };
     /// The next worker's index (unique while the page lives: peers name each other by it).
     static NEXT_INDEX: Cell<u32> = const { Cell::new(0) };
+    /// The pool's buffer for sharing one sequence's products (`split.rs`), where the page
+    /// is cross-origin isolated.
+    static SPLIT: RefCell<Option<js_sys::SharedArrayBuffer>> = const { RefCell::new(None) };
     /// Workers replaced after a crash since the pool started, and the last crash's cause.
     static REPLACED: RefCell<(u32, String)> = const { RefCell::new((0, String::new())) };
     static STATE: RefCell<WorkerState> =
@@ -274,6 +280,7 @@ pub fn pool() -> Pool {
         helped,
         warmed: WARMED.with(Cell::get),
         replaced: REPLACED.with(|r| r.borrow().clone()),
+        split: SPLIT.with(|s| s.borrow().as_ref().and_then(super::split::helped_chunks)),
     }
 }
 
@@ -320,6 +327,7 @@ pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
     stop("replaced");
     let this_start = STARTS.with(|n| n.get());
     PLAN.with(|p| *p.borrow_mut() = (plan.workers, plan.why));
+    SPLIT.with(|s| *s.borrow_mut() = super::split::create());
     set_state(WorkerState::Loading);
     for _ in 0..plan.workers {
         let t0 = crate::clock::now_ms();
@@ -332,6 +340,7 @@ pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
             Ok(w) => {
                 w.loaded.set(true);
                 link_peers(&w);
+                share_split(&w);
                 if !matches!(state(), WorkerState::Ready { .. }) {
                     set_state(WorkerState::Ready {
                         ms: crate::clock::now_ms() - t0,
@@ -350,6 +359,18 @@ pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
                 return;
             }
         }
+    }
+}
+
+/// Hands `w` the pool's split buffer, if there is one.
+fn share_split(w: &SamplingWorker) {
+    let Some(buffer) = SPLIT.with(|s| s.borrow().clone()) else {
+        return;
+    };
+    let sent = super::protocol::to_js(&ToWorker::Split { buffer })
+        .and_then(|msg| w.worker.post_message(&msg).map_err(|e| js_error(&e)));
+    if let Err(e) = sent {
+        web_sys::console::error_1(&format!("cannot share the split buffer: {e}").into());
     }
 }
 
@@ -412,6 +433,19 @@ fn crashed(w: &Rc<SamplingWorker>, why: &str) {
         r.1 = why.to_string();
     });
     POOL.with(|p| p.borrow_mut().retain(|o| !Rc::ptr_eq(o, w)));
+    // The crashed worker may have held the split buffer's lock or been counted as a
+    // helper: the survivors get a fresh buffer (the new worker gets it once loaded).
+    SPLIT.with(|s| *s.borrow_mut() = super::split::create());
+    let live: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
+        p.borrow()
+            .iter()
+            .filter(|o| o.loaded.get() && !o.dead.get())
+            .cloned()
+            .collect()
+    });
+    for o in &live {
+        share_split(o);
+    }
     let this_start = STARTS.with(|n| n.get());
     wasm_bindgen_futures::spawn_local(async move {
         let Some(engine) = crate::page_state::engine() else {
@@ -424,6 +458,7 @@ fn crashed(w: &Rc<SamplingWorker>, why: &str) {
             Ok(w) => {
                 w.loaded.set(true);
                 link_peers(&w);
+                share_split(&w);
                 if !matches!(state(), WorkerState::Ready { .. }) {
                     set_state(WorkerState::Ready { ms: 0.0 });
                 }

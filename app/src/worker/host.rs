@@ -3,6 +3,7 @@
 //! enumerates exact distributions and runs the quick form's generations.
 
 use super::peers::{self, HostView, PooledLm};
+use super::split::{self, DriverView};
 use super::protocol::{FromWorker, ToWorker};
 use crate::clock::shared_clock_ms;
 use crate::engine::{Choice, Ended, Engine, OnCall, Output, Request, StopCheck, TokenOut};
@@ -87,6 +88,13 @@ static HOST_VIEW: HostView = HostView {
     helped: |sequences| post(&FromWorker::Helped { sequences }),
 };
 
+/// What the split products' driver side sees of this worker: whether it drives a job, and
+/// how it invites its idle peers to help.
+static DRIVER_VIEW: DriverView = DriverView {
+    busy: || HOST.with(|h| !h.borrow().jobs.is_empty()),
+    invite: peers::invite,
+};
+
 fn on_message(data: JsValue) {
     match serde_wasm_bindgen::from_value::<ToWorker>(data) {
         Ok(ToWorker::Run { id, spec, state }) => {
@@ -106,6 +114,10 @@ fn on_message(data: JsValue) {
         Ok(ToWorker::Load { bytes }) => wasm_bindgen_futures::spawn_local(load(bytes.to_vec())),
         Ok(ToWorker::Peer { index, port }) => peers::link(index, port, &HOST_VIEW),
         Ok(ToWorker::PeerGone { index }) => peers::gone(index),
+        Ok(ToWorker::Split { buffer }) => match HOST.with(|h| h.borrow().engine.clone()) {
+            Some(engine) => split::install(buffer, engine, &DRIVER_VIEW),
+            None => web_sys::console::error_1(&"worker: a split buffer before the model".into()),
+        },
         // A panic aborts the module (a wasm trap), which the page sees as the worker's
         // `error` event: the path a real crash takes.
         Ok(ToWorker::Crash) => panic!("the page asked this worker to crash (a test hook)"),

@@ -9,6 +9,8 @@
 //! - [`peers`]: the workers of the pool sharing a run's batched model calls (SMC's
 //!   particles) over message channels the page sets up; [`peer_protocol`]: what they say
 //!   to each other.
+//! - [`split`]: one sequence's products shared with the idle workers through a
+//!   `SharedArrayBuffer` (where the page is cross-origin isolated).
 //! - [`client`]: the page's side: starts the worker, hands it the model, sends runs and
 //!   Stop, applies the batches to the page's own [`playground::runner::Run`], and measures
 //!   the message overhead.
@@ -18,3 +20,4 @@ pub mod host;
 pub mod peer_protocol;
 pub mod peers;
 pub mod protocol;
+pub mod split;

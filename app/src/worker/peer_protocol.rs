@@ -43,6 +43,9 @@ pub enum PeerMessage {
         /// The request.
         id: u64,
     },
+    /// Help with the products of one sequence through the pool's split buffer
+    /// (`split.rs`), if idle.
+    Assist,
     /// The helper's model failed.
     Failed {
         /// The request.

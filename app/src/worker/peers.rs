@@ -109,6 +109,17 @@ pub fn link(index: u32, port: web_sys::MessagePort, host: &'static HostView) {
     PEERS.with(|p| p.borrow_mut().links.push(link));
 }
 
+/// Invites every peer to help with this worker's products (`PeerMessage::Assist`, see
+/// `split.rs`); a busy peer ignores it.
+pub fn invite() {
+    let links: Vec<Rc<Link>> = PEERS.with(|p| p.borrow().links.clone());
+    for l in links.iter().filter(|l| !l.gone.get()) {
+        if let Err(e) = PeerMessage::Assist.post(&l.port, &js_sys::Array::new()) {
+            web_sys::console::error_1(&format!("worker: cannot invite a peer: {e}").into());
+        }
+    }
+}
+
 /// Drops the model kept for serving peers (its KV caches): this worker starts a job of its
 /// own, and peers are answered `busy` until it ends.
 pub fn release_helper() {
@@ -182,6 +193,16 @@ fn on_message(link: &Rc<Link>, data: JsValue, host: &'static HostView) {
         },
         PeerMessage::Busy { id } => (id, Answer::Busy),
         PeerMessage::Failed { id, message } => (id, Answer::Failed(message)),
+        PeerMessage::Assist => {
+            let serving = PEERS.with(|p| p.borrow().serving);
+            if !(host.busy)()
+                && !serving
+                && let Some(engine) = (host.engine)()
+            {
+                super::split::assist(&engine);
+            }
+            return;
+        }
     };
     if let Some(w) = PEERS.with(|p| p.borrow_mut().waiting.remove(&id)) {
         answer(w, a);
@@ -371,6 +392,8 @@ impl LanguageModel for PooledLm {
         if calls == 1 {
             // The peers condition their copies on the prompt while this worker does: a
             // first request for the prompt's own next-token distribution, answer unread.
+            // Peers helping with products (`split.rs`) answer only outside that loop.
+            super::split::leave();
             self.warmups = peers
                 .iter()
                 .map(|l| ask(l, &self.prompt, &[&[]], true))
@@ -391,6 +414,7 @@ impl LanguageModel for PooledLm {
                 .unzip()
         };
         // Every peer's request goes out first, then this worker computes its own part.
+        super::split::leave();
         let mut asked = Vec::new();
         for (j, link) in peers.iter().enumerate() {
             let (idx, seqs) = part(j + 1);

@@ -59,6 +59,12 @@ pub enum ToWorker {
         #[serde(with = "serde_wasm_bindgen::preserve")]
         port: web_sys::MessagePort,
     },
+    /// The pool's buffer for sharing one sequence's products (`split.rs`), after `Load`.
+    Split {
+        /// The `SharedArrayBuffer` every worker of the pool gets.
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        buffer: js_sys::SharedArrayBuffer,
+    },
     /// Worker `index` of the pool is gone.
     PeerGone {
         /// The worker.

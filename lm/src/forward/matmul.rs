@@ -54,6 +54,10 @@ pub(crate) fn matmul(
     out: &mut [f32],
     act: Activations,
 ) {
+    // Shared with the thread's helpers where it has some (the page's idle workers).
+    if super::split::try_split(w, rows, cols, x, n, out, act) {
+        return;
+    }
     matmul_with(Kernels::best(), w, rows, cols, x, n, out, act)
 }
 

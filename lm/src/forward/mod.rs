@@ -15,6 +15,7 @@ pub(crate) mod matmul;
 mod ops;
 mod parallel;
 mod pause;
+pub mod split;
 pub(crate) mod weights;
 
 pub use kernels::{Activations, Kernels};

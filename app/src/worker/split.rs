@@ -1,0 +1,314 @@
+//! One sequence on every core: the rows of each of a worker's matrix products shared with
+//! the pool's idle workers through one `SharedArrayBuffer` (`lm::forward::split` is the
+//! model's side: what a product is, how its rows are cut and computed).
+//!
+//! The page makes the buffer where it is cross-origin isolated (`?split=off` says not to)
+//! and hands it to every worker after its model has loaded (`ToWorker::Split`). A worker
+//! driving a job offers each large product: it takes the buffer's lock, writes the job and
+//! its activations, bumps the epoch and wakes the helpers; then it and the helpers claim
+//! chunks of rows one at a time from one word (the epoch in its high half, so a helper late
+//! for a job claims nothing of the next), each computes its chunks with its own copy of the
+//! weights, the helpers write theirs into the buffer and mark each chunk done with the
+//! epoch, and the driver gathers them. An idle worker becomes a helper when a driver
+//! invites it (`PeerMessage::Assist`): it blocks in `Atomics.wait` on the epoch and leaves
+//! after [`IDLE_MS`] without a job, or at once when a driver says so ([`leave`]: before
+//! a batch is sent to peers, which answer only outside the loop). A helper that stops
+//! answering costs the driver [`LOST_MS`] once: it computes the missing chunks itself and
+//! stops offering.
+//!
+//! Memory: the buffer holds one product's activations and results (about 2 MB); each
+//! worker keeps the copy of the model it has anyway for the pool's other work.
+
+use crate::engine::Engine;
+use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
+use lm::forward::split::{JOB_WORDS, MAX_CHUNKS, RowHelpers, SplitJob};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// Control words (`Int32Array` indices).
+const EPOCH: u32 = 0;
+/// The claim word: the epoch's low 16 bits, then the next chunk.
+const CLAIM: u32 = 1;
+/// Helpers in the loop.
+const LISTENING: u32 = 2;
+/// The driver's lock (0 free, 1 held).
+const LOCK: u32 = 3;
+/// Bumped to send the helpers out of the loop.
+const LEAVE: u32 = 4;
+/// Chunks the helpers have computed since the buffer was made (what the page shows).
+const HELPED: u32 = 5;
+/// The job's words.
+const JOB: u32 = 8;
+/// Each chunk's done mark: the epoch it was computed for.
+const DONE: u32 = JOB + JOB_WORDS as u32;
+/// Control words in all.
+const CONTROL: u32 = DONE + MAX_CHUNKS as u32;
+
+/// Most activation floats a job carries (64 tokens of SmolLM2's widest input, 1536).
+const X_CAP: usize = 64 * 1536;
+/// Most result floats (8 vectors of a 49 152-token vocabulary).
+const OUT_CAP: usize = 8 * 49_152;
+/// Byte offsets of the regions.
+const X_AT: u32 = CONTROL * 4;
+const OUT_AT: u32 = X_AT + (X_CAP as u32) * 4;
+/// The buffer's size.
+const BYTES: u32 = OUT_AT + (OUT_CAP as u32) * 4;
+
+/// How long a helper waits for a job before it goes back to its messages.
+pub const IDLE_MS: f64 = 30.0;
+/// How long a driver waits for a helper's chunk before computing it itself.
+pub const LOST_MS: f64 = 3_000.0;
+/// Between two invitations, at least.
+const INVITE_EVERY_MS: f64 = 20.0;
+
+/// The page's buffer for its pool, where the page is cross-origin isolated and `?split`
+/// is not `off`; `None` (each worker computes its products alone) otherwise.
+pub fn create() -> Option<SharedArrayBuffer> {
+    let isolated = js_sys::Reflect::get(&js_sys::global(), &"crossOriginIsolated".into())
+        .is_ok_and(|v| v.is_truthy());
+    if !crate::page_state::split_choice() || !isolated {
+        return None;
+    }
+    Some(SharedArrayBuffer::new(BYTES))
+}
+
+/// Chunks of rows the helpers have computed for a driver with `buffer` (the page's view).
+pub fn helped_chunks(buffer: &SharedArrayBuffer) -> Option<u32> {
+    Shared::new(buffer.clone()).map(|s| s.load(HELPED) as u32)
+}
+
+/// The buffer seen from one worker.
+#[derive(Clone)]
+struct Shared {
+    ctl: Int32Array,
+    buffer: SharedArrayBuffer,
+}
+
+impl Shared {
+    fn new(buffer: SharedArrayBuffer) -> Option<Self> {
+        (buffer.byte_length() == BYTES).then(|| Shared {
+            ctl: Int32Array::new_with_byte_offset_and_length(&buffer, 0, CONTROL),
+            buffer,
+        })
+    }
+    fn load(&self, i: u32) -> i32 {
+        Atomics::load(&self.ctl, i).unwrap_or(0)
+    }
+    fn store(&self, i: u32, v: i32) {
+        let _ = Atomics::store(&self.ctl, i, v);
+    }
+    fn add(&self, i: u32, v: i32) -> i32 {
+        Atomics::add(&self.ctl, i, v).unwrap_or(0)
+    }
+    fn cas(&self, i: u32, expected: i32, to: i32) -> bool {
+        Atomics::compare_exchange(&self.ctl, i, expected, to).is_ok_and(|old| old == expected)
+    }
+    fn wake(&self, i: u32) {
+        let _ = Atomics::notify(&self.ctl, i);
+    }
+    /// Waits while word `i` holds `v`, at most `ms`.
+    fn wait(&self, i: u32, v: i32, ms: f64) {
+        let _ = Atomics::wait_with_timeout(&self.ctl, i, v, ms);
+    }
+    fn floats(&self, at: u32, len: usize) -> Float32Array {
+        Float32Array::new_with_byte_offset_and_length(&self.buffer, at, len as u32)
+    }
+    /// Claims the next chunk of the job of `epoch` (of `total`), if any is left.
+    fn claim(&self, epoch: i32, total: usize) -> Option<usize> {
+        let tag = (epoch & 0xFFFF) << 16;
+        loop {
+            let w = self.load(CLAIM);
+            let next = (w & 0xFFFF) as usize;
+            if w & !0xFFFF != tag || next >= total {
+                return None;
+            }
+            if self.cas(CLAIM, w, w + 1) {
+                return Some(next);
+            }
+        }
+    }
+    fn job(&self) -> SplitJob {
+        let words: [u32; JOB_WORDS] = std::array::from_fn(|k| self.load(JOB + k as u32) as u32);
+        SplitJob::from_words(&words)
+    }
+}
+
+thread_local! {
+    static SHARED: RefCell<Option<Shared>> = const { RefCell::new(None) };
+}
+
+/// What the driver's side needs of its worker: whether it drives a job (only a driver
+/// invites), and how to invite its peers.
+pub struct DriverView {
+    /// Whether this worker has a job of its own under way.
+    pub busy: fn() -> bool,
+    /// Sends `PeerMessage::Assist` to every peer.
+    pub invite: fn(),
+}
+
+/// This worker's buffer (`ToWorker::Split`): installs the model's helpers for its products.
+pub fn install(buffer: SharedArrayBuffer, engine: Rc<Engine>, driver: &'static DriverView) {
+    let Some(shared) = Shared::new(buffer) else {
+        web_sys::console::error_1(&"worker: a split buffer of the wrong size".into());
+        return;
+    };
+    SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
+    let helpers = SabHelpers {
+        shared,
+        engine,
+        driver,
+        epoch: Cell::new(0),
+        mine: RefCell::new(Vec::new()),
+        invited_at: Cell::new(f64::NEG_INFINITY),
+        broken: Cell::new(false),
+    };
+    lm::forward::split::set_helpers(Some(Rc::new(helpers)));
+}
+
+/// Sends the helpers out of their loop (they answer peers' messages only outside it).
+pub fn leave() {
+    SHARED.with(|s| {
+        if let Some(s) = &*s.borrow() {
+            s.add(LEAVE, 1);
+            s.wake(EPOCH);
+        }
+    });
+}
+
+/// The driver's side of the buffer.
+struct SabHelpers {
+    shared: Shared,
+    engine: Rc<Engine>,
+    driver: &'static DriverView,
+    /// The epoch of the job under way.
+    epoch: Cell<i32>,
+    /// The chunks this worker claimed for itself.
+    mine: RefCell<Vec<usize>>,
+    invited_at: Cell<f64>,
+    /// A helper lost a chunk: no more offers from this worker.
+    broken: Cell<bool>,
+}
+
+impl RowHelpers for SabHelpers {
+    fn model(&self) -> &[u8] {
+        self.engine.model_bytes()
+    }
+
+    fn offer(&self, job: &SplitJob, x: &[f32]) -> bool {
+        let s = &self.shared;
+        let out = job.n * job.rows;
+        if self.broken.get() || x.len() > X_CAP || out > OUT_CAP || job.chunks() > MAX_CHUNKS {
+            return false;
+        }
+        if s.load(LISTENING) <= 0 {
+            let now = crate::clock::now_ms();
+            if (self.driver.busy)() && now - self.invited_at.get() > INVITE_EVERY_MS {
+                self.invited_at.set(now);
+                (self.driver.invite)();
+            }
+            return false;
+        }
+        if !s.cas(LOCK, 0, 1) {
+            return false;
+        }
+        for (k, w) in job.to_words().into_iter().enumerate() {
+            s.store(JOB + k as u32, w as i32);
+        }
+        s.floats(X_AT, x.len()).copy_from(x);
+        let epoch = s.load(EPOCH).wrapping_add(1);
+        s.store(CLAIM, (epoch & 0xFFFF) << 16);
+        s.store(EPOCH, epoch);
+        s.wake(EPOCH);
+        self.epoch.set(epoch);
+        self.mine.borrow_mut().clear();
+        true
+    }
+
+    fn claim(&self) -> Option<usize> {
+        let job = self.shared.job();
+        let c = self.shared.claim(self.epoch.get(), job.chunks())?;
+        self.mine.borrow_mut().push(c);
+        Some(c)
+    }
+
+    fn collect(&self, job: &SplitJob, got: &mut dyn FnMut(usize, &[f32])) -> Vec<usize> {
+        let s = &self.shared;
+        let epoch = self.epoch.get();
+        let mine = std::mem::take(&mut *self.mine.borrow_mut());
+        let deadline = crate::clock::now_ms() + LOST_MS;
+        let mut lost = Vec::new();
+        let mut part = Vec::new();
+        for c in (0..job.chunks()).filter(|c| !mine.contains(c)) {
+            loop {
+                let done = s.load(DONE + c as u32);
+                if done == epoch {
+                    let rows = job.rows_of(c);
+                    part.resize(job.n * rows.len(), 0.0);
+                    s.floats(OUT_AT + (job.n * rows.start * 4) as u32, part.len())
+                        .copy_to(&mut part);
+                    got(c, &part);
+                    break;
+                }
+                let left = deadline - crate::clock::now_ms();
+                if left <= 0.0 {
+                    lost.push(c);
+                    self.broken.set(true);
+                    break;
+                }
+                s.wait(DONE + c as u32, done, left.min(50.0));
+            }
+        }
+        s.store(LOCK, 0);
+        if !lost.is_empty() {
+            web_sys::console::warn_1(
+                &format!("worker: a helper lost {} chunks; computing alone from now", lost.len())
+                    .into(),
+            );
+        }
+        lost
+    }
+}
+
+/// An invitation (`PeerMessage::Assist`): this idle worker helps with the products the
+/// pool's driver offers until none comes for [`IDLE_MS`] or a driver says leave. Blocks
+/// the worker meanwhile (its messages wait).
+pub fn assist(engine: &Engine) {
+    let Some(s) = SHARED.with(|s| s.borrow().clone()) else {
+        return;
+    };
+    let model = engine.model_bytes();
+    let leave_at = s.load(LEAVE);
+    s.add(LISTENING, 1);
+    let mut seen = s.load(EPOCH);
+    let (mut x, mut part) = (Vec::new(), Vec::new());
+    loop {
+        s.wait(EPOCH, seen, IDLE_MS);
+        let epoch = s.load(EPOCH);
+        if s.load(LEAVE) != leave_at || epoch == seen {
+            break;
+        }
+        seen = epoch;
+        let job = s.job();
+        if job.n * job.cols > X_CAP || job.n * job.rows > OUT_CAP {
+            continue;
+        }
+        x.resize(job.n * job.cols, 0.0);
+        s.floats(X_AT, x.len()).copy_to(&mut x);
+        while let Some(c) = s.claim(epoch, job.chunks()) {
+            let rows = job.rows_of(c);
+            part.resize(job.n * rows.len(), 0.0);
+            if let Err(e) = lm::forward::split::compute_chunk(model, &job, c, &x, &mut part) {
+                // Not this worker's model: the driver computes the chunk when it gives up.
+                web_sys::console::error_1(&format!("worker: {e}").into());
+                s.add(LISTENING, -1);
+                return;
+            }
+            s.floats(OUT_AT + (job.n * rows.start * 4) as u32, part.len())
+                .copy_from(&part);
+            s.store(DONE + c as u32, epoch);
+            s.wake(DONE + c as u32);
+            s.add(HELPED, 1);
+        }
+    }
+    s.add(LISTENING, -1);
+}
