@@ -668,7 +668,7 @@ describe('the published site without WebGPU', () => {
   });
   after(() => site?.close());
 
-  it('toy mode, the real model on the CPU and its exact P^L, served by a plain static server under a sub-path, in a Chromium without WebGPU', async () => {
+  it('toy mode, the real model on the CPU (one sequence shared by the workers, isolated by the site\'s service worker) and its exact P^L, served by a plain static server under a sub-path, in a Chromium without WebGPU', async () => {
     await withPage('playground-no-webgpu', { webgpu: false, extraArgs: ['--disable-features=WebGPU,Vulkan'] }, async (page) => {
       // No COOP/COEP headers, a path below the root: as a GitHub Pages project site.
       await page.goto(site.url);
@@ -687,6 +687,15 @@ describe('the published site without WebGPU', () => {
       // The real model loads on the CPU path.
       await waitForPhase(page, ['ready'], LOAD_MS);
       assert.equal(await page.getAttribute('#backend-info', 'data-backend'), 'cpu');
+      // Without the server's COOP/COEP, the site's service worker made the page
+      // cross-origin isolated (one reload), so the pool got its split buffer.
+      assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
+      await page.waitForFunction(() => {
+        const w = document.querySelector('#pg-worker')?.dataset;
+        return w?.state === 'ready' && Number(w.workers) >= Number(w.planned);
+      }, null, { timeout: LOAD_MS, polling: 250 });
+      assert.notEqual(await page.getAttribute('#pg-worker', 'data-split'), 'off');
+      const splitBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
       await setForm(page, {
         model: 'real', grammar: '(yes|no|maybe)', kind: 'regex', method: 'lcd', n: 1, maxTokens: 6,
         prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.', speed: FASTEST,
@@ -694,6 +703,11 @@ describe('the published site without WebGPU', () => {
       const r = await run(page, { timeout: REAL_RUN_MS });
       assert.equal(r.state, 'done', r.text);
       for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);
+      // With two workers or more, the idle one computed some of the run's products.
+      if (Number(await page.getAttribute('#pg-worker', 'data-workers')) > 1) {
+        await page.waitForFunction((n) => Number(document.querySelector('#pg-worker').dataset.split) > n,
+          splitBefore, { timeout: 10_000, polling: 250 });
+      }
       await page.click('#pg-exact');
       await unlessCrash(page, page.waitForFunction(
         () => ['done', 'error'].includes(document.querySelector('#pg-status').dataset.state),

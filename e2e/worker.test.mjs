@@ -11,7 +11,9 @@
 // printed side by side. An SMC run's particles and a rejection sampler's batch of
 // generations (`batch B`) go to the idle worker too, with the same samples. A run leaves
 // its KV caches to the next, so the same run again skips the prompt's prefill and draws
-// the same samples (the time to the first token of both is printed).
+// the same samples (the time to the first token of both is printed). One sequence's
+// matrix products are shared with the idle worker where the page is cross-origin isolated
+// (`?split=off` says not to), with the same samples.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -290,6 +292,35 @@ describe('the playground samples the real model in a Web Worker', () => {
     await sharedWithIdleWorker('ars, batch 4, 2 dates', { n: 2 }, async (page) => {
       await page.selectOption('#pg-method', 'ars');
       await page.fill('#pg-batch', '4');
+    });
+  });
+
+  it('one sequence\'s matrix products are shared with an idle worker, with the same samples', async () => {
+    await shared.step(async (page) => {
+      const results = {};
+      for (const split of ['off', 'on']) {
+        await open(page, `?backend=cpu&workers=2${split === 'off' ? '&split=off' : ''}`, 'ready');
+        await unlessCrash(page, page.waitForFunction(
+          () => Number(document.querySelector('#pg-worker').dataset.workers) === 2,
+          null, { timeout: LOAD_MS, polling: 250 }));
+        // xtask serves the page cross-origin isolated: the pool gets its split buffer.
+        assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
+        await setForm(page, { n: 2, seed: '3' });
+        const before = await page.getAttribute('#pg-worker', 'data-split');
+        const r = await measured(page);
+        assert.equal(r.state, 'done', r.message);
+        await refreshed(page, 2);
+        const after = await page.getAttribute('#pg-worker', 'data-split');
+        if (split === 'off') assert.equal(after, 'off');
+        else assert.ok(Number(after) > Number(before), `chunks computed by the idle worker: ${before} → ${after}`);
+        assert.ok(r.outputs.length > 0, r.message);
+        results[split] = r.outputs;
+        figures[`lcd, 2 samples, one sequence at a time, products ${split === 'on' ? 'shared by 2 workers' : 'in 1 worker'}`] = {
+          seconds: r.secs, chunks_computed_by_the_idle_worker: split === 'on' ? Number(after) - Number(before) : 0,
+        };
+        console.log(`products ${split}: ${r.secs} s, chunks ${before} → ${after}, ${JSON.stringify(r.outputs)}`);
+      }
+      assert.deepEqual(results.on, results.off);
     });
   });
 

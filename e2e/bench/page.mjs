@@ -24,6 +24,7 @@ async function strait(page, backend = 'cpu', tokens = TOKENS, split = true) {
     const w = document.querySelector('#pg-worker')?.dataset;
     return w && w.state !== 'loading' && Number(w.workers) >= Number(w.planned);
   }, null, { timeout: LOAD_MS, polling: 250 });
+  const poolBefore = await page.evaluate(() => ({ ...document.querySelector('#pg-worker')?.dataset }));
   await page.fill('#prompt', PROMPT);
   await page.fill('#regex', '.*');
   await page.fill('#max-tokens', String(tokens));
@@ -41,12 +42,19 @@ async function strait(page, backend = 'cpu', tokens = TOKENS, split = true) {
   const rate = Number(stats.match(/([0-9.]+) tokens\/s/)?.[1]);
   const first = Number(stats.match(/first token after (\d+) ms/)?.[1]);
   const where = await page.locator('#backend-info').textContent();
+  // The worker line reads the pool four times a second.
+  await page.waitForTimeout(600);
   const pool = await page.evaluate(() => ({ ...document.querySelector('#pg-worker')?.dataset }));
+  const delta = (k) => Number(pool[k] ?? 0) - Number(poolBefore[k] ?? 0);
   return {
     engine: `strait-page-${backend}${backend === 'cpu' ? (split ? '-shared' : '-alone') : ''}`,
     runs_on: where.trim(),
     workers: Number(pool.workers),
-    split_chunks: pool.split,
+    // The products shared, the chunks the idle worker computed, and the driver's wait for
+    // them, per token of the run (prefill included).
+    split_products_per_token: split ? delta('splitOffers') / done : 0,
+    split_chunks_per_token: split ? delta('split') / done : 0,
+    split_wait_ms_per_token: split ? delta('splitWaitedUs') / 1000 / done : 0,
     cross_origin_isolated: await page.evaluate(() => self.crossOriginIsolated),
     decode_tokens: done,
     decode_tok_s: rate,

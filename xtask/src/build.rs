@@ -52,6 +52,8 @@ const STATIC_FILES: &[(&str, &str)] = &[
     ("app/style.css", "style.css"),
     // The sampling worker's entry: it imports `app.js`, so that name is fixed.
     ("app/worker.js", "worker.js"),
+    // The service worker that adds COOP/COEP on static hosts (index.html registers it).
+    ("app/sw.js", "sw.js"),
     // A pasted link's preview picture (index.html's Open Graph and Twitter card tags).
     ("assets/og.png", "og.png"),
 ];

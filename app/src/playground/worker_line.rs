@@ -11,7 +11,8 @@
 //! for a fixed time), `data-warmed` (prefills the idle workers have finished, for the next
 //! lesson step), `data-replaced` (workers replaced after a crash), `data-split` (chunks of
 //! one sequence's products idle workers computed for a busy one, or `off` where the page
-//! is not cross-origin isolated); one
+//! is not cross-origin isolated) with `data-split-offers` (products shared) and
+//! `data-split-waited-us` (microseconds the drivers waited for those chunks); one
 //! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per worker.
 
 use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
@@ -79,7 +80,9 @@ pub fn WorkerLine() -> impl IntoView {
                 data-busy=busy.to_string()
                 data-helped=helped.to_string() data-warmed=pool.warmed.to_string()
                 data-replaced=pool.replaced.0.to_string()
-                data-split=pool.split.map_or("off".to_string(), |n| n.to_string())
+                data-split=pool.split.map_or("off".to_string(), |c| c.chunks.to_string())
+                data-split-offers=pool.split.map_or(0, |c| c.offers).to_string()
+                data-split-waited-us=pool.split.map_or(0, |c| c.waited_us).to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())

@@ -76,9 +76,10 @@ pub struct Pool {
     pub warmed: u64,
     /// Workers replaced after a crash since the pool started, and the last crash's cause.
     pub replaced: (u32, String),
-    /// Chunks of one sequence's products that idle workers computed for a busy one
-    /// (`split.rs`), or `None` where the page is not cross-origin isolated (no sharing).
-    pub split: Option<u32>,
+    /// What sharing one sequence's products did (`split.rs`): products shared, chunks idle
+    /// workers computed, the drivers' waits; `None` where the page is not cross-origin
+    /// isolated (no sharing).
+    pub split: Option<super::split::SplitCounts>,
 }
 
 impl WorkerState {
@@ -280,7 +281,7 @@ pub fn pool() -> Pool {
         helped,
         warmed: WARMED.with(Cell::get),
         replaced: REPLACED.with(|r| r.borrow().clone()),
-        split: SPLIT.with(|s| s.borrow().as_ref().and_then(super::split::helped_chunks)),
+        split: SPLIT.with(|s| s.borrow().as_ref().and_then(super::split::counts)),
     }
 }
 

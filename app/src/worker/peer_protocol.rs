@@ -44,8 +44,12 @@ pub enum PeerMessage {
         id: u64,
     },
     /// Help with the products of one sequence through the pool's split buffer
-    /// (`split.rs`), if idle.
-    Assist,
+    /// (`split.rs`), if idle and if no driver has said leave since (`leave`: the buffer's
+    /// leave count when the invitation was sent; a stale one is ignored).
+    Assist {
+        /// The leave count it was sent at.
+        leave: i32,
+    },
     /// The helper's model failed.
     Failed {
         /// The request.

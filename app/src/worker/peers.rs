@@ -110,11 +110,12 @@ pub fn link(index: u32, port: web_sys::MessagePort, host: &'static HostView) {
 }
 
 /// Invites every peer to help with this worker's products (`PeerMessage::Assist`, see
-/// `split.rs`); a busy peer ignores it.
-pub fn invite() {
+/// `split.rs`), stamped with the split buffer's leave count `leave`; a busy peer ignores
+/// it, and so does one that gets it after a driver said leave.
+pub fn invite(leave: i32) {
     let links: Vec<Rc<Link>> = PEERS.with(|p| p.borrow().links.clone());
     for l in links.iter().filter(|l| !l.gone.get()) {
-        if let Err(e) = PeerMessage::Assist.post(&l.port, &js_sys::Array::new()) {
+        if let Err(e) = (PeerMessage::Assist { leave }).post(&l.port, &js_sys::Array::new()) {
             web_sys::console::error_1(&format!("worker: cannot invite a peer: {e}").into());
         }
     }
@@ -193,13 +194,13 @@ fn on_message(link: &Rc<Link>, data: JsValue, host: &'static HostView) {
         },
         PeerMessage::Busy { id } => (id, Answer::Busy),
         PeerMessage::Failed { id, message } => (id, Answer::Failed(message)),
-        PeerMessage::Assist => {
+        PeerMessage::Assist { leave } => {
             let serving = PEERS.with(|p| p.borrow().serving);
             if !(host.busy)()
                 && !serving
                 && let Some(engine) = (host.engine)()
             {
-                super::split::assist(&engine);
+                super::split::assist(&engine, leave);
             }
             return;
         }

@@ -37,6 +37,11 @@ const LOCK: u32 = 3;
 const LEAVE: u32 = 4;
 /// Chunks the helpers have computed since the buffer was made (what the page shows).
 const HELPED: u32 = 5;
+/// Products drivers have shared since the buffer was made.
+const OFFERS: u32 = 6;
+/// Microseconds drivers have waited for helpers' chunks (the synchronisation's cost, with
+/// any imbalance between the workers), wrapping.
+const WAITED_US: u32 = 7;
 /// The job's words.
 const JOB: u32 = 8;
 /// Each chunk's done mark: the epoch it was computed for.
@@ -72,9 +77,24 @@ pub fn create() -> Option<SharedArrayBuffer> {
     Some(SharedArrayBuffer::new(BYTES))
 }
 
-/// Chunks of rows the helpers have computed for a driver with `buffer` (the page's view).
-pub fn helped_chunks(buffer: &SharedArrayBuffer) -> Option<u32> {
-    Shared::new(buffer.clone()).map(|s| s.load(HELPED) as u32)
+/// What the pool's sharing has done so far (the page's view of `buffer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplitCounts {
+    /// Products drivers shared.
+    pub offers: u32,
+    /// Chunks of rows the helpers computed for them.
+    pub chunks: u32,
+    /// Microseconds the drivers waited for the helpers' chunks (wrapping).
+    pub waited_us: u32,
+}
+
+/// [`SplitCounts`] of `buffer`.
+pub fn counts(buffer: &SharedArrayBuffer) -> Option<SplitCounts> {
+    Shared::new(buffer.clone()).map(|s| SplitCounts {
+        offers: s.load(OFFERS) as u32,
+        chunks: s.load(HELPED) as u32,
+        waited_us: s.load(WAITED_US) as u32,
+    })
 }
 
 /// The buffer seen from one worker.
@@ -142,8 +162,8 @@ thread_local! {
 pub struct DriverView {
     /// Whether this worker has a job of its own under way.
     pub busy: fn() -> bool,
-    /// Sends `PeerMessage::Assist` to every peer.
-    pub invite: fn(),
+    /// Sends `PeerMessage::Assist` to every peer, stamped with the buffer's leave count.
+    pub invite: fn(i32),
 }
 
 /// This worker's buffer (`ToWorker::Split`): installs the model's helpers for its products.
@@ -204,7 +224,7 @@ impl RowHelpers for SabHelpers {
             let now = crate::clock::now_ms();
             if (self.driver.busy)() && now - self.invited_at.get() > INVITE_EVERY_MS {
                 self.invited_at.set(now);
-                (self.driver.invite)();
+                (self.driver.invite)(s.load(LEAVE));
             }
             return false;
         }
@@ -219,6 +239,7 @@ impl RowHelpers for SabHelpers {
         s.store(CLAIM, (epoch & 0xFFFF) << 16);
         s.store(EPOCH, epoch);
         s.wake(EPOCH);
+        s.add(OFFERS, 1);
         self.epoch.set(epoch);
         self.mine.borrow_mut().clear();
         true
@@ -235,7 +256,8 @@ impl RowHelpers for SabHelpers {
         let s = &self.shared;
         let epoch = self.epoch.get();
         let mine = std::mem::take(&mut *self.mine.borrow_mut());
-        let deadline = crate::clock::now_ms() + LOST_MS;
+        let started = crate::clock::now_ms();
+        let deadline = started + LOST_MS;
         let mut lost = Vec::new();
         let mut part = Vec::new();
         for c in (0..job.chunks()).filter(|c| !mine.contains(c)) {
@@ -258,6 +280,7 @@ impl RowHelpers for SabHelpers {
                 s.wait(DONE + c as u32, done, left.min(50.0));
             }
         }
+        s.add(WAITED_US, ((crate::clock::now_ms() - started) * 1000.0) as i32);
         s.store(LOCK, 0);
         if !lost.is_empty() {
             web_sys::console::warn_1(
@@ -269,15 +292,19 @@ impl RowHelpers for SabHelpers {
     }
 }
 
-/// An invitation (`PeerMessage::Assist`): this idle worker helps with the products the
-/// pool's driver offers until none comes for [`IDLE_MS`] or a driver says leave. Blocks
-/// the worker meanwhile (its messages wait).
-pub fn assist(engine: &Engine) {
+/// An invitation (`PeerMessage::Assist`, sent at leave count `leave_at`): this idle worker
+/// helps with the products the pool's driver offers until none comes for [`IDLE_MS`] or a
+/// driver says leave. Blocks the worker meanwhile (its messages wait). An invitation that
+/// a driver's leave has overtaken is ignored: the driver has since sent this worker other
+/// work (a batch's part), which waits behind it.
+pub fn assist(engine: &Engine, leave_at: i32) {
     let Some(s) = SHARED.with(|s| s.borrow().clone()) else {
         return;
     };
+    if s.load(LEAVE) != leave_at {
+        return;
+    }
     let model = engine.model_bytes();
-    let leave_at = s.load(LEAVE);
     s.add(LISTENING, 1);
     let mut seen = s.load(EPOCH);
     let (mut x, mut part) = (Vec::new(), Vec::new());

@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::rc::Rc;
 
 /// Below this many multiply-adds a product is not worth a helper's round trip.
-pub const MIN_WORK: usize = 1 << 18;
+pub const MIN_WORK: usize = 1 << 16;
 
 /// Rows in a chunk at least (a multiple of four, for the four-row kernels).
 const MIN_CHUNK_ROWS: usize = 32;
