@@ -63,6 +63,8 @@ const BYTES: u32 = OUT_AT + (OUT_CAP as u32) * 4;
 pub const IDLE_MS: f64 = 30.0;
 /// How long a driver waits for a helper's chunk before computing it itself.
 pub const LOST_MS: f64 = 3_000.0;
+/// Reads of a word a worker makes before it sleeps on it (tens of microseconds).
+const SPIN: u32 = 2_000;
 /// Between two invitations, at least.
 const INVITE_EVERY_MS: f64 = 20.0;
 
@@ -271,6 +273,9 @@ impl RowHelpers for SabHelpers {
                     got(c, &part);
                     break;
                 }
+                if (0..SPIN).any(|_| s.load(DONE + c as u32) != done) {
+                    continue;
+                }
                 let left = deadline - crate::clock::now_ms();
                 if left <= 0.0 {
                     lost.push(c);
@@ -309,6 +314,14 @@ pub fn assist(engine: &Engine, leave_at: i32) {
     let mut seen = s.load(EPOCH);
     let (mut x, mut part) = (Vec::new(), Vec::new());
     loop {
+        // The driver's next product follows within microseconds (a norm, a few heads of
+        // attention): watch for it a while before sleeping, whose wake-up would cost a
+        // good part of a product.
+        for _ in 0..SPIN {
+            if s.load(EPOCH) != seen || s.load(LEAVE) != leave_at {
+                break;
+            }
+        }
         s.wait(EPOCH, seen, IDLE_MS);
         let epoch = s.load(EPOCH);
         if s.load(LEAVE) != leave_at || epoch == seen {
