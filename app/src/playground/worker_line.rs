@@ -123,7 +123,8 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                     ready - busy,
                     match pool.split {
                         Some(_) => ", and so are the matrix products of a single sequence",
-                        None => " (a single sequence's products are shared only where the page \
+                        None =>
+                            " (a single sequence's products are shared only where the page \
                                  is cross-origin isolated)",
                     },
                 )

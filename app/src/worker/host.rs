@@ -3,8 +3,8 @@
 //! enumerates exact distributions and runs the quick form's generations.
 
 use super::peers::{self, HostView, PooledLm};
-use super::split::{self, DriverView};
 use super::protocol::{FromWorker, ToWorker};
+use super::split::{self, DriverView};
 use crate::clock::shared_clock_ms;
 use crate::engine::{Choice, Ended, Engine, OnCall, Output, Request, StopCheck, TokenOut};
 use hmm_burn::{BurnHmm, Precision};

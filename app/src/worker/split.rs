@@ -285,12 +285,18 @@ impl RowHelpers for SabHelpers {
                 s.wait(DONE + c as u32, done, left.min(50.0));
             }
         }
-        s.add(WAITED_US, ((crate::clock::now_ms() - started) * 1000.0) as i32);
+        s.add(
+            WAITED_US,
+            ((crate::clock::now_ms() - started) * 1000.0) as i32,
+        );
         s.store(LOCK, 0);
         if !lost.is_empty() {
             web_sys::console::warn_1(
-                &format!("worker: a helper lost {} chunks; computing alone from now", lost.len())
-                    .into(),
+                &format!(
+                    "worker: a helper lost {} chunks; computing alone from now",
+                    lost.len()
+                )
+                .into(),
             );
         }
         lost
