@@ -6,6 +6,10 @@
 //
 //   STRAIT_BASES=http://127.0.0.1:8080/,http://127.0.0.1:8081/ node bench/first_result.mjs [ids…]
 //
+// An id may name another sampler and max tokens, `sygus-slia:mcmc-restart:96`: the page is
+// then opened without a link, the example and the sampler chosen in the form, and Run
+// clicked, as a user trying another sampler would.
+//
 // Several bases (say, the build before a change and after it, each served by
 // `python3 -m http.server`) are opened alternately, example by example, so the machine's
 // drift falls on both.
@@ -36,11 +40,22 @@ await b.page.addInitScript(() => {
 console.log('| example | sampler | build | first result ms | run over ms | samples | state |');
 console.log('|---|---|---|---:|---:|---:|---|');
 try {
-  for (const id of ids) {
+  for (const entry of ids) {
+    const [id, method, maxTokens] = entry.split(':');
     for (const base of bases) {
       await b.page.goto('about:blank');
-      await b.page.goto(`${base}#example=${id}`);
-      await waitForPhase(b.page, ['ready'], LOAD_MS);
+      if (method) {
+        await b.page.goto(base);
+        await waitForPhase(b.page, ['ready'], LOAD_MS);
+        await b.page.evaluate(() => { document.querySelector('.pg-side').open = true; });
+        await b.page.selectOption('#pg-example', id);
+        await b.page.selectOption('#pg-method', method);
+        if (maxTokens) await b.page.fill('#pg-max-tokens', maxTokens);
+        await b.page.click('#pg-run');
+      } else {
+        await b.page.goto(`${base}#example=${id}`);
+        await waitForPhase(b.page, ['ready'], LOAD_MS);
+      }
       const ended = await b.page.waitForFunction(() => window.__runAt
         && ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status')?.dataset.state),
       null, { timeout: RUN_MS, polling: 100 }).then(() => true, () => false);
@@ -51,7 +66,7 @@ try {
         samples: document.querySelector('#view-results')?.dataset.samples,
       }));
       const ms = (t) => (t && r.run ? (t - r.run).toFixed(0) : '–');
-      console.log(`| ${id} | ${r.method} | ${base} | ${ms(r.first)} | ${ended ? ms(r.now) : `> ${RUN_MS}`} | ${r.samples} | ${r.state} |`);
+      console.log(`| ${id}${maxTokens ? ` (${maxTokens} tokens)` : ''} | ${r.method} | ${base} | ${ms(r.first)} | ${ended ? ms(r.now) : `> ${RUN_MS}`} | ${r.samples} | ${r.state} |`);
     }
   }
 } finally {

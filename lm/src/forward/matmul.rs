@@ -43,25 +43,9 @@ enum Prepared<'a> {
     Plain(&'a [f32]),
 }
 
-/// `out (n × rows) = x (n × cols) · Wᵀ`, with the activations in precision `act`
-/// (f32 matrices always multiply f32 activations).
-pub(crate) fn matmul(
-    w: WeightData<'_>,
-    rows: usize,
-    cols: usize,
-    x: &[f32],
-    n: usize,
-    out: &mut [f32],
-    act: Activations,
-) {
-    // Shared with the thread's helpers where it has some (the page's idle workers).
-    if super::split::try_split(w, rows, cols, x, n, out, act) {
-        return;
-    }
-    matmul_with(Kernels::best(), w, rows, cols, x, n, out, act)
-}
-
-/// [`matmul`] with a given kernel set (tests compare sets).
+/// `out (n × rows) = x (n × cols) · Wᵀ` on kernel set `k`, with the activations in precision
+/// `act` (f32 matrices always multiply f32 activations). The forward pass calls it through
+/// [`super::split::matmul`], which may share the rows with helpers; tests compare sets.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn matmul_with(
     k: &Kernels,
@@ -528,10 +512,19 @@ mod tests {
                 };
                 let w = WeightData::Decoded(ty, &data);
                 matmul_with(&unfused, w, rows, cols, &x, n, &mut a, act);
-                matmul(WeightData::F32(&dense), rows, cols, &x, n, &mut b, act);
+                matmul_with(
+                    Kernels::best(),
+                    WeightData::F32(&dense),
+                    rows,
+                    cols,
+                    &x,
+                    n,
+                    &mut b,
+                    act,
+                );
                 assert_eq!(a, b, "{ty:?}, {n} vectors");
                 let mut f = vec![0f32; n * rows];
-                matmul(w, rows, cols, &x, n, &mut f, act);
+                matmul_with(Kernels::best(), w, rows, cols, &x, n, &mut f, act);
                 for (t, (f, b)) in f.chunks(rows).zip(b.chunks(rows)).enumerate() {
                     let xt = &x[t * cols..(t + 1) * cols];
                     for (r, (&f, &b)) in f.iter().zip(b).enumerate() {
@@ -554,7 +547,8 @@ mod tests {
     fn f32_product() {
         let w: Vec<f32> = (0..6).map(|i| i as f32).collect(); // 2 × 3
         let mut out = vec![0f32; 2];
-        matmul(
+        matmul_with(
+            Kernels::best(),
             WeightData::F32(&w),
             2,
             3,

@@ -32,8 +32,8 @@ pub(crate) use weights::Matrix;
 pub(crate) use weights::Weights;
 
 use crate::config::LlamaConfig;
-use matmul::matmul;
 use sampler_core::{LmError, TokenId};
+use split::matmul;
 
 /// Tokens run through the blocks together; bounds the scratch memory of long prompts.
 const CHUNK: usize = 64;

@@ -226,9 +226,26 @@ fn place(job: &SplitJob, c: usize, part: &[f32], out: &mut [f32]) {
     }
 }
 
+/// `out (n × rows) = x (n × cols) · Wᵀ`, with the activations in precision `act`: every
+/// product of the forward pass. Shared with the thread's helpers where it has some (the
+/// page's idle workers) and it is large enough; otherwise [`matmul_with`] alone.
+pub(crate) fn matmul(
+    w: WeightData<'_>,
+    rows: usize,
+    cols: usize,
+    x: &[f32],
+    n: usize,
+    out: &mut [f32],
+    act: Activations,
+) {
+    if !try_split(w, rows, cols, x, n, out, act) {
+        matmul_with(Kernels::best(), w, rows, cols, x, n, out, act)
+    }
+}
+
 /// The product shared with the calling thread's helpers, if it has any and the product is
 /// worth it; `false` where the caller computes it alone.
-pub(crate) fn try_split(
+fn try_split(
     w: WeightData<'_>,
     rows: usize,
     cols: usize,
