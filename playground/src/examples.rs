@@ -252,7 +252,7 @@ static EXAMPLES: &[Example] = &[
         "smiles_acrylate.gbnf",
         prompt!("smiles_acrylate"),
         GrammarKind::Gbnf,
-        "smc-gcd",
+        "awrs-smc",
         &[],
         2,
         48

@@ -228,6 +228,7 @@ impl World {
         else {
             return Err("the toy models' exact P^L is computed with each run".into());
         };
+        crate::worker::client::settled(&*stop).await;
         let e = match crate::worker::client::ready() {
             Some(worker) => worker.exact(state, stop, progress).await?,
             None => {
@@ -240,12 +241,15 @@ impl World {
     }
 
     /// Runs the sampler of `run` to its end (or Stop); the run records every event. A
-    /// real-model run goes to the sampling worker when it is ready.
+    /// real-model run goes to the sampling workers, once the pool has started.
     pub async fn drive(self, run: &Run) -> Result<(), String> {
         let stop: Rc<dyn Fn() -> bool> = {
             let r = run.clone();
             Rc::new(move || r.is_cancelled())
         };
+        if matches!(self, World::Real { .. }) {
+            crate::worker::client::settled(&*stop).await;
+        }
         match self {
             World::Toy {
                 lm,

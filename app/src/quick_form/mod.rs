@@ -118,7 +118,8 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
         spawn_local(async move {
             let mut out = PageOutput { tokens, stats };
             let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
-            // On the CPU path the sampling worker runs it when it is ready.
+            // On the CPU path the sampling workers run it (once they have loaded).
+            crate::worker::client::settled(&*stop_check).await;
             let r = match crate::worker::client::ready() {
                 Some(w) => w.generate(&req, Box::new(out), stop_check).await,
                 None => engine.generate(&req, &mut out, stop_check).await,

@@ -185,6 +185,10 @@ thread_local! {
     /// The pool's buffer for sharing one sequence's products (`split.rs`), where the page
     /// is cross-origin isolated.
     static SPLIT: RefCell<Option<js_sys::SharedArrayBuffer>> = const { RefCell::new(None) };
+    /// Whether the pool is still unsettled: from page load until the model has loaded and
+    /// [`start`] has loaded every worker it plans (or failed, or [`stop`] decided there is
+    /// none). A run asked for meanwhile waits for it ([`settled`]).
+    static SETTLING: Cell<bool> = const { Cell::new(true) };
     /// Workers replaced after a crash since the pool started, and the last crash's cause.
     static REPLACED: RefCell<(u32, String)> = const { RefCell::new((0, String::new())) };
     static STATE: RefCell<WorkerState> =
@@ -310,6 +314,20 @@ pub fn stop(why: &str) {
     PLAN.with(|p| *p.borrow_mut() = (0, String::new()));
     REPLACED.with(|r| *r.borrow_mut() = (0, String::new()));
     set_state(WorkerState::Off(why.into()));
+    SETTLING.with(|s| s.set(false));
+}
+
+/// Waits while the pool is unsettled (the model loading, its workers starting), up to 30 s
+/// or until `stop()`: a run asked for as the page opens (a link's, a lesson's) then starts
+/// on the workers, every one of them loaded and sharing the products, instead of on the
+/// page's thread, where it would stay to its end.
+pub async fn settled(stop: &dyn Fn() -> bool) {
+    for _ in 0..600 {
+        if !SETTLING.with(|s| s.get()) || stop() {
+            return;
+        }
+        sleep_ms(50).await;
+    }
 }
 
 /// A promise and the function that resolves it.
@@ -322,11 +340,20 @@ fn promise() -> (js_sys::Promise, js_sys::Function) {
 /// Starts the pool of `plan.workers` workers, one after another (so the first is ready
 /// soonest and the copies are not all made at once), each with a copy of `model`'s bytes;
 /// resolves when the last has loaded them or one has failed (the state and [`pool`] say
-/// how that went). Jobs wait for nothing: until a worker is ready they run on the page's
-/// thread, then on the workers ready so far.
+/// how that went). Runs asked for meanwhile wait for it ([`settled`]); where it fails, they
+/// run on the page's thread or on the workers that did load.
 pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
     stop("replaced");
     let this_start = STARTS.with(|n| n.get());
+    SETTLING.with(|s| s.set(true));
+    load_pool(model_bytes, plan, this_start).await;
+    if STARTS.with(|n| n.get()) == this_start {
+        SETTLING.with(|s| s.set(false));
+    }
+}
+
+/// [`start`]'s loading of the workers, one after another.
+async fn load_pool(model_bytes: &[u8], plan: lm::page_memory::PoolPlan, this_start: u64) {
     PLAN.with(|p| *p.borrow_mut() = (plan.workers, plan.why));
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
     set_state(WorkerState::Loading);
