@@ -204,19 +204,24 @@ fn set_state(s: WorkerState) {
     STATE.with(|st| *st.borrow_mut() = s);
 }
 
+/// The pool's workers that have loaded the model and not died.
+fn live() -> Vec<Rc<SamplingWorker>> {
+    POOL.with(|p| {
+        p.borrow()
+            .iter()
+            .filter(|w| w.loaded.get() && !w.dead.get())
+            .cloned()
+            .collect()
+    })
+}
+
 /// The ready worker with the fewest jobs under way (the first of those tied), to which
 /// the next job goes; `None` while no worker is ready.
 pub fn ready() -> Option<Rc<SamplingWorker>> {
     if !matches!(state(), WorkerState::Ready { .. }) {
         return None;
     }
-    POOL.with(|p| {
-        p.borrow()
-            .iter()
-            .filter(|w| w.loaded.get() && !w.dead.get())
-            .min_by_key(|w| w.jobs())
-            .cloned()
-    })
+    live().into_iter().min_by_key(|w| w.jobs())
 }
 
 /// Conditions every idle worker's model on `state`'s prompt by a one-token `lm` run (its
@@ -237,13 +242,7 @@ pub fn warm(setup: &PlaygroundState) {
 }
 
 fn warm_idle(setup: &PlaygroundState) {
-    let idle: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
-        p.borrow()
-            .iter()
-            .filter(|w| w.loaded.get() && !w.dead.get() && w.jobs() == 0)
-            .cloned()
-            .collect()
-    });
+    let idle: Vec<_> = live().into_iter().filter(|w| w.jobs() == 0).collect();
     let params = sampler_core::samplers::Params {
         n: 1,
         max_tokens: 1,
@@ -405,13 +404,8 @@ fn share_split(w: &SamplingWorker) {
 /// Links the newly loaded `w` with every other loaded worker by a `MessageChannel`, one
 /// port to each (see `peers.rs`), so they can share a run's batched model calls.
 fn link_peers(w: &SamplingWorker) {
-    let others: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
-        p.borrow()
-            .iter()
-            .filter(|o| o.index != w.index && o.loaded.get() && !o.dead.get())
-            .cloned()
-            .collect()
-    });
+    let others: Vec<Rc<SamplingWorker>> =
+        live().into_iter().filter(|o| o.index != w.index).collect();
     for o in others {
         let Ok(channel) = web_sys::MessageChannel::new() else {
             return;
@@ -464,14 +458,7 @@ fn crashed(w: &Rc<SamplingWorker>, why: &str) {
     // The crashed worker may have held the split buffer's lock or been counted as a
     // helper: the survivors get a fresh buffer (the new worker gets it once loaded).
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
-    let live: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
-        p.borrow()
-            .iter()
-            .filter(|o| o.loaded.get() && !o.dead.get())
-            .cloned()
-            .collect()
-    });
-    for o in &live {
+    for o in &live() {
         share_split(o);
     }
     let this_start = STARTS.with(|n| n.get());
@@ -511,13 +498,7 @@ pub fn expose_crash_hook() {
         return;
     };
     let f = Closure::<dyn Fn() -> bool>::new(|| {
-        let busiest = POOL.with(|p| {
-            p.borrow()
-                .iter()
-                .filter(|w| w.loaded.get() && !w.dead.get())
-                .max_by_key(|w| w.jobs())
-                .cloned()
-        });
+        let busiest = live().into_iter().max_by_key(|w| w.jobs());
         busiest.is_some_and(|w| w.post(&ToWorker::Crash).is_ok())
     });
     let _ = js_sys::Reflect::set(
@@ -835,13 +816,7 @@ impl SamplingWorker {
         }
         self.worker.terminate();
         // Its peers compute what they asked of it themselves.
-        let others: Vec<Rc<SamplingWorker>> = POOL.with(|p| {
-            p.borrow()
-                .iter()
-                .filter(|w| w.loaded.get() && !w.dead.get())
-                .cloned()
-                .collect()
-        });
+        let others = live();
         for o in &others {
             let _ = o.post(&ToWorker::PeerGone { index: self.index });
         }
