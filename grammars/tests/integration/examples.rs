@@ -258,3 +258,31 @@ fn the_papers_few_shot_solutions_are_in_their_grammars() {
         check_language(&read(grammar), Format::Gbnf, &accept, reject);
     }
 }
+
+/// An example prompt that shows the model worked solutions (`Solution: <term>` lines, as
+/// ASAp's in-context prompts do) must show solutions in the example's own grammar, or the
+/// prompt teaches an answer the constraint then forbids. SyGuS SLIA is such a prompt.
+#[test]
+fn the_examples_worked_solutions_are_in_their_grammars() {
+    let mut checked = 0;
+    for (name, _, _) in CASES {
+        let Some(stem) = name.split('.').next() else {
+            continue;
+        };
+        let prompt = examples_dir().join(format!("{stem}.prompt.txt"));
+        let text = std::fs::read_to_string(&prompt).unwrap_or_else(|e| panic!("{prompt:?}: {e}"));
+        let solutions: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("Solution: "))
+            .collect();
+        if solutions.is_empty() {
+            continue;
+        }
+        let path = examples_dir().join(name);
+        let format = Format::from_path(name).expect("known extension");
+        let source = std::fs::read_to_string(&path).expect("readable");
+        check_language(&source, format, &solutions, &[]);
+        checked += 1;
+    }
+    assert!(checked >= 1, "the SLIA prompt shows worked solutions");
+}
