@@ -9,7 +9,9 @@
 // workers (`?workers=2`), compare mode's samplers run side by side — both workers busy at
 // once — and draw what one worker draws; the run's time with one worker and with two is
 // printed side by side. An SMC run's particles and a rejection sampler's batch of
-// generations (`batch B`) go to the idle worker too, with the same samples. A run leaves
+// generations (`batch B`) go to the idle worker too, with the same samples: split by
+// sequence where products cannot be shared (`?split=off`), by rows of each product where
+// they can. A run leaves
 // its KV caches to the next, so the same run again skips the prompt's prefill and draws
 // the same samples (the time to the first token of both is printed). One sequence's
 // matrix products are shared with the idle worker where the page is cross-origin isolated
@@ -43,8 +45,8 @@ async function open(page, query, workerState) {
 
 /** Opens the page with a pool of `workers` sampling workers and waits until all are ready
  * (the later ones load after the first). */
-async function openPool(page, workers) {
-  await open(page, `?backend=cpu&workers=${workers}`, 'ready');
+async function openPool(page, workers, extra = '') {
+  await open(page, `?backend=cpu&workers=${workers}${extra}`, 'ready');
   await unlessCrash(page, page.waitForFunction(
     (n) => Number(document.querySelector('#pg-worker').dataset.workers) === n,
     workers, { timeout: LOAD_MS, polling: 250 }));
@@ -104,33 +106,47 @@ async function measured(page) {
   };
 }
 
-/** Runs a seeded date-regex run set up by `choose` with one worker and with two: the same
- * samples both ways, and with two the idle worker computed some of the run's sequences
- * (a batched model call split between them). Prints both times under `name`. */
+/** Runs a seeded date-regex run set up by `choose` with one worker, then with two whose
+ * matrix products cannot be shared (`?split=off`): the idle worker computes some of the
+ * run's sequences (a batched model call split between them); then with two sharing
+ * products: the batch stays with one worker and the idle one computes rows of its
+ * products. The same samples all three ways. Prints the three times under `name`. */
 async function sharedWithIdleWorker(name, { n }, choose) {
   await shared.step(async (page) => {
     const results = {};
-    for (const workers of [1, 2]) {
-      await openPool(page, workers);
+    for (const [label, workers, extra] of [['1 worker', 1, ''], ['2 workers, by sequence', 2, '&split=off'],
+      ['2 workers, by rows', 2, '']]) {
+      await openPool(page, workers, extra);
       await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n, seed: '1' });
       await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
       await choose(page);
       const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
+      const chunksBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
       const r = await measured(page);
       assert.equal(r.state, 'done', r.message);
       // The line reads the pool four times a second: two more reads show the run's end.
       await refreshed(page, 2);
       const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
+      const split = await page.getAttribute('#pg-worker', 'data-split');
+      const chunks = Number(split) - chunksBefore;
       if (workers === 1) assert.equal(helped, 0);
-      else assert.ok(helped > 0, 'the idle worker computed some of the sequences');
+      else if (extra) {
+        assert.equal(split, 'off');
+        assert.ok(helped > 0, 'the idle worker computed some of the sequences');
+      } else {
+        assert.equal(helped, 0, 'the batch stayed with one worker');
+        assert.ok(chunks > 0, `the idle worker computed rows of its products: ${chunksBefore} → ${split}`);
+      }
       assert.ok(r.outputs.length > 0, r.message);
-      results[workers] = r.outputs;
-      figures[`${name}, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+      results[label] = r.outputs;
+      figures[`${name}, ${label}`] = {
         seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
+        row_chunks_computed_by_the_other_worker: extra || workers === 1 ? 0 : chunks,
       };
-      console.log(`${name}, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
+      console.log(`${name}, ${label}: ${r.secs} s, helped ${helped}, chunks ${chunksBefore} → ${split}, ${JSON.stringify(r.outputs)}`);
     }
-    assert.deepEqual(results[2], results[1]);
+    assert.deepEqual(results['2 workers, by sequence'], results['1 worker']);
+    assert.deepEqual(results['2 workers, by rows'], results['1 worker']);
   });
 }
 

@@ -115,17 +115,19 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                 format!(
                     "Real-model runs sample in a pool of {ready} of {} Web Workers ({}), each \
                      with its own copy of the model (the first loaded in {:.1} s): {busy} busy, \
-                     {} idle. Compare mode's samplers and the exact P^L run side by side, a \
-                     run's batched model calls (SMC's particles) are shared with idle workers{}.",
+                     {} idle. Compare mode's samplers and the exact P^L run side by side; {}.",
                     pool.planned,
                     pool.why,
                     ms / 1000.0,
                     ready - busy,
                     match pool.split {
-                        Some(_) => ", and so are the matrix products of a single sequence",
+                        Some(_) =>
+                            "a run's matrix products (one sequence's, or SMC's particles') are \
+                             shared with idle workers row by row",
                         None =>
-                            " (a single sequence's products are shared only where the page \
-                                 is cross-origin isolated)",
+                            "a run's batched model calls (SMC's particles) are shared with idle \
+                             workers sequence by sequence (a single sequence's products are \
+                             shared only where the page is cross-origin isolated)",
                     },
                 )
             };

@@ -7,10 +7,11 @@
 //!   from the bytes the page transfers, builds each run's constraint and prompt, drives the
 //!   sampler and posts what it records before every model call.
 //! - [`peers`]: the workers of the pool sharing a run's batched model calls (SMC's
-//!   particles) over message channels the page sets up; [`peer_protocol`]: what they say
-//!   to each other.
-//! - [`split`]: one sequence's products shared with the idle workers through a
-//!   `SharedArrayBuffer` (where the page is cross-origin isolated).
+//!   particles) by sequence over message channels the page sets up, where products cannot
+//!   be shared by rows; [`peer_protocol`]: what they say to each other.
+//! - [`split`]: a worker's products (one sequence's, or a batch's of up to 8) shared by
+//!   rows with the idle workers through a `SharedArrayBuffer` (where the page is
+//!   cross-origin isolated).
 //! - [`client`]: the page's side: starts the worker, hands it the model, sends runs and
 //!   Stop, applies the batches to the page's own [`playground::runner::Run`], and measures
 //!   the message overhead.

@@ -1,5 +1,7 @@
 //! The workers of the pool helping each other: a run's batched model calls (SMC's
-//! particles, an enumeration's prefixes) split over the idle workers.
+//! particles, an enumeration's prefixes) split over the idle workers, where the page
+//! cannot share the rows of each product instead (`split.rs`: not cross-origin isolated,
+//! `?split=off`, a helper lost) or the batch is too large for its buffer.
 //!
 //! The page links every two loaded workers with a `MessageChannel` (`ToWorker::Peer`, the
 //! port transferred) and says when one is gone (`ToWorker::PeerGone`). A worker driving a
@@ -380,6 +382,10 @@ impl LanguageModel for PooledLm {
     }
 
     async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
+        if super::split::keeps_batch(prefixes.len(), self.vocab_size()) {
+            // The idle workers share its products' rows instead (`split.rs`).
+            return self.local.logprobs_batch(prefixes).await;
+        }
         self.calls += 1;
         let calls = self.calls;
         let peers: Vec<Rc<Link>> = PEERS.with(|p| {
