@@ -241,7 +241,7 @@ static EXAMPLES: &[Example] = &[
         "xml_doctype.gbnf",
         prompt!("xml_doctype"),
         GrammarKind::Gbnf,
-        "smc-gcd",
+        "awrs-smc",
         &[],
         1,
         128
