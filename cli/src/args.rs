@@ -327,6 +327,9 @@ pub struct BenchArgs {
     /// `faithful`: seconds after which a run is stopped (its row then says T.O.).
     #[arg(long, default_value_t = 120.0)]
     pub budget_s: f64,
+    /// `faithful`: particles of each SMC run (default: the samplers' own, as `sample`'s).
+    #[arg(long)]
+    pub particles: Option<usize>,
 }
 
 #[cfg(test)]

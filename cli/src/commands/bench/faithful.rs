@@ -35,6 +35,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         args.methods.iter().map(|m| m.parse()).collect()
     }
     .map_err(Failure)?;
+    let particles = args.particles.unwrap_or(Params::default().particles);
+    if particles == 0 {
+        return Err(Failure("--particles must be at least 1".into()).into());
+    }
     let examples: Vec<_> = playground::examples::examples()
         .iter()
         .filter(|e| e.toy.is_none())
@@ -65,7 +69,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         lm::forward::threads(),
         args.n,
         args.n,
-        Params::default().particles,
+        particles,
         args.n,
         Params::default().steps,
         args.budget_s,
@@ -83,6 +87,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             let p = Params {
                 n: args.n,
                 max_tokens: ex.max_tokens,
+                particles,
                 ..Params::default()
             };
             let (o, split) = measure(&model, &prompt, &c, method, &p, args.budget_s)?;
