@@ -122,6 +122,7 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       await choose(page);
       const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
       const chunksBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
+      const batchOffersBefore = Number(await page.getAttribute('#pg-worker', 'data-split-batch-offers'));
       const r = await measured(page);
       assert.equal(r.state, 'done', r.message);
       // The line reads the pool four times a second: two more reads show the run's end.
@@ -129,6 +130,7 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
       const split = await page.getAttribute('#pg-worker', 'data-split');
       const chunks = Number(split) - chunksBefore;
+      const batchOffers = Number(await page.getAttribute('#pg-worker', 'data-split-batch-offers')) - batchOffersBefore;
       if (workers === 1) assert.equal(helped, 0);
       else if (extra) {
         assert.equal(split, 'off');
@@ -136,6 +138,8 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       } else {
         assert.equal(helped, 0, 'the batch stayed with one worker');
         assert.ok(chunks > 0, `the idle worker computed rows of its products: ${chunksBefore} → ${split}`);
+        // Not only the prompt's prefill: products of the batch itself were shared.
+        assert.ok(batchOffers > 0, `products of the kept batch were shared: ${batchOffers}`);
       }
       assert.ok(r.outputs.length > 0, r.message);
       results[label] = r.outputs;
@@ -301,6 +305,30 @@ describe('the playground samples the real model in a Web Worker', () => {
     await sharedWithIdleWorker('smc-gcd, 8 particles, 16 tokens', { n: 1 }, async (page) => {
       await page.selectOption('#pg-method', 'smc-gcd');
       await page.fill('#pg-particles', '8');
+    });
+  });
+
+  it('an SMC run of more particles than the buffer holds splits them by sequence, with the same samples', async () => {
+    await shared.step(async (page) => {
+      const results = {};
+      for (const workers of [1, 2]) {
+        await openPool(page, workers);
+        await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n: 1, seed: '1' });
+        await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
+        await page.selectOption('#pg-method', 'smc-gcd');
+        await page.fill('#pg-particles', '12');
+        const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
+        const r = await measured(page);
+        assert.equal(r.state, 'done', r.message);
+        await refreshed(page, 2);
+        const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
+        if (workers === 1) assert.equal(helped, 0);
+        else assert.ok(helped > 0, '12 particles do not fit the buffer: the idle worker computed some of them');
+        assert.ok(r.outputs.length > 0, r.message);
+        results[workers] = r.outputs;
+        console.log(`smc-gcd, 12 particles, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
+      }
+      assert.deepEqual(results[2], results[1]);
     });
   });
 

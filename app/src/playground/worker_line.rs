@@ -10,8 +10,9 @@
 //! (how many times the line has read the pool: a test waits for more of them rather than
 //! for a fixed time), `data-warmed` (prefills the idle workers have finished, for the next
 //! lesson step), `data-replaced` (workers replaced after a crash), `data-split` (chunks of
-//! one sequence's products idle workers computed for a busy one, or `off` where the page
-//! is not cross-origin isolated) with `data-split-offers` (products shared) and
+//! a busy worker's products idle workers computed for it, or `off` where the page is not
+//! cross-origin isolated) with `data-split-offers` (products shared),
+//! `data-split-batch-offers` (of those, products of a batch of several sequences) and
 //! `data-split-waited-us` (microseconds the drivers waited for those chunks); one
 //! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per worker.
 
@@ -83,6 +84,7 @@ pub fn WorkerLine() -> impl IntoView {
                 data-split=pool.split.map_or("off".to_string(), |c| c.chunks.to_string())
                 data-split-offers=pool.split.map_or(0, |c| c.offers).to_string()
                 data-split-waited-us=pool.split.map_or(0, |c| c.waited_us).to_string()
+                data-split-batch-offers=pool.split.map_or(0, |c| c.batch_offers).to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())
@@ -122,8 +124,9 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                     ready - busy,
                     match pool.split {
                         Some(_) =>
-                            "a run's matrix products (one sequence's, or SMC's particles') are \
-                             shared with idle workers row by row",
+                            "a run's matrix products (one sequence's, or up to 8 of SMC's \
+                             particles') are shared with idle workers row by row, larger \
+                             batches sequence by sequence",
                         None =>
                             "a run's batched model calls (SMC's particles) are shared with idle \
                              workers sequence by sequence (a single sequence's products are \

@@ -8,7 +8,8 @@
 //!   sampler and posts what it records before every model call.
 //! - [`peers`]: the workers of the pool sharing a run's batched model calls (SMC's
 //!   particles) by sequence over message channels the page sets up, where products cannot
-//!   be shared by rows; [`peer_protocol`]: what they say to each other.
+//!   be shared by rows or the batch does not fit the buffer; [`peer_protocol`]: what they
+//!   say to each other.
 //! - [`split`]: a worker's products (one sequence's, or a batch's of up to 8) shared by
 //!   rows with the idle workers through a `SharedArrayBuffer` (where the page is
 //!   cross-origin isolated).

@@ -24,7 +24,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-/// Model calls a peer that answered `busy` is left alone for.
+/// Calls split by sequence a peer that answered `busy` is left alone for.
 const BUSY_BACKOFF: u64 = 4;
 
 /// One linked peer.
@@ -341,13 +341,14 @@ pub struct PooledLm {
     prompt: Vec<TokenId>,
     /// Tokens the peers ran for this job.
     remote_tokens: u64,
-    /// Model calls so far, and until which call each busy peer is left alone.
+    /// Calls split by sequence so far (a batch kept for sharing by rows is not one), and
+    /// until which such call each busy peer is left alone.
     calls: u64,
     resting: HashMap<u32, u64>,
-    /// Who computed each sequence of the last batched call (`None`: this worker), so the
-    /// next call's sequences go where their prefix is cached.
+    /// Who computed each sequence of the last call split by sequence (`None`: this
+    /// worker), so the next one's sequences go where their prefix is cached.
     owner: HashMap<Vec<TokenId>, Option<u32>>,
-    /// The first call's warm-up requests, read at the next batched call (their tokens).
+    /// The first such call's warm-up requests, read at the next one (their tokens).
     warmups: Vec<Asked>,
 }
 
@@ -384,6 +385,7 @@ impl LanguageModel for PooledLm {
     async fn logprobs_batch(&mut self, prefixes: &[&[TokenId]]) -> Result<Vec<Vec<f64>>, LmError> {
         if super::split::keeps_batch(prefixes.len(), self.vocab_size()) {
             // The idle workers share its products' rows instead (`split.rs`).
+            let _kept = super::split::KeptBatch::enter(prefixes.len());
             return self.local.logprobs_batch(prefixes).await;
         }
         self.calls += 1;

@@ -1,6 +1,7 @@
-//! One sequence on every core: the rows of each of a worker's matrix products shared with
-//! the pool's idle workers through one `SharedArrayBuffer` (`lm::forward::split` is the
-//! model's side: what a product is, how its rows are cut and computed).
+//! A worker's products on every core: the rows of each of a worker's matrix products (one
+//! sequence's, or a batch's of up to 8 sequences, [`keeps_batch`]) shared with the pool's
+//! idle workers through one `SharedArrayBuffer` (`lm::forward::split` is the model's side:
+//! what a product is, how its rows are cut and computed).
 //!
 //! The page makes the buffer where it is cross-origin isolated (`?split=off` says not to)
 //! and hands it to every worker after its model has loaded (`ToWorker::Split`). A worker
@@ -42,8 +43,11 @@ const OFFERS: u32 = 6;
 /// Microseconds drivers have waited for helpers' chunks (the synchronisation's cost, with
 /// any imbalance between the workers), wrapping.
 const WAITED_US: u32 = 7;
+/// Products shared while a driver computed a batch of several sequences it kept
+/// ([`keeps_batch`]).
+const BATCH_OFFERS: u32 = 8;
 /// The job's words.
-const JOB: u32 = 8;
+const JOB: u32 = 9;
 /// Each chunk's done mark: the epoch it was computed for.
 const DONE: u32 = JOB + JOB_WORDS as u32;
 /// Control words in all.
@@ -88,6 +92,8 @@ pub struct SplitCounts {
     pub chunks: u32,
     /// Microseconds the drivers waited for the helpers' chunks (wrapping).
     pub waited_us: u32,
+    /// Of the products shared, those of batches of several sequences a driver kept.
+    pub batch_offers: u32,
 }
 
 /// [`SplitCounts`] of `buffer`.
@@ -96,6 +102,7 @@ pub fn counts(buffer: &SharedArrayBuffer) -> Option<SplitCounts> {
         offers: s.load(OFFERS) as u32,
         chunks: s.load(HELPED) as u32,
         waited_us: s.load(WAITED_US) as u32,
+        batch_offers: s.load(BATCH_OFFERS) as u32,
     })
 }
 
@@ -160,6 +167,8 @@ thread_local! {
     /// Whether this worker's products are offered to helpers: it has the buffer and no
     /// helper has lost a chunk.
     static OFFERING: Cell<bool> = const { Cell::new(false) };
+    /// Whether this worker is computing a batch of several sequences it kept.
+    static IN_BATCH: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether a batch of `batch` sequences over a `vocab`-token vocabulary is best computed
@@ -167,10 +176,31 @@ thread_local! {
 /// between the workers (`peers.rs`): where this worker offers its products and the batch's
 /// largest results (the output layer's) fit the buffer. Larger batches per product cost
 /// less per sequence, and the split by rows needs no peer to hold the sequences' caches:
-/// measured in the page, SMC's first result came 4–18% sooner than with its 8 particles
-/// split 4 and 4 (`docs/bench/page.md`).
+/// measured in the page, SMC's first results came 11–29% sooner than with its 8 particles
+/// split 4 and 4, XML's even (`docs/bench/page.md`). A kept batch whose round runs more
+/// than 64 tokens of SmolLM2's widest input (`X_CAP`: a batch of long new runs, rare
+/// since each sequence's prefix is cached) is computed here alone.
 pub fn keeps_batch(batch: usize, vocab: usize) -> bool {
     OFFERING.with(Cell::get) && batch * vocab <= OUT_CAP
+}
+
+/// Marks the products offered until it drops as a kept batch's ([`SplitCounts::batch_offers`]).
+pub struct KeptBatch {
+    outer: bool,
+}
+
+impl KeptBatch {
+    /// Enters a kept batch of `batch` sequences (a batch of one is not counted).
+    pub fn enter(batch: usize) -> Self {
+        let outer = IN_BATCH.with(|b| b.replace(batch > 1));
+        KeptBatch { outer }
+    }
+}
+
+impl Drop for KeptBatch {
+    fn drop(&mut self) {
+        IN_BATCH.with(|b| b.set(self.outer));
+    }
 }
 
 /// What the driver's side needs of its worker: whether it drives a job (only a driver
@@ -257,6 +287,9 @@ impl RowHelpers for SabHelpers {
         s.store(EPOCH, epoch);
         s.wake(EPOCH);
         s.add(OFFERS, 1);
+        if IN_BATCH.with(Cell::get) {
+            s.add(BATCH_OFFERS, 1);
+        }
         self.epoch.set(epoch);
         self.mine.borrow_mut().clear();
         true
