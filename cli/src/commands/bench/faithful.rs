@@ -35,12 +35,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         args.methods.iter().map(|m| m.parse()).collect()
     }
     .map_err(Failure)?;
-    let base = Params {
-        n: args.n,
-        particles: args.particles.unwrap_or(Params::default().particles),
-        ..Params::default()
-    };
-    base.validate().map_err(|e| Failure(e.to_string()))?;
+    let particles = args.particles.unwrap_or(Params::default().particles);
+    if particles == 0 {
+        return Err(Failure("--particles must be at least 1".into()).into());
+    }
     let examples: Vec<_> = playground::examples::examples()
         .iter()
         .filter(|e| e.toy.is_none())
@@ -71,9 +69,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         lm::forward::threads(),
         args.n,
         args.n,
-        base.particles,
+        particles,
         args.n,
-        base.steps,
+        Params::default().steps,
         args.budget_s,
     );
     for ex in examples {
@@ -87,8 +85,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
             headless::note!("strait: bench faithful: {} with {method}", ex.id);
             let p = Params {
+                n: args.n,
                 max_tokens: ex.max_tokens,
-                ..base.clone()
+                particles,
+                ..Params::default()
             };
             let (o, split) = measure(&model, &prompt, &c, method, &p, args.budget_s)?;
             if method == Method::Lcd {
