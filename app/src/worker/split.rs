@@ -227,7 +227,6 @@ pub fn install(buffer: SharedArrayBuffer, engine: Rc<Engine>, driver: &'static D
         epoch: Cell::new(0),
         mine: RefCell::new(Vec::new()),
         invited_at: Cell::new(f64::NEG_INFINITY),
-        broken: Cell::new(false),
     };
     lm::forward::split::set_helpers(Some(Rc::new(helpers)));
 }
@@ -252,8 +251,6 @@ struct SabHelpers {
     /// The chunks this worker claimed for itself.
     mine: RefCell<Vec<usize>>,
     invited_at: Cell<f64>,
-    /// A helper lost a chunk: no more offers from this worker.
-    broken: Cell<bool>,
 }
 
 impl RowHelpers for SabHelpers {
@@ -264,7 +261,11 @@ impl RowHelpers for SabHelpers {
     fn offer(&self, job: &SplitJob, x: &[f32]) -> bool {
         let s = &self.shared;
         let out = job.n * job.rows;
-        if self.broken.get() || x.len() > X_CAP || out > OUT_CAP || job.chunks() > MAX_CHUNKS {
+        if !OFFERING.with(Cell::get)
+            || x.len() > X_CAP
+            || out > OUT_CAP
+            || job.chunks() > MAX_CHUNKS
+        {
             return false;
         }
         if s.load(LISTENING) <= 0 {
@@ -327,7 +328,6 @@ impl RowHelpers for SabHelpers {
                 let left = deadline - crate::clock::now_ms();
                 if left <= 0.0 {
                     lost.push(c);
-                    self.broken.set(true);
                     OFFERING.with(|o| o.set(false));
                     break;
                 }

@@ -35,10 +35,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         args.methods.iter().map(|m| m.parse()).collect()
     }
     .map_err(Failure)?;
-    let particles = args.particles.unwrap_or(Params::default().particles);
-    if particles == 0 {
-        return Err(Failure("--particles must be at least 1".into()).into());
-    }
+    let base = Params {
+        n: args.n,
+        particles: args.particles.unwrap_or(Params::default().particles),
+        ..Params::default()
+    };
+    base.validate().map_err(|e| Failure(e.to_string()))?;
     let examples: Vec<_> = playground::examples::examples()
         .iter()
         .filter(|e| e.toy.is_none())
@@ -69,9 +71,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         lm::forward::threads(),
         args.n,
         args.n,
-        particles,
+        base.particles,
         args.n,
-        Params::default().steps,
+        base.steps,
         args.budget_s,
     );
     for ex in examples {
@@ -85,10 +87,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
             headless::note!("strait: bench faithful: {} with {method}", ex.id);
             let p = Params {
-                n: args.n,
                 max_tokens: ex.max_tokens,
-                particles,
-                ..Params::default()
+                ..base.clone()
             };
             let (o, split) = measure(&model, &prompt, &c, method, &p, args.budget_s)?;
             if method == Method::Lcd {
