@@ -751,6 +751,9 @@ describe('playground (SmolLM2)', () => {
       assert.ok(await page.locator('#view-results-exact-note').count() === 1);
       console.log(`# figure: ${first} ms from Run to the first token shown (SmolLM2 on ${await page.textContent('#backend-info')})`);
 
+      // The worker line reads the pool four times a second: wait for a read after the run.
+      await page.waitForFunction(() => Number(document.querySelector('#pg-worker').dataset.messages) > 0,
+        null, { timeout: 5_000, polling: 50 }).catch(() => {});
       assert.ok(Number(await page.getAttribute('#pg-worker', 'data-messages')) > 0, 'the run went to the worker');
 
       // Frames during a real-model run (the forward pass runs in the sampling worker).
