@@ -5,6 +5,7 @@ use crate::kv_stash::Slot;
 use crate::model::Model;
 use crate::slots::{SlotCaches, Slots};
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// KV caches a [`PromptedModel`] keeps unless told otherwise ([`PromptedModel::with_slots`]).
@@ -172,7 +173,37 @@ impl PromptedModel {
         pause: &mut impl Pause,
     ) -> Result<Vec<Vec<f64>>, LmError> {
         let logits = self.run(prefixes, pause).await?;
-        Ok(crate::forward::parallel_map(&logits, |l| log_softmax(l)))
+        // Resampling repeats prefixes (the slots ran each once): normalize each distinct
+        // one once and copy it to its repeats.
+        let mut seen: HashMap<&[TokenId], usize> = HashMap::with_capacity(prefixes.len());
+        let group: Vec<usize> = prefixes
+            .iter()
+            .map(|&p| {
+                let next = seen.len();
+                *seen.entry(p).or_insert(next)
+            })
+            .collect();
+        let mut firsts: Vec<&[f32]> = Vec::with_capacity(seen.len());
+        for (l, &g) in logits.iter().zip(&group) {
+            if g == firsts.len() {
+                firsts.push(l);
+            }
+        }
+        let mut left = vec![0usize; firsts.len()];
+        group.iter().for_each(|&g| left[g] += 1);
+        let mut distinct: Vec<Option<Vec<f64>>> =
+            crate::forward::parallel_map(&firsts, |l| Some(log_softmax(l)));
+        Ok(group
+            .iter()
+            .map(|&g| {
+                left[g] -= 1;
+                if left[g] == 0 {
+                    distinct[g].take().unwrap_or_default()
+                } else {
+                    distinct[g].clone().unwrap_or_default()
+                }
+            })
+            .collect())
     }
 
     /// The logits after each `prompt ++ prefix` (the slot rule of `crate::slots`).

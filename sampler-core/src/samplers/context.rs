@@ -288,18 +288,47 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         kept_mass: Option<f64>,
         allowed: Option<&TokenSet>,
     ) {
-        let top = super::util::top_k(logprobs, self.params.top_k_events)
+        let top = self.token_top(logprobs, allowed);
+        self.emit_token_with_top(
+            particle,
+            position,
+            token,
+            logprobs[token as usize],
+            kept_mass,
+            top,
+        );
+    }
+
+    /// The `Token` event's top tokens of `logprobs`: (token, probability, kept by `allowed`).
+    pub fn token_top(
+        &self,
+        logprobs: &[f64],
+        allowed: Option<&TokenSet>,
+    ) -> Vec<(TokenId, f64, bool)> {
+        super::util::top_k(logprobs, self.params.top_k_events)
             .into_iter()
             .map(|t| {
                 let ok = allowed.is_none_or(|m| m.contains(t));
                 (t, logprobs[t as usize].exp(), ok)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Emits a `Token` event whose top tokens were computed already ([`Ctx::token_top`]).
+    pub fn emit_token_with_top(
+        &mut self,
+        particle: usize,
+        position: usize,
+        token: TokenId,
+        logp: f64,
+        kept_mass: Option<f64>,
+        top: Vec<(TokenId, f64, bool)>,
+    ) {
         self.sink.emit(Event::Token {
             particle,
             position,
             token,
-            logp: logprobs[token as usize],
+            logp,
             kept_mass,
             top,
         });

@@ -364,6 +364,37 @@ fn smc_ensemble_approaches_the_target_as_particles_grow() {
     }
 }
 
+/// Particles with the same tokens share their step's mask: on a language of one string
+/// with one tokenization every particle has the same tokens at every step, so a run of 4
+/// particles computes as many masks (each counted as vocabulary-size checks) as a run of 1 and
+/// draws the same string with the same weights; the proper weighting of shared steps is
+/// checked exactly by `smc_is_properly_weighted_by_path_enumeration` (resampling at every
+/// step makes copies there).
+#[test]
+fn smc_particles_with_the_same_tokens_share_their_mask() {
+    let c = FiniteLanguage::new(small_vocab(), vec![b"bbb".to_vec()]);
+    let mut lm = RandomLm::new(4, 3, 2, 1);
+    let run = |lm: &mut RandomLm, particles| {
+        let p = Params {
+            particles,
+            max_tokens: 8,
+            ..Params::default()
+        };
+        smc_runs(Method::SmcGcd, &p, lm, &c, 3).0
+    };
+    let (one, four) = (run(&mut lm, 1), run(&mut lm, 4));
+    assert_eq!(four.len(), 4);
+    for s in &four {
+        assert_eq!((&s.tokens, s.valid), (&one[0].tokens, true));
+        assert!((s.weight.unwrap() - 0.25).abs() < 1e-12);
+    }
+    let checks = |s: &[Sample]| s.last().unwrap().counters.constraint_checks;
+    // 4 steps (b, b, b, EOS), one mask of 4 tokens each, and each particle's 3 advances
+    // (one check each); without sharing, 4 particles would compute 4 masks a step (76).
+    assert_eq!(checks(&one), 4 * 4 + 3);
+    assert_eq!(checks(&four), 4 * 4 + 4 * 3);
+}
+
 /// When every particle dies the run still ends: weights 0, evidence 0, no endless loop.
 #[test]
 fn smc_with_every_particle_dead_ends_with_zero_evidence() {

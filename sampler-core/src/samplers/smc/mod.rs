@@ -14,13 +14,14 @@
 mod proposal;
 mod resample;
 
-pub use proposal::{Extension, GuideInfo, TokenProposal, propose};
+pub use proposal::{Extension, GuideInfo, Prepared, TokenProposal, draw, prepare, propose};
 pub use resample::{ancestors, ess, normalized};
 
 use super::Ctx;
 use super::cut::within;
 use crate::math::logsumexp;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
+use std::collections::HashMap;
 
 /// One particle: its tokens, constraint state and log weight.
 #[derive(Clone, Debug)]
@@ -46,7 +47,10 @@ pub struct SmcResult {
     pub log_evidence: f64,
 }
 
-/// Extends every active particle by one token (one batched LM call).
+/// Extends every active particle by one token (one batched LM call). Particles with the
+/// same tokens (resampling's copies) share their step's preparation (the probabilities,
+/// the mask, the event's top tokens): it is computed once for the first of them, and each
+/// draws its own token from it, in particle order as before.
 async fn extend_all<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     proposal: TokenProposal<'_>,
@@ -56,10 +60,28 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
     let active: Vec<usize> = (0..ps.len()).filter(|&m| ps[m].active).collect();
     let prefixes: Vec<&[TokenId]> = active.iter().map(|&m| &ps[m].tokens[..]).collect();
     let lps = ctx.logprobs_batch(&prefixes).await?;
+    // group[i]: which distinct token sequence active particle i has, numbered in order of
+    // first appearance, so a group's preparation exists by the time its copies draw.
+    let group: Vec<usize> = {
+        let mut seen: HashMap<&[TokenId], usize> = HashMap::with_capacity(active.len());
+        prefixes
+            .iter()
+            .map(|&t| {
+                let next = seen.len();
+                *seen.entry(t).or_insert(next)
+            })
+            .collect()
+    };
+    let mut shared: Vec<(Prepared<'_>, Vec<(TokenId, f64, bool)>)> = Vec::new();
     let mut drawn = vec![None; ps.len()];
-    for (&m, lp) in active.iter().zip(&lps) {
+    for ((&m, lp), &g) in active.iter().zip(&lps).zip(&group) {
         let p = &mut ps[m];
-        let ext = propose(ctx, proposal, lp, &p.state, &p.belief, p.tokens.len())?;
+        if g == shared.len() {
+            let prepared = prepare(ctx, proposal, lp, &p.state, &p.belief, p.tokens.len())?;
+            shared.push((prepared, ctx.token_top(lp, None)));
+        }
+        let (prepared, top) = &shared[g];
+        let ext = draw(ctx, prepared, &p.state);
         drawn[m] = ext.token;
         let Some(t) = ext.token.filter(|_| ext.weight > 0.0) else {
             // Dead: no allowed token (or the twist rejected the LM's token).
@@ -71,13 +93,13 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             continue;
         };
         let position = p.tokens.len();
-        ctx.emit_token(
+        ctx.emit_token_with_top(
             m,
             position,
             t,
-            lp,
+            lp[t as usize],
             Some(ext.mask_mass.unwrap_or(ext.weight)),
-            None,
+            top.clone(),
         );
         if let Some(g) = ext.guide {
             ctx.emit(Event::GuideStep {

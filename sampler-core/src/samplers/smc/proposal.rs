@@ -1,7 +1,7 @@
 //! Properly weighted token proposals for SMC: each extends one particle by a token and
 //! returns the incremental weight ψ(x'|x)/q(x'|x) (or an unbiased estimate of it).
 
-use crate::hmm::Guide;
+use crate::hmm::{Guide, Proposal};
 use crate::samplers::Ctx;
 use crate::samplers::awrs::{WRS_MAX_REJECTIONS, awrs, wrs};
 use crate::{Constraint, LanguageModel, SampleError, TokenId};
@@ -84,9 +84,132 @@ impl Extension {
     }
 }
 
-/// Draws the next token of a particle whose constraint state is `state`, at `position`,
-/// given the model's next-token log-probabilities `lp`; `belief` is the particle's HMM
-/// belief (read by [`TokenProposal::PGcd`] only; empty otherwise).
+/// What a proposal computes from a particle's next-token distribution before it draws: it
+/// depends only on the particle's tokens, so particles that resampling copied (the same
+/// tokens, hence the same state, belief and distribution) share one at a step.
+#[derive(Clone, Debug)]
+pub enum Prepared<'g> {
+    /// AWRS's: the LM's probabilities.
+    Awrs(Vec<f64>),
+    /// WRS's: the LM's probabilities.
+    Wrs(Vec<f64>),
+    /// The twist's: the LM's probabilities.
+    Twisted(Vec<f64>),
+    /// Masking's (plain or budget-aware): the masked probabilities and their sum Z.
+    Masked {
+        /// P(v) on allowed tokens, 0 elsewhere.
+        weights: Vec<f64>,
+        /// Σ weights.
+        z: f64,
+    },
+    /// P-GCD's: its guide, and its proposal with the `GuideStep` event's top tokens (`None`
+    /// when the automaton has no state for the prefix: the particle dies).
+    Guided(&'g Guide, Option<(Proposal, Vec<(TokenId, f64, f64)>)>),
+}
+
+/// Prepares the draw of a particle whose constraint state is `state`, at `position`, given
+/// the model's next-token log-probabilities `lp`; `belief` is the particle's HMM belief
+/// (read by [`TokenProposal::PGcd`] only; empty otherwise). Draws nothing.
+pub fn prepare<'g, L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    proposal: TokenProposal<'g>,
+    lp: &[f64],
+    state: &C::State,
+    belief: &[f64],
+    position: usize,
+) -> Result<Prepared<'g>, SampleError> {
+    let probs = || -> Vec<f64> { lp.iter().map(|l| l.exp()).collect() };
+    Ok(match proposal {
+        TokenProposal::Awrs => Prepared::Awrs(probs()),
+        TokenProposal::Wrs => Prepared::Wrs(probs()),
+        TokenProposal::Twisted => Prepared::Twisted(probs()),
+        TokenProposal::Mask | TokenProposal::BudgetMask => {
+            let mask = if proposal == TokenProposal::Mask {
+                ctx.mask(state)
+            } else {
+                ctx.budget_mask(state, ctx.params().max_tokens.saturating_sub(position))?
+            };
+            // exp only where the mask allows: most of the vocabulary is masked out.
+            let weights: Vec<f64> = (0..lp.len())
+                .map(|t| {
+                    if mask.contains(t as TokenId) {
+                        lp[t].exp()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let z = weights.iter().sum();
+            Prepared::Masked { weights, z }
+        }
+        TokenProposal::PGcd(guide) => {
+            let remaining = ctx.params().max_tokens.saturating_sub(position);
+            // The guide reads the budget mask off the automaton: counted like a mask.
+            let Some(s) = ctx.tensor_state(state) else {
+                return Ok(Prepared::Guided(guide, None));
+            };
+            let probs = probs();
+            let q = guide.proposal(&probs, belief, s, remaining);
+            let k = ctx.params().top_k_events;
+            let top = crate::samplers::util::top_k(&q.weights, k)
+                .into_iter()
+                .filter(|&v| q.weights[v as usize] > 0.0)
+                .map(|v| (v, probs[v as usize], q.weights[v as usize] / q.total))
+                .collect();
+            Prepared::Guided(guide, Some((q, top)))
+        }
+    })
+}
+
+/// Draws one particle's next token from what [`prepare`] computed for it (or for a copy of
+/// it) and returns the extension with its weight.
+pub fn draw<L: LanguageModel, C: Constraint>(
+    ctx: &mut Ctx<'_, L, C>,
+    prepared: &Prepared<'_>,
+    state: &C::State,
+) -> Extension {
+    match prepared {
+        Prepared::Awrs(probs) => {
+            let (rng, mut allowed) = ctx.rng_and_check(state);
+            let d = awrs(probs, rng, &mut allowed);
+            Extension::plain(d.token, d.z_hat)
+        }
+        Prepared::Wrs(probs) => {
+            let (rng, mut allowed) = ctx.rng_and_check(state);
+            let d = wrs(probs, 1, WRS_MAX_REJECTIONS, rng, &mut allowed);
+            Extension::plain(d.token, d.z_hat)
+        }
+        Prepared::Twisted(probs) => {
+            let t = ctx.rng().categorical(probs) as TokenId;
+            let ok = ctx.allows(state, t);
+            Extension::plain(Some(t), if ok { 1.0 } else { 0.0 })
+        }
+        Prepared::Masked { weights, z } => {
+            let token = (*z > 0.0).then(|| ctx.rng().categorical(weights) as TokenId);
+            Extension::plain(token, *z)
+        }
+        Prepared::Guided(guide, Some((q, top))) if q.total > 0.0 => {
+            let t = ctx.rng().categorical(&q.weights) as TokenId;
+            Extension {
+                token: Some(t),
+                weight: guide.weight(q, t),
+                mask_mass: Some(q.mask_mass),
+                guide: Some(GuideInfo {
+                    guide_mass: if q.mask_mass > 0.0 {
+                        q.total / q.mask_mass
+                    } else {
+                        0.0
+                    },
+                    top: top.clone(),
+                }),
+            }
+        }
+        // No allowed token with model probability (or no automaton state): it dies.
+        Prepared::Guided(_, _) => Extension::plain(None, 0.0),
+    }
+}
+
+/// Draws the next token of a particle: [`prepare`] then [`draw`].
 pub fn propose<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     proposal: TokenProposal<'_>,
@@ -95,74 +218,6 @@ pub fn propose<L: LanguageModel, C: Constraint>(
     belief: &[f64],
     position: usize,
 ) -> Result<Extension, SampleError> {
-    let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
-    let ext = match proposal {
-        TokenProposal::Awrs => {
-            let (rng, mut allowed) = ctx.rng_and_check(state);
-            let d = awrs(&probs, rng, &mut allowed);
-            Extension::plain(d.token, d.z_hat)
-        }
-        TokenProposal::Wrs => {
-            let (rng, mut allowed) = ctx.rng_and_check(state);
-            let d = wrs(&probs, 1, WRS_MAX_REJECTIONS, rng, &mut allowed);
-            Extension::plain(d.token, d.z_hat)
-        }
-        TokenProposal::Twisted => {
-            let t = ctx.rng().categorical(&probs) as TokenId;
-            let ok = ctx.allows(state, t);
-            Extension::plain(Some(t), if ok { 1.0 } else { 0.0 })
-        }
-        TokenProposal::Mask | TokenProposal::BudgetMask => {
-            let mask = if proposal == TokenProposal::Mask {
-                ctx.mask(state)
-            } else {
-                ctx.budget_mask(state, ctx.params().max_tokens.saturating_sub(position))?
-            };
-            let w: Vec<f64> = (0..probs.len())
-                .map(|t| {
-                    if mask.contains(t as TokenId) {
-                        probs[t]
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            let z: f64 = w.iter().sum();
-            let token = (z > 0.0).then(|| ctx.rng().categorical(&w) as TokenId);
-            Extension::plain(token, z)
-        }
-        TokenProposal::PGcd(guide) => {
-            let remaining = ctx.params().max_tokens.saturating_sub(position);
-            // The guide reads the budget mask off the automaton: counted like a mask.
-            let Some(s) = ctx.tensor_state(state) else {
-                return Ok(Extension::plain(None, 0.0));
-            };
-            let q = guide.proposal(&probs, belief, s, remaining);
-            if q.total > 0.0 {
-                let t = ctx.rng().categorical(&q.weights) as TokenId;
-                let k = ctx.params().top_k_events;
-                let top = crate::samplers::util::top_k(&q.weights, k)
-                    .into_iter()
-                    .filter(|&v| q.weights[v as usize] > 0.0)
-                    .map(|v| (v, probs[v as usize], q.weights[v as usize] / q.total))
-                    .collect();
-                Extension {
-                    token: Some(t),
-                    weight: guide.weight(&q, t),
-                    mask_mass: Some(q.mask_mass),
-                    guide: Some(GuideInfo {
-                        guide_mass: if q.mask_mass > 0.0 {
-                            q.total / q.mask_mass
-                        } else {
-                            0.0
-                        },
-                        top,
-                    }),
-                }
-            } else {
-                Extension::plain(None, 0.0)
-            }
-        }
-    };
-    Ok(ext)
+    let prepared = prepare(ctx, proposal, lp, state, belief, position)?;
+    Ok(draw(ctx, &prepared, state))
 }
