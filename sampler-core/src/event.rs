@@ -4,6 +4,9 @@ use crate::TokenId;
 use crate::counters::Counters;
 use serde::{Deserialize, Serialize};
 
+/// A `Token` event's most likely tokens: (token, probability, kept by the constraint).
+pub type TopTokens = Vec<(TokenId, f64, bool)>;
+
 /// One thing a sampler did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -21,7 +24,7 @@ pub enum Event {
         /// Mass of the allowed tokens (Z) when a mask was applied.
         kept_mass: Option<f64>,
         /// The most likely next tokens with their probabilities and whether they were allowed.
-        top: Vec<(TokenId, f64, bool)>,
+        top: TopTokens,
     },
     /// A sample (valid or not) was completed.
     SampleFinished {

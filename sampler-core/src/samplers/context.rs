@@ -304,7 +304,7 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         &self,
         logprobs: &[f64],
         allowed: Option<&TokenSet>,
-    ) -> Vec<(TokenId, f64, bool)> {
+    ) -> crate::event::TopTokens {
         super::util::top_k(logprobs, self.params.top_k_events)
             .into_iter()
             .map(|t| {
@@ -322,7 +322,7 @@ impl<'a, L: LanguageModel, C: Constraint> Ctx<'a, L, C> {
         token: TokenId,
         logp: f64,
         kept_mass: Option<f64>,
-        top: Vec<(TokenId, f64, bool)>,
+        top: crate::event::TopTokens,
     ) {
         self.sink.emit(Event::Token {
             particle,

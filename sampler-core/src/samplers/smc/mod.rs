@@ -14,11 +14,12 @@
 mod proposal;
 mod resample;
 
-pub use proposal::{Extension, GuideInfo, Prepared, TokenProposal, draw, prepare, propose};
+pub use proposal::{Extension, GuideInfo, Guided, Prepared, TokenProposal, draw, prepare, propose};
 pub use resample::{ancestors, ess, normalized};
 
 use super::Ctx;
 use super::cut::within;
+use crate::event::TopTokens;
 use crate::math::logsumexp;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
 use std::collections::HashMap;
@@ -72,7 +73,8 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             })
             .collect()
     };
-    let mut shared: Vec<(Prepared<'_>, Vec<(TokenId, f64, bool)>)> = Vec::new();
+    // Each group's preparation and its `Token` event's top tokens.
+    let mut shared: Vec<(Prepared<'_>, TopTokens)> = Vec::new();
     let mut drawn = vec![None; ps.len()];
     for ((&m, lp), &g) in active.iter().zip(&lps).zip(&group) {
         let p = &mut ps[m];

@@ -104,7 +104,16 @@ pub enum Prepared<'g> {
     },
     /// P-GCD's: its guide, and its proposal with the `GuideStep` event's top tokens (`None`
     /// when the automaton has no state for the prefix: the particle dies).
-    Guided(&'g Guide, Option<(Proposal, Vec<(TokenId, f64, f64)>)>),
+    Guided(&'g Guide, Option<Guided>),
+}
+
+/// P-GCD's proposal after one prefix and the `GuideStep` event's top tokens.
+#[derive(Clone, Debug)]
+pub struct Guided {
+    /// q over the vocabulary, its total and the mask's mass.
+    pub q: Proposal,
+    /// The most likely tokens under q: (token, P(v), q(v)).
+    pub top: Vec<(TokenId, f64, f64)>,
 }
 
 /// Prepares the draw of a particle whose constraint state is `state`, at `position`, given
@@ -156,7 +165,7 @@ pub fn prepare<'g, L: LanguageModel, C: Constraint>(
                 .filter(|&v| q.weights[v as usize] > 0.0)
                 .map(|v| (v, probs[v as usize], q.weights[v as usize] / q.total))
                 .collect();
-            Prepared::Guided(guide, Some((q, top)))
+            Prepared::Guided(guide, Some(Guided { q, top }))
         }
     })
 }
@@ -188,7 +197,7 @@ pub fn draw<L: LanguageModel, C: Constraint>(
             let token = (*z > 0.0).then(|| ctx.rng().categorical(weights) as TokenId);
             Extension::plain(token, *z)
         }
-        Prepared::Guided(guide, Some((q, top))) if q.total > 0.0 => {
+        Prepared::Guided(guide, Some(Guided { q, top })) if q.total > 0.0 => {
             let t = ctx.rng().categorical(&q.weights) as TokenId;
             Extension {
                 token: Some(t),
