@@ -231,7 +231,7 @@ fn smc_says_when_every_particle_died() {
     assert!(dead.status.success());
     let err = String::from_utf8_lossy(&dead.stderr);
     assert!(
-        err.contains("every particle died in SMC run 0 of 1"),
+        err.contains("strait: awrs-smc: every particle ended without a valid output"),
         "{err}"
     );
     let alive = run(GSK);

@@ -33,35 +33,15 @@ pub fn run(args: &SampleArgs) -> Result<()> {
         &args.constraint.spec(),
         args.grammar_format.as_deref(),
     )?;
-    // Whether each SMC run kept a particle alive (a line of positive weight), by run.
-    let mut alive = std::collections::BTreeMap::new();
+    // An SMC run whose every particle died is said on stderr by the sampler's own
+    // `Estimate` event.
     sample(
         &mut source,
         prompt,
         &constraint,
         &job,
         args.events,
-        &mut |line| {
-            if let (Some(run), Some(w)) = (line["run"].as_u64(), line["weight"].as_f64()) {
-                *alive.entry(run).or_insert(false) |= w > 0.0;
-            }
-            crate::stdout::line(line)
-        },
+        &mut |line| crate::stdout::line(line),
     )?;
-    let dead: Vec<String> = alive
-        .iter()
-        .filter(|(_, alive)| !**alive)
-        .map(|(run, _)| run.to_string())
-        .collect();
-    if !dead.is_empty() {
-        headless::note!(
-            "strait: every particle died in SMC run {} of {}: no particle met the constraint \
-             within --max-tokens {} with positive weight, so those lines carry weight 0 (an \
-             evidence estimate of 0)",
-            dead.join(", "),
-            alive.len(),
-            job.params.max_tokens
-        );
-    }
     Ok(())
 }

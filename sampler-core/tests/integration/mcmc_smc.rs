@@ -410,6 +410,51 @@ fn smc_with_every_particle_dead_ends_with_zero_evidence() {
     assert!(samples.iter().all(|s| !s.valid && s.weight == Some(0.0)));
 }
 
+/// Runs whose every particle died are said once, in words, as an `Estimate` event (the
+/// page and the CLI show it); runs with a valid particle say nothing.
+#[test]
+fn smc_says_when_every_particle_died() {
+    let estimates = |c: &FiniteLanguage, n| {
+        let (mut sink, mut lm) = (VecSink::default(), gsk_lm());
+        let p = Params {
+            n,
+            particles: 3,
+            ..Params::default()
+        };
+        block_on(Sampler::new(Method::TwistedSmc).params(&p).run(
+            &mut lm,
+            c,
+            Io {
+                rng: &mut SeededRng::new(1),
+                sink: &mut sink,
+                out: &mut |_| {},
+            },
+        ))
+        .unwrap();
+        sink.0
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Estimate {
+                    log_mass, message, ..
+                } => Some((log_mass, message)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let v = sampler_core::toy::gsk_vocabulary();
+    let dead = estimates(&FiniteLanguage::new(v.clone(), vec![b"000000".to_vec()]), 2);
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].0, f64::NEG_INFINITY);
+    assert!(
+        dead[0]
+            .1
+            .starts_with("twisted-smc: in 2 of the 2 runs every particle ended without"),
+        "{}",
+        dead[0].1
+    );
+    assert!(estimates(&gsk_constraint(), 2).is_empty());
+}
+
 /// Exactly, by enumerating every random path of a run that resamples at every step:
 /// E[Ĝ] = P(L) and E[Ĝ·Σ_m w̄_m 1{x_m = w}] = P(w)·1_L(w) for every w (the ensemble is
 /// properly weighted), to 1e-12: masking and twisted with 2 particles; AWRS (whose

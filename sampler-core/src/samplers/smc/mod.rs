@@ -201,13 +201,51 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
     })
 }
 
-/// `--n` independent SMC runs, each printing its M weighted particles.
+/// `--n` independent SMC runs, each printing its M weighted particles; when every particle
+/// of a run died, says so in plain words at the end ([`every_particle_died`]).
 pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     proposal: TokenProposal<'_>,
 ) -> Result<(), SampleError> {
+    let mut dead = 0;
     for r in 0..ctx.params().n {
-        run_once(ctx, proposal, r).await?;
+        let result = run_once(ctx, proposal, r).await?;
+        dead += usize::from(result.log_evidence == f64::NEG_INFINITY);
+    }
+    if dead > 0 {
+        let event = every_particle_died(proposal, dead, ctx.params());
+        ctx.emit(event);
     }
     Ok(())
+}
+
+/// Why `dead` of the runs' samples all weigh 0 (their evidence is 0), as an
+/// [`Event::Estimate`] that the front ends show: otherwise the user would see only
+/// invalid samples.
+fn every_particle_died(
+    proposal: TokenProposal<'_>,
+    dead: usize,
+    params: &crate::samplers::Params,
+) -> Event {
+    let method = proposal.method_name();
+    let (which, whose) = if params.n == 1 {
+        ("every particle".to_string(), "the samples")
+    } else {
+        (
+            format!("in {dead} of the {} runs every particle", params.n),
+            "those runs' samples",
+        )
+    };
+    Event::Estimate {
+        log_mass: f64::NEG_INFINITY,
+        method: method.into(),
+        chosen: true,
+        message: format!(
+            "{method}: {which} ended without a valid output (cut off at the {}-token limit, \
+             or left with no allowed token), so {whose} all weigh 0: valid outputs this \
+             short are too unlikely under the model for {} particles to find one; more max \
+             tokens or more particles may",
+            params.max_tokens, params.particles
+        ),
+    }
 }

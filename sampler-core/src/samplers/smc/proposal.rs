@@ -37,6 +37,19 @@ impl TokenProposal<'_> {
     }
 }
 
+impl TokenProposal<'_> {
+    /// The command-line name of the SMC sampler that extends particles with this proposal.
+    pub fn method_name(&self) -> &'static str {
+        match self {
+            TokenProposal::Awrs => "awrs-smc",
+            TokenProposal::Wrs => "wrs-smc",
+            TokenProposal::Mask | TokenProposal::BudgetMask => "smc-gcd",
+            TokenProposal::Twisted => "twisted-smc",
+            TokenProposal::PGcd(_) => "p-gcd-smc",
+        }
+    }
+}
+
 impl PartialEq for TokenProposal<'_> {
     /// Same variant, and for `PGcd` the very same guide.
     fn eq(&self, other: &Self) -> bool {
