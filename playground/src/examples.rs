@@ -76,7 +76,7 @@ impl Example {
             _ => format!(
                 "{} ({}) on SmolLM2, once it has loaded above, with {}: {}, the faithful \
                 sampler that finished soonest here (strait bench faithful). Tick \"compare \
-                samplers\" to set token masking beside it on equal LM calls.",
+                samplers\" to set token masking beside it on equal LM calls.{}",
                 self.title,
                 self.file.unwrap_or("your grammar"),
                 self.method,
@@ -84,6 +84,15 @@ impl Example {
                     Ok(m) if m.is_exact() => "exact samples",
                     Ok(m) if m.is_smc() => "weighted particles",
                     _ => "samples that converge to the model's own",
+                },
+                match self.id {
+                    // Measured: 0 valid of 80 particles and of 10 masked samples (faithful.md).
+                    "sqlite-test" | "xml-doctype" => {
+                        " The 135M model seldom finishes such a file within its 128 tokens: \
+                        expect every particle cut off at the limit, weighing 0 (the run says \
+                        so), and masking's text cut off too; the papers ran 7-8B models."
+                    }
+                    _ => "",
                 }
             ),
         }
