@@ -157,7 +157,8 @@ struct LineSink<'a, 'b> {
 
 impl EventSink for LineSink<'_, '_> {
     fn emit(&mut self, event: Event) {
-        // What auto chose, or that an exact sampler may not finish: always said, on stderr.
+        // What auto chose, that an exact sampler may not finish, or that every particle of
+        // an SMC run died: always said, on stderr.
         if let Event::Estimate { message, .. } = &event {
             crate::note!("strait: {message}");
         }

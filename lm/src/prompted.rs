@@ -198,9 +198,11 @@ impl PromptedModel {
             .map(|&g| {
                 left[g] -= 1;
                 if left[g] == 0 {
-                    distinct[g].take().unwrap_or_default()
+                    distinct[g].take().expect("each group's last use takes it")
                 } else {
-                    distinct[g].clone().unwrap_or_default()
+                    distinct[g]
+                        .clone()
+                        .expect("taken only at the group's last use")
                 }
             })
             .collect())

@@ -86,7 +86,8 @@ impl Example {
                     _ => "samples that converge to the model's own",
                 },
                 match self.id {
-                    // Measured: 0 valid of 80 particles and of 10 masked samples (faithful.md).
+                    // Measured: no valid particle in 10 SMC runs, none of 10 masked samples
+                    // (docs/bench/faithful.md).
                     "sqlite-test" | "xml-doctype" => {
                         " The 135M model seldom finishes such a file within its 128 tokens: \
                         expect every particle cut off at the limit, weighing 0 (the run says \

@@ -167,9 +167,11 @@ pub enum Event {
         top: Vec<(TokenId, f64, f64)>,
     },
     /// How much of the model's mass the constraint keeps, estimated during the run, and
-    /// what follows from it: the sampler `auto` chose (`chosen`), or advice that the
+    /// what follows from it: the sampler `auto` chose (`chosen`), advice that the
     /// running exact sampler will need many generations and which faithful sampler
-    /// finishes instead (not `chosen`). Front ends show `message` as it is.
+    /// finishes instead (not `chosen`), or, with `log_mass` −∞ after the runs, that every
+    /// particle of some runs of the SMC sampler `method` died (`chosen`: it was the one
+    /// running). Front ends show `message` as it is.
     Estimate {
         /// log of the estimated P(valid within max tokens) (−∞ when none was seen).
         log_mass: f64,

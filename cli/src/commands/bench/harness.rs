@@ -117,7 +117,8 @@ impl EventSink for Deadline {
             Event::Evidence { run, log_evidence } => {
                 self.evidence.insert(run, log_evidence);
             }
-            // What auto chose and why, or that an exact sampler may not finish.
+            // What auto chose and why, that an exact sampler may not finish, or that every
+            // particle of an SMC run died.
             Event::Estimate { message, .. } => headless::note!("strait:   {message}"),
             _ => {}
         }

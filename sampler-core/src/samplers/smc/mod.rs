@@ -61,18 +61,7 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
     let active: Vec<usize> = (0..ps.len()).filter(|&m| ps[m].active).collect();
     let prefixes: Vec<&[TokenId]> = active.iter().map(|&m| &ps[m].tokens[..]).collect();
     let lps = ctx.logprobs_batch(&prefixes).await?;
-    // group[i]: which distinct token sequence active particle i has, numbered in order of
-    // first appearance, so a group's preparation exists by the time its copies draw.
-    let group: Vec<usize> = {
-        let mut seen: HashMap<&[TokenId], usize> = HashMap::with_capacity(active.len());
-        prefixes
-            .iter()
-            .map(|&t| {
-                let next = seen.len();
-                *seen.entry(t).or_insert(next)
-            })
-            .collect()
-    };
+    let group = groups(&prefixes);
     // Each group's preparation and its `Token` event's top tokens.
     let mut shared: Vec<(Prepared<'_>, TopTokens)> = Vec::new();
     let mut drawn = vec![None; ps.len()];
@@ -103,15 +92,15 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
             Some(ext.mask_mass.unwrap_or(ext.weight)),
             top.clone(),
         );
-        if let Some(g) = ext.guide {
+        if let Some(info) = ext.guide {
             ctx.emit(Event::GuideStep {
                 particle: m,
                 position,
                 token: t,
                 mask_mass: ext.mask_mass.unwrap_or(0.0),
-                guide_mass: g.guide_mass,
+                guide_mass: info.guide_mass,
                 weight: ext.weight,
-                top: g.top,
+                top: info.top,
             });
         }
         p.log_w += ext.weight.ln();
@@ -135,6 +124,23 @@ async fn extend_all<L: LanguageModel, C: Constraint>(
         }
     }
     Ok(drawn)
+}
+
+/// Which distinct token sequence each prefix is, numbered in order of first appearance, so
+/// a group's preparation exists by the time its later members draw.
+fn groups(prefixes: &[&[TokenId]]) -> Vec<usize> {
+    #[cfg(test)]
+    if tests::UNSHARED.with(std::cell::Cell::get) {
+        return (0..prefixes.len()).collect();
+    }
+    let mut seen: HashMap<&[TokenId], usize> = HashMap::with_capacity(prefixes.len());
+    prefixes
+        .iter()
+        .map(|&t| {
+            let next = seen.len();
+            *seen.entry(t).or_insert(next)
+        })
+        .collect()
 }
 
 /// One SMC run of `particles` particles; emits its events and returns the ensemble.
@@ -202,7 +208,7 @@ pub async fn run_once<L: LanguageModel, C: Constraint>(
 }
 
 /// `--n` independent SMC runs, each printing its M weighted particles; when every particle
-/// of a run died, says so in plain words at the end ([`every_particle_died`]).
+/// of a run died, says so in plain words at the end (an [`Event::Estimate`]).
 pub async fn run<L: LanguageModel, C: Constraint>(
     ctx: &mut Ctx<'_, L, C>,
     proposal: TokenProposal<'_>,
@@ -227,7 +233,7 @@ fn every_particle_died(
     dead: usize,
     params: &crate::samplers::Params,
 ) -> Event {
-    let method = proposal.method_name();
+    let method = proposal.method().name();
     let (which, whose) = if params.n == 1 {
         ("every particle".to_string(), "the samples")
     } else {
@@ -236,16 +242,85 @@ fn every_particle_died(
             "those runs' samples",
         )
     };
+    // With the budget-aware mask no particle is cut off: more particles would die alike.
+    let more = match proposal {
+        TokenProposal::BudgetMask | TokenProposal::PGcd(_) => "more max tokens",
+        _ => "more max tokens or more particles",
+    };
     Event::Estimate {
         log_mass: f64::NEG_INFINITY,
         method: method.into(),
         chosen: true,
         message: format!(
-            "{method}: {which} ended without a valid output (cut off at the {}-token limit, \
-             or left with no allowed token), so {whose} all weigh 0: valid outputs this \
-             short are too unlikely under the model for {} particles to find one; more max \
-             tokens or more particles may",
-            params.max_tokens, params.particles
+            "{method}: {which} ended without a valid output ({}), so {whose} all weigh 0: \
+             valid outputs of this length hold too little of the model's mass (or none) for \
+             {} particles to find one; {more} may find one",
+            proposal.how_particles_die(params.max_tokens),
+            params.particles
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samplers::{Ctx, Params, Sample};
+    use crate::toy::{FiniteLanguage, RandomLm};
+    use crate::{SeededRng, VecSink, Vocabulary, block_on};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Set: every particle prepares its own step, as before copies shared theirs.
+        pub(super) static UNSHARED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// One run's ensemble, its events, and the constraint checks it made.
+    fn run(proposal: TokenProposal<'_>, seed: u64, unshared: bool) -> (SmcResult, Vec<Event>, u64) {
+        let w = |ws: &[&str]| ws.iter().map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+        let vocab = Vocabulary::new(w(&["a", "b", "ab", ""]), 3, &[3]);
+        let c = FiniteLanguage::new(vocab, w(&["ab", "b", "abb", "ba", "aab", "abab"]));
+        let mut lm = RandomLm::new(4, 3, 2, 11);
+        // Resampling at every step makes copies at every step.
+        let p = Params {
+            particles: 6,
+            max_tokens: 6,
+            ess_threshold: 1.0,
+            ..Params::default()
+        };
+        let (mut rng, mut sink, mut out) =
+            (SeededRng::new(seed), VecSink::default(), |_: &Sample| {});
+        UNSHARED.with(|u| u.set(unshared));
+        let mut ctx = Ctx::new(&mut lm, &c, &mut rng, &mut sink, &p, None, &mut out);
+        let r = block_on(run_once(&mut ctx, proposal, 0)).unwrap();
+        let checks = ctx.counters().constraint_checks;
+        UNSHARED.with(|u| u.set(false));
+        (r, sink.0, checks)
+    }
+
+    /// Sharing a step among copies changes no random number: the same ensemble, weights,
+    /// evidence and events, seed by seed, as each particle preparing its own step, for
+    /// every proposal that runs on a finite language; and it does share (fewer checks
+    /// where a proposal computes masks).
+    #[test]
+    fn copies_sharing_a_step_draw_what_they_drew_alone() {
+        for proposal in [
+            TokenProposal::Awrs,
+            TokenProposal::Wrs,
+            TokenProposal::Mask,
+            TokenProposal::Twisted,
+        ] {
+            let mut fewer = 0;
+            for seed in 0..30 {
+                let (shared, shared_events, shared_checks) = run(proposal, seed, false);
+                let (alone, alone_events, alone_checks) = run(proposal, seed, true);
+                assert_eq!(shared, alone, "{proposal:?} seed {seed}");
+                assert_eq!(shared_events, alone_events, "{proposal:?} seed {seed}");
+                assert!(shared_checks <= alone_checks);
+                fewer += usize::from(shared_checks < alone_checks);
+            }
+            if proposal == TokenProposal::Mask {
+                assert!(fewer > 0, "no step was shared");
+            }
+        }
     }
 }

@@ -2,8 +2,8 @@
 //! returns the incremental weight ψ(x'|x)/q(x'|x) (or an unbiased estimate of it).
 
 use crate::hmm::{Guide, Proposal};
-use crate::samplers::Ctx;
 use crate::samplers::awrs::{WRS_MAX_REJECTIONS, awrs, wrs};
+use crate::samplers::{Ctx, Method};
 use crate::{Constraint, LanguageModel, SampleError, TokenId};
 
 /// The token proposal an SMC run extends its particles with.
@@ -35,17 +35,36 @@ impl TokenProposal<'_> {
             TokenProposal::Mask
         }
     }
-}
 
-impl TokenProposal<'_> {
-    /// The command-line name of the SMC sampler that extends particles with this proposal.
-    pub fn method_name(&self) -> &'static str {
+    /// The SMC sampler that extends particles with this proposal.
+    pub fn method(&self) -> Method {
         match self {
-            TokenProposal::Awrs => "awrs-smc",
-            TokenProposal::Wrs => "wrs-smc",
-            TokenProposal::Mask | TokenProposal::BudgetMask => "smc-gcd",
-            TokenProposal::Twisted => "twisted-smc",
-            TokenProposal::PGcd(_) => "p-gcd-smc",
+            TokenProposal::Awrs => Method::AwrsSmc,
+            TokenProposal::Wrs => Method::WrsSmc,
+            TokenProposal::Mask | TokenProposal::BudgetMask => Method::SmcGcd,
+            TokenProposal::Twisted => Method::TwistedSmc,
+            TokenProposal::PGcd(_) => Method::PGcdSmc,
+        }
+    }
+
+    /// How a particle dies under this proposal, in words (for the message when all did).
+    pub fn how_particles_die(&self, max_tokens: usize) -> String {
+        match self {
+            TokenProposal::Awrs | TokenProposal::Mask => {
+                format!("cut off at the {max_tokens}-token limit, or left with no allowed token")
+            }
+            TokenProposal::Wrs => format!(
+                "cut off at the {max_tokens}-token limit, or left with no allowed token found \
+                 within WRS's rejections"
+            ),
+            TokenProposal::Twisted => format!(
+                "the model drew a token the constraint refuses, or cut off at the \
+                 {max_tokens}-token limit"
+            ),
+            TokenProposal::BudgetMask | TokenProposal::PGcd(_) => format!(
+                "left with no allowed token that can still end within the {max_tokens}-token \
+                 limit"
+            ),
         }
     }
 }
