@@ -14,7 +14,7 @@
 mod proposal;
 mod resample;
 
-pub use proposal::{Extension, GuideInfo, Guided, Prepared, TokenProposal, draw, prepare, propose};
+pub use proposal::{Extension, GuideInfo, Guided, Prepared, TokenProposal, draw, prepare};
 pub use resample::{ancestors, ess, normalized};
 
 use super::Ctx;

@@ -249,16 +249,3 @@ pub fn draw<L: LanguageModel, C: Constraint>(
         Prepared::Guided(_, _) => Extension::plain(None, 0.0),
     }
 }
-
-/// Draws the next token of a particle: [`prepare`] then [`draw`].
-pub fn propose<L: LanguageModel, C: Constraint>(
-    ctx: &mut Ctx<'_, L, C>,
-    proposal: TokenProposal<'_>,
-    lp: &[f64],
-    state: &C::State,
-    belief: &[f64],
-    position: usize,
-) -> Result<Extension, SampleError> {
-    let prepared = prepare(ctx, proposal, lp, state, belief, position)?;
-    Ok(draw(ctx, &prepared, state))
-}
