@@ -5,7 +5,6 @@ use crate::kv_stash::Slot;
 use crate::model::Model;
 use crate::slots::{SlotCaches, Slots};
 use sampler_core::{LanguageModel, LmError, TokenId, block_on};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// KV caches a [`PromptedModel`] keeps unless told otherwise ([`PromptedModel::with_slots`]).
@@ -175,15 +174,8 @@ impl PromptedModel {
         let logits = self.run(prefixes, pause).await?;
         // Resampling repeats prefixes (the slots ran each once): normalize each distinct
         // one once and copy it to its repeats.
-        let mut seen: HashMap<&[TokenId], usize> = HashMap::with_capacity(prefixes.len());
-        let group: Vec<usize> = prefixes
-            .iter()
-            .map(|&p| {
-                let next = seen.len();
-                *seen.entry(p).or_insert(next)
-            })
-            .collect();
-        let mut firsts: Vec<&[f32]> = Vec::with_capacity(seen.len());
+        let group = sampler_core::samplers::util::first_appearance(prefixes);
+        let mut firsts: Vec<&[f32]> = Vec::with_capacity(prefixes.len());
         for (l, &g) in logits.iter().zip(&group) {
             if g == firsts.len() {
                 firsts.push(l);

@@ -27,6 +27,21 @@ pub fn top_k(logprobs: &[f64], k: usize) -> Vec<TokenId> {
     best
 }
 
+/// Which distinct prefix each of `prefixes` is, numbered in order of first appearance (so
+/// the first member of each group comes before the rest): what a batch with repeats
+/// (resampling's copies) computes once per group.
+pub fn first_appearance(prefixes: &[&[TokenId]]) -> Vec<usize> {
+    let mut seen: std::collections::HashMap<&[TokenId], usize> =
+        std::collections::HashMap::with_capacity(prefixes.len());
+    prefixes
+        .iter()
+        .map(|&t| {
+            let next = seen.len();
+            *seen.entry(t).or_insert(next)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +51,8 @@ mod tests {
         let xs = [0.1f64.ln(), 0.6f64.ln(), 0.3f64.ln()];
         assert_eq!(top_k(&xs, 2), vec![1, 2]);
         assert!(top_k(&xs, 0).is_empty());
+        let (a, b): (&[TokenId], &[TokenId]) = (&[1, 2], &[1]);
+        assert_eq!(first_appearance(&[b, a, b, a, &[]]), vec![0, 1, 0, 1, 2]);
         assert_eq!(top_k(&xs, 9), vec![1, 2, 0]);
         // Against a full sort, ties included.
         let ys: Vec<f64> = (0..200).map(|i| ((i * 37) % 23) as f64 * -0.5).collect();

@@ -22,7 +22,6 @@ use super::cut::within;
 use crate::event::TopTokens;
 use crate::math::logsumexp;
 use crate::{Constraint, Event, LanguageModel, SampleError, TokenId};
-use std::collections::HashMap;
 
 /// One particle: its tokens, constraint state and log weight.
 #[derive(Clone, Debug)]
@@ -133,14 +132,7 @@ fn groups(prefixes: &[&[TokenId]]) -> Vec<usize> {
     if tests::UNSHARED.with(std::cell::Cell::get) {
         return (0..prefixes.len()).collect();
     }
-    let mut seen: HashMap<&[TokenId], usize> = HashMap::with_capacity(prefixes.len());
-    prefixes
-        .iter()
-        .map(|&t| {
-            let next = seen.len();
-            *seen.entry(t).or_insert(next)
-        })
-        .collect()
+    super::util::first_appearance(prefixes)
 }
 
 /// One SMC run of `particles` particles; emits its events and returns the ensemble.
