@@ -27,6 +27,7 @@ macro_rules! by_count {
     };
 }
 
+pub mod attention;
 pub mod fused;
 
 /// Half-precision bits to f32 by F16C (exact, as `f16_to_f32`).

@@ -135,6 +135,13 @@ pub struct Kernels {
     pub q8_0_q8_r4: fn(Rows4<'_>, &[Q8Block]) -> [f32; 4],
     /// f32 · f32.
     pub f32_dot: fn(&[f32], &[f32]) -> f32,
+    /// `f32_dot(q, row_j)` into `out[j]` for `out.len()` rows `stride` floats apart
+    /// (attention's scores over a page of keys; each exactly as `f32_dot` gives it).
+    pub f32_dots: fn(&[f32], &[f32], usize, &mut [f32]),
+    /// `acc += p[j]·row_j` for each row in turn, rows `stride` floats apart, each product
+    /// rounded before it is added (attention's weighted sum of a page of values; exactly
+    /// the scalar loop's floats).
+    pub f32_axpys: fn(&[f32], &[f32], usize, &mut [f32]),
     /// The fused decode-and-dot kernel of a block type without row kernels of its own, one
     /// row · up to eight f32 vectors into `out[..n]` (with each vector's block sums of 32),
     /// where the set has one; else such rows are decoded by `decode_row` and multiplied by
@@ -167,6 +174,8 @@ pub const SCALAR: Kernels = Kernels {
     q4_1_q8_r4: scalar::q4_1_q8_r4,
     q8_0_q8_r4: scalar::q8_0_q8_r4,
     f32_dot: scalar::f32_dot,
+    f32_dots: scalar::f32_dots,
+    f32_axpys: scalar::f32_axpys,
     fused: |ty| match ty {
         GgmlType::Q4K => Some(scalar::q4_k_f32_xn),
         GgmlType::Q5_0 => Some(scalar::q5_0_f32_xn),
@@ -222,6 +231,12 @@ mod avx2_table {
     fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
         unsafe { avx2::f32_dot(a, b) }
     }
+    fn f32_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+        unsafe { avx2::attention::f32_dots(q, rows, stride, out) }
+    }
+    fn f32_axpys(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
+        unsafe { avx2::attention::f32_axpys(p, rows, stride, acc) }
+    }
     fn decode_row(ty: GgmlType, data: &[u8], out: &mut [f32]) {
         unsafe { avx2::decode_row(ty, data, out) }
     }
@@ -262,6 +277,8 @@ mod avx2_table {
         q4_1_q8_r4,
         q8_0_q8_r4,
         f32_dot,
+        f32_dots,
+        f32_axpys,
         fused,
         decode_row,
     };
@@ -298,6 +315,8 @@ pub const SIMD128: Kernels = Kernels {
     q4_1_q8_r4: |r, y| r.map(|r| simd128::q4_1_q8(r, y)),
     q8_0_q8_r4: |r, y| r.map(|r| simd128::q8_0_q8(r, y)),
     f32_dot: simd128::f32_dot,
+    f32_dots: simd128::attention::f32_dots,
+    f32_axpys: simd128::attention::f32_axpys,
     // Decoding (vectorized) then the simd128 dot product.
     fused: |_| None,
     // The whole wasm build has simd128: `quant`'s loops are vectorized already.
@@ -339,6 +358,13 @@ pub const NEON: Kernels = Kernels {
     q4_1_q8_r4: |r, y| r.map(|r| unsafe { neon::q4_1_q8(r, y) }),
     q8_0_q8_r4: |r, y| r.map(|r| unsafe { neon::q8_0_q8(r, y) }),
     f32_dot: |a, b| unsafe { neon::f32_dot(a, b) },
+    f32_dots: |q, rows, stride, out| {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = unsafe { neon::f32_dot(q, &rows[j * stride..][..q.len()]) };
+        }
+    },
+    // The scalar loop, which the compiler vectorizes for NEON (a multiply, then an add).
+    f32_axpys: scalar::f32_axpys,
     fused: |_| None,
     // NEON is part of the target: `quant`'s loops are vectorized for it already.
     decode_row: |ty, data, out| ty.dequantize(data, out),

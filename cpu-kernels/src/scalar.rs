@@ -185,3 +185,24 @@ pub fn q8_0_q8_r4(rows: [&[u8]; 4], xq: &[Q8Block]) -> [f32; 4] {
 pub fn f32_dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
+
+/// [`f32_dot`] of `q` with each of `out.len()` rows of `rows` that start `stride` floats
+/// apart (row `j` is `rows[j·stride..][..q.len()]`): attention's scores over a page of
+/// keys.
+pub fn f32_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = f32_dot(q, &rows[j * stride..][..q.len()]);
+    }
+}
+
+/// `acc += p[j]·row_j` for each row `j` in turn (rows as in [`f32_dots`], `acc.len()`
+/// floats each), every product rounded before it is added: attention's weighted sum of a
+/// page of values.
+pub fn f32_axpys(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
+    let len = acc.len();
+    for (j, &pj) in p.iter().enumerate() {
+        for (a, &v) in acc.iter_mut().zip(&rows[j * stride..][..len]) {
+            *a += pj * v;
+        }
+    }
+}

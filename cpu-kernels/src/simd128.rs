@@ -9,6 +9,8 @@ use super::{MAX_VECTORS, Vectors};
 use quant::{BlockQ4_1, BlockQ8_0, f16_to_f32};
 use std::arch::wasm32::*;
 
+pub mod attention;
+
 #[inline]
 fn half(lo: u8, hi: u8) -> f32 {
     f16_to_f32(u16::from_le_bytes([lo, hi]))

@@ -363,3 +363,46 @@ fn every_row_decoder_matches_the_scalar_dequantizer() {
         }
     }
 }
+
+/// Attention's page kernels give, bit for bit, the one-row arithmetic: each score what
+/// `f32_dot` gives for that key, and the weighted sum the scalar loop's floats; for head
+/// sizes with and without a multiple of eight (and of 64), any number of rows of a page,
+/// rows laid out as the KV cache lays them (a head's slice of each position's row).
+#[test]
+fn attention_page_kernels_give_the_one_row_floats() {
+    let mut seed = 11;
+    for k in Kernels::available() {
+        for (head, stride) in [(64, 192), (128, 256), (61, 64), (8, 24), (3, 9)] {
+            for count in [0, 1, 3, 4, 5, 15, 16] {
+                let rows = vector(count * stride + stride, &mut seed);
+                let at = stride - head; // the last head of each row
+                let rows = &rows[at..];
+                let q = vector(head, &mut seed);
+                let mut scores = vec![f32::NAN; count];
+                (k.f32_dots)(&q, rows, stride, &mut scores);
+                for (j, &s) in scores.iter().enumerate() {
+                    let want = (k.f32_dot)(&q, &rows[j * stride..][..head]);
+                    assert_eq!(
+                        s.to_bits(),
+                        want.to_bits(),
+                        "{} dots {head} row {j}",
+                        k.name
+                    );
+                }
+                let start = vector(head, &mut seed);
+                let (mut got, mut want) = (start.clone(), start);
+                (k.f32_axpys)(&q[..count.min(head)], rows, stride, &mut got);
+                for (j, &p) in q[..count.min(head)].iter().enumerate() {
+                    for (w, &v) in want.iter_mut().zip(&rows[j * stride..][..head]) {
+                        *w += p * v;
+                    }
+                }
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{} axpys {head} x{count}", k.name);
+            }
+        }
+    }
+}

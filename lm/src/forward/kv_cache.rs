@@ -34,9 +34,20 @@ pub(super) struct Rows<'a> {
 
 impl<'a> Rows<'a> {
     /// Position `j`'s row.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn row(&self, j: usize) -> &'a [f32] {
         &self.pages[j / PAGE][(j % PAGE) * self.kv_dim..][..self.kv_dim]
+    }
+
+    /// Page `p`'s rows one after another (`kv_dim` floats each, as many as it holds).
+    #[inline]
+    pub(super) fn page(&self, p: usize) -> &'a [f32] {
+        &self.pages[p]
+    }
+
+    /// Floats per row.
+    pub(super) fn kv_dim(&self) -> usize {
+        self.kv_dim
     }
 }
 

@@ -366,11 +366,6 @@ fn row(data: &[u8], r: usize, cols: usize, block: usize) -> &[u8] {
     &data[r * bytes..(r + 1) * bytes]
 }
 
-/// Dot product of two equal-length float slices (attention scores).
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    (Kernels::best().f32_dot)(a, b)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -312,19 +312,25 @@ fn attention_head(
     let g = head / (c.n_heads / c.n_kv_heads);
     let scale = 1.0 / (hd as f32).sqrt();
     let n = q.len() / q_dim;
-    let mut scores = Vec::with_capacity(n_past + n);
+    let kernels = Kernels::best();
+    let stride = k.kv_dim();
+    let mut scores = vec![0f32; n_past + n];
     for t in 0..n {
         let visible = n_past + t + 1;
         let qh = &q[t * q_dim + head * hd..][..hd];
-        scores.clear();
-        scores.extend((0..visible).map(|j| matmul::dot(qh, &k.row(j)[g * hd..][..hd]) * scale));
-        ops::softmax(&mut scores);
+        let scores = &mut scores[..visible];
+        // A page at a time: its keys' rows hold this head's group at `g·hd`.
+        for (p, s) in scores.chunks_mut(kv_cache::PAGE).enumerate() {
+            (kernels.f32_dots)(qh, &k.page(p)[g * hd..], stride, s);
+        }
+        for s in scores.iter_mut() {
+            *s *= scale;
+        }
+        ops::softmax(scores);
         let oh = &mut out[t * hd..][..hd];
         oh.fill(0.0);
-        for (j, &p) in scores.iter().enumerate() {
-            for (o, &vv) in oh.iter_mut().zip(&v.row(j)[g * hd..][..hd]) {
-                *o += p * vv;
-            }
+        for (p, s) in scores.chunks(kv_cache::PAGE).enumerate() {
+            (kernels.f32_axpys)(s, &v.page(p)[g * hd..], stride, oh);
         }
     }
 }
