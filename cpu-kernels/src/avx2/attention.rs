@@ -51,7 +51,8 @@ pub fn f32_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
 
 /// [`super::super::scalar::f32_axpys`]: the sum 64 floats at a time in eight registers
 /// held across every row, then eight at a time, then one; each lane a multiply and an add
-/// per row, in row order (no fused multiply-add, which would round once instead of twice).
+/// per row, in row order (no fused multiply-add, which would round once instead of twice:
+/// the function may use FMA instructions, but Rust never fuses a separate multiply and add).
 #[target_feature(enable = "avx2,fma,f16c")]
 pub fn f32_axpys(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
     let len = acc.len();

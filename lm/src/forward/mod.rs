@@ -318,19 +318,20 @@ fn attention_head(
     for t in 0..n {
         let visible = n_past + t + 1;
         let qh = &q[t * q_dim + head * hd..][..hd];
-        let scores = &mut scores[..visible];
-        // A page at a time: its keys' rows hold this head's group at `g·hd`.
-        for (p, s) in scores.chunks_mut(kv_cache::PAGE).enumerate() {
-            (kernels.f32_dots)(qh, &k.page(p)[g * hd..], stride, s);
+        let visible_scores = &mut scores[..visible];
+        // A page of the cache at a time (page `i` holds positions `16i..16i + 16`): its
+        // rows hold this head's group at `g·hd`.
+        for (i, s) in visible_scores.chunks_mut(kv_cache::PAGE).enumerate() {
+            (kernels.f32_dots)(qh, &k.page(i)[g * hd..], stride, s);
         }
-        for s in scores.iter_mut() {
+        for s in visible_scores.iter_mut() {
             *s *= scale;
         }
-        ops::softmax(scores);
+        ops::softmax(visible_scores);
         let oh = &mut out[t * hd..][..hd];
         oh.fill(0.0);
-        for (p, s) in scores.chunks(kv_cache::PAGE).enumerate() {
-            (kernels.f32_axpys)(s, &v.page(p)[g * hd..], stride, oh);
+        for (i, probs) in visible_scores.chunks(kv_cache::PAGE).enumerate() {
+            (kernels.f32_axpys)(probs, &v.page(i)[g * hd..], stride, oh);
         }
     }
 }
