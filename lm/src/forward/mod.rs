@@ -319,7 +319,7 @@ fn attention_head(
         let visible = n_past + t + 1;
         let qh = &q[t * q_dim + head * hd..][..hd];
         let visible_scores = &mut scores[..visible];
-        // A page of the cache at a time (page `i` holds positions `16i..16i + 16`): its
+        // A page of the cache at a time (page `i` holds positions `PAGE·i..PAGE·(i + 1)`): its
         // rows hold this head's group at `g·hd`.
         for (i, s) in visible_scores.chunks_mut(kv_cache::PAGE).enumerate() {
             (kernels.f32_dots)(qh, &k.page(i)[g * hd..], stride, s);
