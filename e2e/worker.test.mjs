@@ -155,13 +155,22 @@ async function sharedWithIdleWorker(name, { n }, choose) {
 }
 
 describe('the playground samples the real model in a Web Worker', () => {
-  it('keeps the page at frame rate and draws what the page\'s thread draws', async () => {
+  it('keeps the page at frame rate and draws what the page\'s thread draws, the prompt prefilled as it was set', async () => {
     await shared.step(async (page) => {
       const runs = {};
       for (const mode of ['worker', 'page thread']) {
         const inWorker = mode === 'worker';
-        await open(page, `?backend=cpu${inWorker ? '' : '&worker=off'}`, inWorker ? 'ready' : 'off');
+        if (inWorker) await openPool(page, 2);
+        else await open(page, '?backend=cpu&worker=off', 'off');
         await setForm(page);
+        if (inWorker) {
+          // The prompt set in the form while nothing runs is prefilled by the idle workers
+          // before Run (the page's thread, below, starts cold: the same samples).
+          await unlessCrash(page, page.waitForFunction(() => {
+            const w = document.querySelector('#pg-worker');
+            return Number(w.dataset.warmed) > 0 && w.dataset.busy === '0';
+          }, null, { timeout: 60_000, polling: 100 }).catch(() => assert.fail('the form\'s prompt was not prefilled before Run')));
+        }
         const before = await worker(page);
         const r = await measured(page);
         assert.equal(r.state, 'done', r.message);

@@ -8,7 +8,9 @@
 //
 // An id may name another sampler and max tokens, `sygus-slia:mcmc-restart:96`: the page is
 // then opened without a link, the example and the sampler chosen in the form, and Run
-// clicked, as a user trying another sampler would.
+// clicked, as a user trying another sampler would (`sqlite-test:` keeps the example's
+// sampler); STRAIT_READ_MS=N waits N ms between the choice and the click, as a reader
+// would (the form's prompt is prefilled in the idle workers meanwhile).
 //
 // Several bases (say, the build before a change and after it, each served by
 // `python3 -m http.server`) are opened alternately, example by example, so the machine's
@@ -21,6 +23,7 @@ const bases = (process.env.STRAIT_BASES ?? BASE_URL).split(',');
 const ids = process.argv.length > 2 ? process.argv.slice(2) : IDS;
 const LOAD_MS = 300_000;
 const RUN_MS = 240_000;
+const READ_MS = Number(process.env.STRAIT_READ_MS ?? 0);
 
 const b = await launch({ webgpu: false, openDetails: true, viewport: { width: 1280, height: 900 } });
 await b.page.addInitScript(() => {
@@ -42,15 +45,17 @@ console.log('|---|---|---|---:|---:|---:|---|');
 try {
   for (const entry of ids) {
     const [id, method, maxTokens] = entry.split(':');
+    const inForm = entry.includes(':');
     for (const base of bases) {
       await b.page.goto('about:blank');
-      if (method) {
+      if (inForm) {
         await b.page.goto(base);
         await waitForPhase(b.page, ['ready'], LOAD_MS);
         await b.page.evaluate(() => { document.querySelector('.pg-side').open = true; });
         await b.page.selectOption('#pg-example', id);
-        await b.page.selectOption('#pg-method', method);
+        if (method) await b.page.selectOption('#pg-method', method);
         if (maxTokens) await b.page.fill('#pg-max-tokens', maxTokens);
+        await b.page.waitForTimeout(READ_MS);
         await b.page.click('#pg-run');
       } else {
         await b.page.goto(`${base}#example=${id}`);

@@ -106,6 +106,60 @@ fn narrow() -> bool {
         .is_some_and(|m| !m.matches())
 }
 
+/// How long a real-model prompt stays unchanged in the form before the idle workers
+/// prefill it (long enough that typing does not start one prefill per key), and how
+/// often it is tried again while the pool is busy (a prefill of the form's last prompt).
+const PREFILL_SETTLE: std::time::Duration = std::time::Duration::from_millis(600);
+const PREFILL_TRIES: u32 = 20;
+
+/// What a prefill depends on: the prompt, the chat template's use, the model.
+type PromptKey = (String, bool, Option<String>);
+
+/// The form's [`PromptKey`] (tracked by the caller's effect where `tracked`).
+fn prompt_key(form: Form, tracked: bool) -> PromptKey {
+    if tracked {
+        (form.prompt.get(), form.chat.get(), form.model_url.get())
+    } else {
+        (
+            form.prompt.get_untracked(),
+            form.chat.get_untracked(),
+            form.model_url.get_untracked(),
+        )
+    }
+}
+
+/// After [`PREFILL_SETTLE`], conditions the idle workers on the form's prompt if it is
+/// still `key`, nothing runs or waits to, and it was not prefilled already; while the
+/// pool is busy it tries again, `tries` times at most.
+fn prefill_when_idle(
+    form: Form,
+    session: Session,
+    waiting: StoredValue<Option<PlaygroundState>>,
+    prefilled: StoredValue<Option<PromptKey>>,
+    key: PromptKey,
+    tries: u32,
+) {
+    set_timeout(
+        move || {
+            if prompt_key(form, false) != key
+                || session.active()
+                || waiting.with_value(Option::is_some)
+                || prefilled.with_value(|p| p.as_ref() == Some(&key))
+                || crate::page_state::engine().is_none()
+            {
+                return;
+            }
+            let Ok(state) = form.state() else { return };
+            if crate::worker::client::warm_if_idle(&state) {
+                prefilled.set_value(Some(key));
+            } else if tries > 1 {
+                prefill_when_idle(form, session, waiting, prefilled, key, tries - 1);
+            }
+        },
+        PREFILL_SETTLE,
+    );
+}
+
 /// The first real-model step after `place` in the lessons' order, within the next two steps.
 fn next_real_step(place: Place) -> Option<Place> {
     let next = place.next()?;
@@ -211,6 +265,19 @@ pub fn Playground() -> impl IntoView {
             && let Some(next) = next_real_step(place)
         {
             crate::worker::client::warm(&next.step().state());
+        }
+    });
+    // A real-model prompt that settles in the form while nothing runs (an example just
+    // chosen, a prompt written or pasted): the idle sampling workers prefill it, so the
+    // Run that follows starts from the prompt's cached keys and values.
+    let prefilled = StoredValue::new(None::<PromptKey>);
+    Effect::new(move |_| {
+        let key = prompt_key(form, true);
+        if form.model.get() == "real"
+            && matches!(phase.get(), Phase::Ready)
+            && lesson.get_untracked().is_none()
+        {
+            prefill_when_idle(form, session, waiting, prefilled, key, PREFILL_TRIES);
         }
     });
     if let Some(place) = start.lesson {

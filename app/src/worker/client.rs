@@ -224,10 +224,12 @@ pub fn ready() -> Option<Rc<SamplingWorker>> {
     live().into_iter().min_by_key(|w| w.jobs())
 }
 
-/// Conditions every idle worker's model on `state`'s prompt by a one-token `lm` run (its
+/// Conditions the idle workers' models on `state`'s prompt by a one-token `lm` run (its
 /// sample dropped): the workers keep their KV caches from run to run, so a run of that
 /// prompt that comes next skips the prompt's prefill (about 2 s in wasm for a chat
-/// prompt; `e2e/lessons.test.mjs` prints a step's time to its first token). A lesson warms its next real-model step while the reader reads the current one.
+/// prompt; `e2e/lessons.test.mjs` prints a step's time to its first token): the worker the next
+/// job goes to where products are shared, every idle one otherwise. A lesson warms its next
+/// real-model step while the reader reads the current one.
 /// While the pool is still starting, it waits for it (up to 30 s).
 pub fn warm(setup: &PlaygroundState) {
     let setup = setup.clone();
@@ -241,8 +243,28 @@ pub fn warm(setup: &PlaygroundState) {
     });
 }
 
+/// Conditions the pool's workers on `setup`'s prompt as [`warm`] does, now, and only
+/// where the whole pool is idle (a run under way keeps its idle workers as its helpers):
+/// the playground's form calls it when a real-model prompt settles in it while nothing
+/// runs, so the Run that follows skips the prompt's prefill. Whether it started.
+pub fn warm_if_idle(setup: &PlaygroundState) -> bool {
+    let pool = live();
+    let idle = matches!(state(), WorkerState::Ready { .. }) && pool.iter().all(|w| w.jobs() == 0);
+    if idle {
+        warm_idle(setup);
+    }
+    idle
+}
+
 fn warm_idle(setup: &PlaygroundState) {
-    let idle: Vec<_> = live().into_iter().filter(|w| w.jobs() == 0).collect();
+    let mut idle: Vec<_> = live().into_iter().filter(|w| w.jobs() == 0).collect();
+    // Where products are shared, only the worker the next job goes to ([`ready`]: the
+    // first idle one) needs the prompt, and the others help it prefill, row by row:
+    // sooner than each prefilling alone. Without sharing, a run's batches are split by
+    // sequence, and every peer conditions its copy on the prompt.
+    if SPLIT.with(|s| s.borrow().is_some()) {
+        idle.truncate(1);
+    }
     let params = sampler_core::samplers::Params {
         n: 1,
         max_tokens: 1,

@@ -49,6 +49,9 @@ pub enum PeerMessage {
     Assist {
         /// The leave count it was sent at.
         leave: i32,
+        /// Its number among the buffer's invitations: one a helper's last stay in the loop
+        /// outlived (queued while this worker computed a job of its own) is ignored.
+        invite: i32,
     },
     /// The helper's model failed.
     Failed {

@@ -113,11 +113,12 @@ pub fn link(index: u32, port: web_sys::MessagePort, host: &'static HostView) {
 
 /// Invites every peer to help with this worker's products (`PeerMessage::Assist`, see
 /// `split.rs`), stamped with the split buffer's leave count `leave`; a busy peer ignores
-/// it, and so does one that gets it after a driver said leave.
-pub fn invite(leave: i32) {
+/// it, and so does one that gets it after a driver said leave; `invite` is its number.
+pub fn invite(leave: i32, invite: i32) {
     let links: Vec<Rc<Link>> = PEERS.with(|p| p.borrow().links.clone());
     for l in links.iter().filter(|l| !l.gone.get()) {
-        if let Err(e) = (PeerMessage::Assist { leave }).post(&l.port, &js_sys::Array::new()) {
+        if let Err(e) = (PeerMessage::Assist { leave, invite }).post(&l.port, &js_sys::Array::new())
+        {
             web_sys::console::error_1(&format!("worker: cannot invite a peer: {e}").into());
         }
     }
@@ -196,13 +197,13 @@ fn on_message(link: &Rc<Link>, data: JsValue, host: &'static HostView) {
         },
         PeerMessage::Busy { id } => (id, Answer::Busy),
         PeerMessage::Failed { id, message } => (id, Answer::Failed(message)),
-        PeerMessage::Assist { leave } => {
+        PeerMessage::Assist { leave, invite } => {
             let serving = PEERS.with(|p| p.borrow().serving);
             if !(host.busy)()
                 && !serving
                 && let Some(engine) = (host.engine)()
             {
-                super::split::assist(&engine, leave);
+                super::split::assist(&engine, leave, invite);
             }
             return;
         }

@@ -46,8 +46,10 @@ const WAITED_US: u32 = 7;
 /// Products shared while a driver computed a batch of several sequences it kept
 /// ([`keeps_batch`]).
 const BATCH_OFFERS: u32 = 8;
+/// Invitations drivers have sent (each `PeerMessage::Assist` carries its number).
+const INVITES: u32 = 9;
 /// The job's words.
-const JOB: u32 = 9;
+const JOB: u32 = 10;
 /// Each chunk's done mark: the epoch it was computed for.
 const DONE: u32 = JOB + JOB_WORDS as u32;
 /// Control words in all.
@@ -169,6 +171,8 @@ thread_local! {
     static OFFERING: Cell<bool> = const { Cell::new(false) };
     /// Whether this worker is computing a batch of several sequences it kept.
     static IN_BATCH: Cell<bool> = const { Cell::new(false) };
+    /// The last invitation sent before this worker last entered the helper loop.
+    static SERVED: Cell<Option<i32>> = const { Cell::new(None) };
 }
 
 /// Whether a batch of `batch` sequences over a `vocab`-token vocabulary is best computed
@@ -208,8 +212,9 @@ impl Drop for KeptBatch {
 pub struct DriverView {
     /// Whether this worker has a job of its own under way.
     pub busy: fn() -> bool,
-    /// Sends `PeerMessage::Assist` to every peer, stamped with the buffer's leave count.
-    pub invite: fn(i32),
+    /// Sends `PeerMessage::Assist` to every peer, stamped with the buffer's leave count
+    /// and the invitation's number.
+    pub invite: fn(i32, i32),
 }
 
 /// This worker's buffer (`ToWorker::Split`): installs the model's helpers for its products.
@@ -220,6 +225,8 @@ pub fn install(buffer: SharedArrayBuffer, engine: Rc<Engine>, driver: &'static D
     };
     SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
     OFFERING.with(|o| o.set(true));
+    // A new buffer (one replaced after a crash) numbers its invitations from zero.
+    SERVED.with(|v| v.set(None));
     let helpers = SabHelpers {
         shared,
         engine,
@@ -272,7 +279,8 @@ impl RowHelpers for SabHelpers {
             let now = crate::clock::now_ms();
             if (self.driver.busy)() && now - self.invited_at.get() > INVITE_EVERY_MS {
                 self.invited_at.set(now);
-                (self.driver.invite)(s.load(LEAVE));
+                let invite = s.add(INVITES, 1).wrapping_add(1);
+                (self.driver.invite)(s.load(LEAVE), invite);
             }
             return false;
         }
@@ -352,18 +360,27 @@ impl RowHelpers for SabHelpers {
     }
 }
 
-/// An invitation (`PeerMessage::Assist`, sent at leave count `leave_at`): this idle worker
-/// helps with the products the pool's driver offers until none comes for [`IDLE_MS`] or a
-/// driver says leave. Blocks the worker meanwhile (its messages wait). An invitation that
-/// a driver's leave has overtaken is ignored: the driver has since sent this worker other
-/// work (a batch's part), which waits behind it.
-pub fn assist(engine: &Engine, leave_at: i32) {
+/// An invitation (`PeerMessage::Assist` number `invite`, sent at leave count `leave_at`):
+/// this idle worker helps with the products the pool's driver offers until none comes for
+/// [`IDLE_MS`] or a driver says leave. Blocks the worker meanwhile (its messages wait).
+/// Ignored: an invitation that a driver's leave has overtaken (the driver has since sent
+/// this worker other work, a batch's part, which waits behind it), and one sent before
+/// this worker last entered the loop. A driver invites every 20 ms while no helper
+/// listens, so a worker busy with a job of its own for a second finds some fifty queued
+/// when it is done; the first puts it in the loop for as long as a driver offers
+/// products, and the rest would each hold it there [`IDLE_MS`] more for nothing while
+/// its own next job waited behind them.
+pub fn assist(engine: &Engine, leave_at: i32, invite: i32) {
     let Some(s) = SHARED.with(|s| s.borrow().clone()) else {
         return;
     };
-    if s.load(LEAVE) != leave_at {
+    let stale = SERVED
+        .with(Cell::get)
+        .is_some_and(|v| invite.wrapping_sub(v) <= 0);
+    if s.load(LEAVE) != leave_at || stale {
         return;
     }
+    SERVED.with(|v| v.set(Some(s.load(INVITES))));
     let model = engine.model_bytes();
     s.add(LISTENING, 1);
     let mut seen = s.load(EPOCH);
