@@ -129,8 +129,8 @@ fn prompt_key(form: Form, tracked: bool) -> PromptKey {
 }
 
 /// After [`PREFILL_SETTLE`], conditions the idle workers on the form's prompt if it is
-/// still `key`, nothing runs or waits to, and it was not prefilled already; while the
-/// pool is busy it tries again, `tries` times at most.
+/// still `key` and was not prefilled already; while a run is under way (or waits for the
+/// model) or the pool is busy, it tries again, `tries` times at most.
 fn prefill_when_idle(
     form: Form,
     session: Session,
@@ -142,15 +142,14 @@ fn prefill_when_idle(
     set_timeout(
         move || {
             if prompt_key(form, false) != key
-                || session.active()
-                || waiting.with_value(Option::is_some)
                 || prefilled.with_value(|p| p.as_ref() == Some(&key))
                 || crate::page_state::engine().is_none()
             {
                 return;
             }
             let Ok(state) = form.state() else { return };
-            if crate::worker::client::warm_if_idle(&state) {
+            let running = session.active() || waiting.with_value(Option::is_some);
+            if !running && crate::worker::client::warm_if_idle(&state) {
                 prefilled.set_value(Some(key));
             } else if tries > 1 {
                 prefill_when_idle(form, session, waiting, prefilled, key, tries - 1);
@@ -190,7 +189,11 @@ pub fn Playground() -> impl IntoView {
     // A real-model lesson step opened before the model has loaded: it starts once it has.
     let waiting = StoredValue::new(None::<PlaygroundState>);
 
+    // The prompt the pool was last conditioned on from this form (prefilled, or run).
+    let prefilled = StoredValue::new(None::<PromptKey>);
     let start_state = move |state: PlaygroundState| {
+        // The run conditions its worker on the form's prompt: nothing to prefill after it.
+        prefilled.set_value(Some(prompt_key(form, false)));
         if compare_mode.get_untracked() {
             compare.start(&state, session);
         } else {
@@ -270,7 +273,6 @@ pub fn Playground() -> impl IntoView {
     // A real-model prompt that settles in the form while nothing runs (an example just
     // chosen, a prompt written or pasted): the idle sampling workers prefill it, so the
     // Run that follows starts from the prompt's cached keys and values.
-    let prefilled = StoredValue::new(None::<PromptKey>);
     Effect::new(move |_| {
         let key = prompt_key(form, true);
         if form.model.get() == "real"
