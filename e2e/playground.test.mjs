@@ -695,11 +695,16 @@ describe('the published site without WebGPU', () => {
         return w?.state === 'ready' && Number(w.workers) >= Number(w.planned);
       }, null, { timeout: LOAD_MS, polling: 250 });
       assert.notEqual(await page.getAttribute('#pg-worker', 'data-split'), 'off');
-      const splitBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
       await setForm(page, {
         model: 'real', grammar: '(yes|no|maybe)', kind: 'regex', method: 'lcd', n: 1, maxTokens: 6,
         prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.', speed: FASTEST,
       });
+      // The prompt settled in the form is prefilled while the pool is idle: wait that out,
+      // so the count below is the run's own.
+      await page.waitForTimeout(800);
+      await page.waitForFunction(() => document.querySelector('#pg-worker').dataset.busy === '0',
+        null, { timeout: 60_000, polling: 100 });
+      const splitBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
       const r = await run(page, { timeout: REAL_RUN_MS });
       assert.equal(r.state, 'done', r.text);
       for (const text of Object.keys(await drawn(page))) assert.match(text, /^(yes|no|maybe)$/);

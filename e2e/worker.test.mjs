@@ -66,6 +66,14 @@ async function setForm(page, { grammar = GRAMMAR, maxTokens = TOKENS, n = 1, see
   await page.fill('#pg-speed', '10');
 }
 
+/** Waits out the prefill the form's prompt starts once it has settled (600 ms) while the
+ * pool is idle, so that counters read next count the run alone. */
+async function prefillDone(page) {
+  await page.waitForTimeout(800);
+  await unlessCrash(page, page.waitForFunction(() => document.querySelector('#pg-worker').dataset.busy === '0',
+    null, { timeout: 60_000, polling: 100 }));
+}
+
 function worker(page) {
   return page.evaluate(() => {
     const w = document.querySelector('#pg-worker');
@@ -120,6 +128,7 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n, seed: '1' });
       await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
       await choose(page);
+      await prefillDone(page);
       const before = Number(await page.getAttribute('#pg-worker', 'data-helped'));
       const chunksBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
       const batchOffersBefore = Number(await page.getAttribute('#pg-worker', 'data-split-batch-offers'));
@@ -359,6 +368,7 @@ describe('the playground samples the real model in a Web Worker', () => {
         // xtask serves the page cross-origin isolated: the pool gets its split buffer.
         assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
         await setForm(page, { n: 2, seed: '3' });
+        await prefillDone(page);
         const before = await page.getAttribute('#pg-worker', 'data-split');
         const r = await measured(page);
         assert.equal(r.state, 'done', r.message);

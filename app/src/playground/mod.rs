@@ -192,8 +192,11 @@ pub fn Playground() -> impl IntoView {
     // The prompt the pool was last conditioned on from this form (prefilled, or run).
     let prefilled = StoredValue::new(None::<PromptKey>);
     let start_state = move |state: PlaygroundState| {
-        // The run conditions its worker on the form's prompt: nothing to prefill after it.
-        prefilled.set_value(Some(prompt_key(form, false)));
+        // A real-model run conditions its worker on the form's prompt: nothing to prefill
+        // after it.
+        if state.model.toy().is_none() {
+            prefilled.set_value(Some(prompt_key(form, false)));
+        }
         if compare_mode.get_untracked() {
             compare.start(&state, session);
         } else {
@@ -275,6 +278,8 @@ pub fn Playground() -> impl IntoView {
     // Run that follows starts from the prompt's cached keys and values.
     Effect::new(move |_| {
         let key = prompt_key(form, true);
+        // Also when a run ends: a prompt edited during it is prefilled then.
+        let _ = session.status.get();
         if form.model.get() == "real"
             && matches!(phase.get(), Phase::Ready)
             && lesson.get_untracked().is_none()

@@ -169,6 +169,12 @@ pub struct SamplingWorker {
     waiting: RefCell<Option<js_sys::Function>>,
     overhead: Cell<Overhead>,
     dead: Cell<bool>,
+    /// Of its jobs, the prefills under way ([`warm`]): the next job goes to it as if they
+    /// were done, queued behind the prefill of (likely) its own prompt.
+    warming: Cell<usize>,
+    /// When it last started a prefill (the pool's count of prefills started): of workers
+    /// equally free, the next job goes to the one that prefilled last.
+    warmed_at: Cell<u64>,
 }
 
 thread_local! {
@@ -178,6 +184,8 @@ thread_local! {
     static PLAN: RefCell<(usize, String)> = const { RefCell::new((0, String::new())) };
     /// Prefills idle workers have finished ([`warm`]).
     static WARMED: Cell<u64> = const { Cell::new(0) };
+    /// Prefills started.
+    static WARM_STARTS: Cell<u64> = const { Cell::new(0) };
     /// Counts starts and stops, so a start that was overtaken does not set the state.
     static STARTS: Cell<u64> = const { Cell::new(0) };
     /// The next worker's index (unique while the page lives: peers name each other by it).
@@ -215,13 +223,21 @@ fn live() -> Vec<Rc<SamplingWorker>> {
     })
 }
 
-/// The ready worker with the fewest jobs under way (the first of those tied), to which
-/// the next job goes; `None` while no worker is ready.
+/// The ready worker with the fewest jobs under way, a prefill not counted (of those tied,
+/// the one that prefilled last, then the first), to which the next job goes; `None` while
+/// no worker is ready. A Run pressed while its prompt is being prefilled thus waits for
+/// that prefill and starts from its cache, instead of going to the worker that is
+/// helping it and prefilling again from nothing.
 pub fn ready() -> Option<Rc<SamplingWorker>> {
     if !matches!(state(), WorkerState::Ready { .. }) {
         return None;
     }
-    live().into_iter().min_by_key(|w| w.jobs())
+    live().into_iter().min_by_key(|w| {
+        (
+            w.jobs().saturating_sub(w.warming.get()),
+            std::cmp::Reverse(w.warmed_at.get()),
+        )
+    })
 }
 
 /// Conditions the idle workers' models on `state`'s prompt by a one-token `lm` run (its
@@ -277,8 +293,15 @@ fn warm_idle(setup: &PlaygroundState) {
             setup.seed,
         );
         let setup = setup.clone();
+        let started = WARM_STARTS.with(|n| {
+            n.set(n.get() + 1);
+            n.get()
+        });
+        w.warmed_at.set(started);
+        w.warming.set(w.warming.get() + 1);
         wasm_bindgen_futures::spawn_local(async move {
             w.drive(&run, &setup).await;
+            w.warming.set(w.warming.get() - 1);
             WARMED.with(|n| n.set(n.get() + 1));
         });
     }
@@ -546,6 +569,8 @@ async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
             i
         }),
         helped: Cell::new(0),
+        warming: Cell::new(0),
+        warmed_at: Cell::new(0),
         loaded: Cell::new(false),
         next_id: Cell::new(0),
         pending: RefCell::default(),

@@ -380,9 +380,11 @@ pub fn assist(engine: &Engine, leave_at: i32, invite: i32) {
     if s.load(LEAVE) != leave_at || stale {
         return;
     }
-    SERVED.with(|v| v.set(Some(s.load(INVITES))));
     let model = engine.model_bytes();
     s.add(LISTENING, 1);
+    // After listening is raised no driver invites, so every invitation up to this number
+    // was sent before this stay began.
+    SERVED.with(|v| v.set(Some(s.load(INVITES))));
     let mut seen = s.load(EPOCH);
     let (mut x, mut part) = (Vec::new(), Vec::new());
     loop {
