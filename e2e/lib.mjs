@@ -101,6 +101,15 @@ function pageCrash(page) {
 }
 
 /** `promise`, or a rejection as soon as the page throws an uncaught error. */
+/** Waits out the prefill the playground starts once a real-model prompt has settled in its
+ * form (600 ms) while the pool is idle, so that the worker counters read next count the
+ * run alone. */
+export async function prefillDone(page) {
+  await page.waitForTimeout(800);
+  await unlessCrash(page, page.waitForFunction(() => document.querySelector('#pg-worker').dataset.busy === '0',
+    null, { timeout: 60_000, polling: 100 }));
+}
+
 export async function unlessCrash(page, promise) {
   const crash = pageCrash(page);
   try {

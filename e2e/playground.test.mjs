@@ -10,7 +10,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ARTIFACTS, BASE_URL, DIST, launch, servePlain, unlessCrash, waitForPhase, withPage } from './lib.mjs';
+import { ARTIFACTS, BASE_URL, DIST, launch, prefillDone, servePlain, unlessCrash, waitForPhase, withPage } from './lib.mjs';
 
 const RUN_MS = 60_000;
 const MODEL_FILE = join(dirname(ARTIFACTS), '..', 'assets', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
@@ -699,11 +699,9 @@ describe('the published site without WebGPU', () => {
         model: 'real', grammar: '(yes|no|maybe)', kind: 'regex', method: 'lcd', n: 1, maxTokens: 6,
         prompt: 'Is the sky blue on a clear day? Answer yes, no or maybe.', speed: FASTEST,
       });
-      // The prompt settled in the form is prefilled while the pool is idle: wait that out,
-      // so the count below is the run's own.
-      await page.waitForTimeout(800);
-      await page.waitForFunction(() => document.querySelector('#pg-worker').dataset.busy === '0',
-        null, { timeout: 60_000, polling: 100 });
+      // The prompt settled in the form is prefilled while the pool is idle: the count
+      // below is the run's own.
+      await prefillDone(page);
       const splitBefore = Number(await page.getAttribute('#pg-worker', 'data-split'));
       const r = await run(page, { timeout: REAL_RUN_MS });
       assert.equal(r.state, 'done', r.text);

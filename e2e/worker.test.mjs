@@ -20,7 +20,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
-  ARTIFACTS, BASE_URL, sharedBrowser, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
+  ARTIFACTS, BASE_URL, prefillDone, sharedBrowser, startFrameCount, stopFrameCount, unlessCrash, waitForPhase,
 } from './lib.mjs';
 
 const LOAD_MS = 300_000;
@@ -64,14 +64,6 @@ async function setForm(page, { grammar = GRAMMAR, maxTokens = TOKENS, n = 1, see
   await page.fill('#pg-max-tokens', String(maxTokens));
   await page.fill('#pg-seed', seed);
   await page.fill('#pg-speed', '10');
-}
-
-/** Waits out the prefill the form's prompt starts once it has settled (600 ms) while the
- * pool is idle, so that counters read next count the run alone. */
-async function prefillDone(page) {
-  await page.waitForTimeout(800);
-  await unlessCrash(page, page.waitForFunction(() => document.querySelector('#pg-worker').dataset.busy === '0',
-    null, { timeout: 60_000, polling: 100 }));
 }
 
 function worker(page) {
