@@ -57,6 +57,15 @@ impl ConstraintBuilder {
         &self.vocab
     }
 
+    /// Makes llguidance's compiler now (if not made yet), so that the first grammar does
+    /// not wait for it: the page's workers call this once their model is loaded.
+    pub fn make_compiler(&mut self) -> Result<(), TextError> {
+        if self.compiler.is_none() {
+            self.compiler = Some(Compiler::new(&self.vocab).map_err(TextError::Grammar)?);
+        }
+        Ok(())
+    }
+
     /// Compiles `text` as `format`. A regex's trailing line break (from a file or an
     /// editor) is not part of its pattern.
     pub fn build(
@@ -69,9 +78,7 @@ impl ConstraintBuilder {
             let c = RegexConstraint::from_regex(pattern, &self.vocab).map_err(TextError::Regex)?;
             return Ok(into_dyn(c));
         }
-        if self.compiler.is_none() {
-            self.compiler = Some(Compiler::new(&self.vocab).map_err(TextError::Grammar)?);
-        }
+        self.make_compiler()?;
         let compiler = self.compiler.as_ref().expect("made above");
         let c = compiler
             .compile(text, Some(format))
@@ -132,6 +139,17 @@ mod tests {
                 assert_eq!(accepts(c, w), want, "{w:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_compiler_made_ahead_is_the_one_grammars_use() {
+        let mut b = ConstraintBuilder::new(vocab());
+        assert!(format!("{b:?}").contains("compiler: false"));
+        b.make_compiler().unwrap();
+        assert!(format!("{b:?}").contains("compiler: true"));
+        b.make_compiler().unwrap();
+        let c = b.build(Format::Lark, "start: \"a\" \"b\"\n").unwrap();
+        assert!(accepts(&c, &[0, 1]) && !accepts(&c, &[0]));
     }
 
     #[test]

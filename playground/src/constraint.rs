@@ -103,6 +103,15 @@ impl ConstraintBuilder {
         self.0.vocabulary()
     }
 
+    /// Makes llguidance's compiler ahead of the first grammar (a worker does once its
+    /// model is loaded; a failure here comes back with that grammar's build).
+    pub fn make_compiler(&mut self) -> Result<(), GrammarError> {
+        self.0.make_compiler().map_err(|e| match e {
+            grammars::TextError::Regex(e) => e.into(),
+            grammars::TextError::Grammar(e) => e.into(),
+        })
+    }
+
     /// Compiles `text` as `kind`.
     pub fn build(
         &mut self,

@@ -36,6 +36,7 @@ pub mod dyn_lm;
 pub mod error;
 pub mod event;
 pub mod exact;
+pub mod exp;
 pub mod function_model;
 pub mod hmm;
 pub mod limits;

@@ -15,7 +15,7 @@ pub fn logsumexp(xs: impl IntoIterator<Item = f64>) -> f64 {
 /// Next-token probabilities from log-probabilities, renormalized in f64 (so that a node's
 /// masses start from a distribution that sums to 1 up to rounding).
 pub fn normalize(logprobs: &[f64]) -> Vec<f64> {
-    let mut p: Vec<f64> = logprobs.iter().map(|l| l.exp()).collect();
+    let mut p: Vec<f64> = logprobs.iter().map(|&l| crate::exp::exp64(l)).collect();
     let s: f64 = p.iter().sum();
     if s > 0.0 {
         p.iter_mut().for_each(|x| *x /= s);

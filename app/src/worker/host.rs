@@ -130,15 +130,21 @@ async fn load(bytes: Vec<u8>) {
     match Engine::load(bytes, Choice::Cpu, "", &|_| {}, &|_| {}).await {
         Ok(engine) => {
             open_hmm_engine().await;
-            let builder = ConstraintBuilder::new(engine.vocab().clone());
+            let builder = Rc::new(RefCell::new(ConstraintBuilder::new(engine.vocab().clone())));
             HOST.with(|h| {
                 let mut h = h.borrow_mut();
                 h.engine = Some(Rc::new(engine));
-                h.builder = Some(Rc::new(RefCell::new(builder)));
+                h.builder = Some(builder.clone());
             });
             post(&FromWorker::Loaded {
                 ms: crate::clock::now_ms() - t0,
             });
+            // llguidance's compiler (its token trie: about 0.2 s in wasm), made now rather
+            // than at the first grammar's run; a run sent meanwhile queues behind it.
+            if let Err(e) = builder.borrow_mut().make_compiler() {
+                let e = format!("worker: llguidance's compiler: {e}");
+                web_sys::console::error_1(&e.into());
+            }
         }
         Err(message) => post(&FromWorker::LoadFailed { message }),
     }

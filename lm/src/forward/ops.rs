@@ -1,6 +1,7 @@
 //! The element-wise pieces of the llama block: RMSNorm, RoPE, biases, softmax, SiLU.
 
 use crate::config::RopeStyle;
+use sampler_core::exp::{exp32, exp64};
 
 /// `out = x / sqrt(mean(x²) + eps) · w`, row by row (llama.cpp's `rms_norm` then `mul`).
 pub(crate) fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
@@ -70,14 +71,13 @@ pub(crate) fn add_bias(x: &mut [f32], bias: &[f32]) {
     }
 }
 
-/// In-place softmax.
+/// In-place softmax (the exponentials by [`exp32`], in one vectorizable pass; the sum after).
 pub(crate) fn softmax(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0f32;
     for v in x.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
+        *v = exp32(*v - max);
     }
+    let sum: f32 = x.iter().sum();
     for v in x.iter_mut() {
         *v /= sum;
     }
@@ -86,20 +86,39 @@ pub(crate) fn softmax(x: &mut [f32]) {
 /// `silu(g) · u`, element-wise into `g`.
 pub(crate) fn swiglu(g: &mut [f32], u: &[f32]) {
     for (a, &b) in g.iter_mut().zip(u) {
-        *a = *a / (1.0 + (-*a).exp()) * b;
+        *a = *a / (1.0 + exp32(-*a)) * b;
     }
 }
 
-/// Natural-log softmax in f64.
+/// Lanes of [`log_softmax`]'s max and sum: independent accumulators, so both loops run as
+/// vector code (one running float would make each step wait on the last).
+const LANES: usize = 8;
+
+/// Natural-log softmax in f64 (each `e^(v − max)` by [`exp64`]).
 pub(crate) fn log_softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let lse = max
-        + logits
-            .iter()
-            .map(|&v| (v as f64 - max).exp())
-            .sum::<f64>()
-            .ln();
-    logits.iter().map(|&v| v as f64 - lse).collect()
+    let (chunks, tail) = logits.as_chunks::<LANES>();
+    let mut m = [f32::NEG_INFINITY; LANES];
+    for c in chunks {
+        for (m, &v) in m.iter_mut().zip(c) {
+            *m = if v > *m { v } else { *m };
+        }
+    }
+    let max = tail
+        .iter()
+        .chain(&m)
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    let mut sums = [0f64; LANES];
+    for c in chunks {
+        for (s, &v) in sums.iter_mut().zip(c) {
+            *s += exp64(f64::from(v) - f64::from(max));
+        }
+    }
+    let max = f64::from(max);
+    let sum: f64 =
+        sums.iter().sum::<f64>() + tail.iter().map(|&v| exp64(f64::from(v) - max)).sum::<f64>();
+    let lse = max + sum.ln();
+    logits.iter().map(|&v| f64::from(v) - lse).collect()
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::Ctx;
 use super::cut::within;
+use crate::exp::exp64;
 use crate::{Constraint, LanguageModel, SampleError, TokenId};
 
 /// One generated sequence and what it cost to make.
@@ -59,7 +60,7 @@ pub async fn generate<L: LanguageModel, C: Constraint>(
             .enumerate()
             .map(|(t, l)| match &allowed {
                 Some(m) if !m.contains(t as TokenId) => 0.0,
-                _ => l.exp(),
+                _ => exp64(*l),
             })
             .collect();
         let z: f64 = weights.iter().sum();

@@ -8,6 +8,7 @@
 
 use super::Ctx;
 use super::cut::within;
+use crate::exp::exp64;
 use crate::{Constraint, LanguageModel, RandomSource, SampleError, SumTree, TokenId};
 
 /// Rejections after which [`wrs`] stops (clipped WRS, seed 003 Def. 8): the weight stays
@@ -203,7 +204,7 @@ pub async fn run_lcd<L: LanguageModel, C: Constraint>(
         let mut ended = false;
         while within(tokens.len() + 1, ctx.params().max_tokens) {
             let lp = ctx.logprobs(&tokens).await?;
-            let probs: Vec<f64> = lp.iter().map(|l| l.exp()).collect();
+            let probs: Vec<f64> = lp.iter().map(|&l| exp64(l)).collect();
             let draw = {
                 let (rng, mut allows) = ctx.rng_and_check(&state);
                 ars(&probs, rng, &mut allows)

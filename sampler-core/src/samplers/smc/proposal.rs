@@ -1,6 +1,7 @@
 //! Properly weighted token proposals for SMC: each extends one particle by a token and
 //! returns the incremental weight ψ(x'|x)/q(x'|x) (or an unbiased estimate of it).
 
+use crate::exp::exp64;
 use crate::hmm::{Guide, Proposal};
 use crate::samplers::awrs::{WRS_MAX_REJECTIONS, awrs, wrs};
 use crate::samplers::{Ctx, Method};
@@ -159,7 +160,7 @@ pub fn prepare<'g, L: LanguageModel, C: Constraint>(
     belief: &[f64],
     position: usize,
 ) -> Result<Prepared<'g>, SampleError> {
-    let probs = || -> Vec<f64> { lp.iter().map(|l| l.exp()).collect() };
+    let probs = || -> Vec<f64> { lp.iter().map(|&l| exp64(l)).collect() };
     Ok(match proposal {
         TokenProposal::Awrs => Prepared::Awrs(probs()),
         TokenProposal::Wrs => Prepared::Wrs(probs()),
@@ -174,7 +175,7 @@ pub fn prepare<'g, L: LanguageModel, C: Constraint>(
             let weights: Vec<f64> = (0..lp.len())
                 .map(|t| {
                     if mask.contains(t as TokenId) {
-                        lp[t].exp()
+                        exp64(lp[t])
                     } else {
                         0.0
                     }
