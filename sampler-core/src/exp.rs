@@ -39,7 +39,7 @@ pub fn exp32(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 0.5;
     let er = p * (r * r) + r + 1.0;
     let y = er * f32::from_bits(((k + 127) as u32) << 23);
     if x < LOWEST_32 { 0.0 } else { y }
@@ -48,7 +48,7 @@ pub fn exp32(x: f32) -> f32 {
 /// `log2(e)` in f64.
 const LOG2E_64: f64 = std::f64::consts::LOG2_E;
 /// `ln 2` in two parts (the first with 32 trailing zero bits).
-const LN2_HI_64: f64 = 6.931_471_803_691_238_2e-1;
+const LN2_HI_64: f64 = 6.931_471_803_691_238e-1;
 const LN2_LO_64: f64 = 1.908_214_929_270_587_7e-10;
 /// Adding and subtracting this rounds an f64 below 2⁵¹ in size to the nearest integer.
 const ROUND_64: f64 = 6_755_399_441_055_744.0;
