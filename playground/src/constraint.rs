@@ -106,10 +106,7 @@ impl ConstraintBuilder {
     /// Makes llguidance's compiler ahead of the first grammar (a worker does once its
     /// model is loaded; a failure here comes back with that grammar's build).
     pub fn make_compiler(&mut self) -> Result<(), GrammarError> {
-        self.0.make_compiler().map_err(|e| match e {
-            grammars::TextError::Regex(e) => e.into(),
-            grammars::TextError::Grammar(e) => e.into(),
-        })
+        self.0.make_compiler().map_err(from_text_error)
     }
 
     /// Compiles `text` as `kind`.
@@ -125,10 +122,15 @@ impl ConstraintBuilder {
                 crate::state::caps::GRAMMAR_BYTES
             )));
         }
-        self.0.build(kind.format(), text).map_err(|e| match e {
-            grammars::TextError::Regex(e) => e.into(),
-            grammars::TextError::Grammar(e) => e.into(),
-        })
+        self.0.build(kind.format(), text).map_err(from_text_error)
+    }
+}
+
+/// The grammars crate's error as the page's, keeping its kind and position.
+fn from_text_error(e: grammars::TextError) -> GrammarError {
+    match e {
+        grammars::TextError::Regex(e) => e.into(),
+        grammars::TextError::Grammar(e) => e.into(),
     }
 }
 
