@@ -52,6 +52,11 @@ fn widen16(w_lo: v128, w_hi: v128) -> [v128; 4] {
     ]
 }
 
+/// Where a block's sum starts: −0, which added to anything leaves it as it is, so the
+/// compiler drops the add (from +0 it must keep it, +0 + −0 being +0). The sums across
+/// blocks start from +0, so a block's −0 changes no result.
+const ZERO: v128 = f32x4(-0.0, -0.0, -0.0, -0.0);
+
 /// `acc + Σ w·x` over 16 widened weights and 16 floats, summed in one fixed order (every
 /// kernel here adds in this order, so one vector or many give the same float).
 #[inline]
@@ -105,7 +110,7 @@ pub fn q4_1_f32(row: &[u8], x: &[f32], xsum: &[f32]) -> f32 {
     for (b, (raw, &s)) in blocks.iter().zip(xsum).enumerate() {
         let (w_lo, w_hi, d, m) = q4_1_block(raw);
         let (x0, x1) = block32(x, b * 32);
-        let blk = fma16(fma16(f32x4_splat(0.0), &w_lo, x0), &w_hi, x1);
+        let blk = fma16(fma16(ZERO, &w_lo, x0), &w_hi, x1);
         acc = f32x4_add(acc, f32x4_mul(f32x4_splat(d), blk));
         mins += m * s;
     }
@@ -119,49 +124,91 @@ pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
     for (b, raw) in blocks.iter().enumerate() {
         let (w0, w1, d) = q8_0_block(raw);
         let (x0, x1) = block32(x, b * 32);
-        let blk = fma16(fma16(f32x4_splat(0.0), &w0, x0), &w1, x1);
+        let blk = fma16(fma16(ZERO, &w0, x0), &w1, x1);
         acc = f32x4_add(acc, f32x4_mul(f32x4_splat(d), blk));
     }
     hsum(acc)
 }
 
+/// Each vector of `xs` as blocks of 32, each checked to hold `nb` blocks (the kernels
+/// below then index them unchecked), the unused places empty.
+fn blocks_of_each<'a>(xs: &[&'a [f32]], nb: usize) -> [&'a [[f32; 32]]; MAX_VECTORS] {
+    assert!(xs.len() <= MAX_VECTORS, "at most {MAX_VECTORS} vectors");
+    std::array::from_fn(|v| {
+        xs.get(v)
+            .map_or(&[][..], |x| x[..nb * 32].as_chunks::<32>().0)
+    })
+}
+
+/// The two halves of a block of 32 activations.
+#[inline]
+fn halves(x: &[f32; 32]) -> (&[f32; 16], &[f32; 16]) {
+    let (lo, hi) = x.split_at(16);
+    (lo.try_into().expect("16"), hi.try_into().expect("16"))
+}
+
 /// [`q4_1_f32`] of one row with up to eight vectors: each block is widened once and met by
-/// every vector, each vector's sum taken in [`q4_1_f32`]'s order (the same floats).
+/// every vector, each vector's sum taken in [`q4_1_f32`]'s order (the same floats); the
+/// eight `m·s` terms of a block are two vector multiplies and adds, lane by lane what
+/// [`q4_1_f32`] does one at a time.
 pub fn q4_1_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
     let (blocks, _) = row.as_chunks::<{ BlockQ4_1::BYTES }>();
+    let n = x.len();
+    let xs = blocks_of_each(x.xs, blocks.len());
+    assert!(
+        x.by_block.len() >= blocks.len(),
+        "block sums shorter than the row"
+    );
     let mut acc = [f32x4_splat(0.0); MAX_VECTORS];
-    let mut mins = [0f32; MAX_VECTORS];
+    let (mut mins_lo, mut mins_hi) = (f32x4_splat(0.0), f32x4_splat(0.0));
     for (b, (raw, sums)) in blocks.iter().zip(x.by_block).enumerate() {
         let (w_lo, w_hi, d, m) = q4_1_block(raw);
         let d = f32x4_splat(d);
-        let lanes = acc.iter_mut().zip(&mut mins).zip(x.xs).zip(sums);
-        for (((acc, mins), xv), s) in lanes {
-            let (x0, x1) = block32(xv, b * 32);
-            let blk = fma16(fma16(f32x4_splat(0.0), &w_lo, x0), &w_hi, x1);
+        for (acc, xv) in acc[..n].iter_mut().zip(&xs) {
+            // SAFETY: `blocks_of_each` checked that every vector holds `blocks.len()` blocks.
+            let (x0, x1) = halves(unsafe { xv.get_unchecked(b) });
+            let blk = fma16(fma16(ZERO, &w_lo, x0), &w_hi, x1);
             *acc = f32x4_add(*acc, f32x4_mul(d, blk));
-            *mins += m * s;
         }
+        let m = f32x4_splat(m);
+        mins_lo = f32x4_add(mins_lo, f32x4_mul(m, load4(sums, 0)));
+        mins_hi = f32x4_add(mins_hi, f32x4_mul(m, load4(sums, 4)));
     }
-    for ((o, acc), mins) in out[..x.len()].iter_mut().zip(acc).zip(mins) {
+    let mins = lanes(mins_lo).into_iter().chain(lanes(mins_hi));
+    for ((o, acc), mins) in out[..n].iter_mut().zip(acc).zip(mins) {
         *o = hsum(acc) + mins;
     }
+}
+
+/// The four floats of `v`.
+#[inline]
+fn lanes(v: v128) -> [f32; 4] {
+    [
+        f32x4_extract_lane::<0>(v),
+        f32x4_extract_lane::<1>(v),
+        f32x4_extract_lane::<2>(v),
+        f32x4_extract_lane::<3>(v),
+    ]
 }
 
 /// [`q8_0_f32`] of one row with up to eight vectors, each block widened once (the same
 /// floats as one vector at a time).
 pub fn q8_0_f32_xn(row: &[u8], x: Vectors<'_>, out: &mut [f32]) {
     let (blocks, _) = row.as_chunks::<{ BlockQ8_0::BYTES }>();
+    let n = x.len();
+    let xs = blocks_of_each(x.xs, blocks.len());
     let mut acc = [f32x4_splat(0.0); MAX_VECTORS];
     for (b, raw) in blocks.iter().enumerate() {
         let (w0, w1, d) = q8_0_block(raw);
         let d = f32x4_splat(d);
-        for (acc, xv) in acc.iter_mut().zip(x.xs) {
-            let (x0, x1) = block32(xv, b * 32);
-            let blk = fma16(fma16(f32x4_splat(0.0), &w0, x0), &w1, x1);
+        for (acc, xv) in acc[..n].iter_mut().zip(&xs) {
+            // SAFETY: `blocks_of_each` checked that every vector holds `blocks.len()` blocks.
+            let (x0, x1) = halves(unsafe { xv.get_unchecked(b) });
+            let blk = fma16(fma16(ZERO, &w0, x0), &w1, x1);
             *acc = f32x4_add(*acc, f32x4_mul(d, blk));
         }
     }
-    for (o, acc) in out[..x.len()].iter_mut().zip(acc) {
+    for (o, acc) in out[..n].iter_mut().zip(acc) {
         *o = hsum(acc);
     }
 }
