@@ -188,6 +188,12 @@ describe('playground (toy models)', () => {
       assert.equal(await page.getAttribute('#pg-kind-detected', 'data-kind'), 'regex');
       // Two lines say what the opening example shows.
       assert.match(await page.textContent('#pg-about'), /biased.*00000.*CARS/s);
+      // Edited by hand, the grammar is no longer the one those lines describe; put back, it is.
+      await page.fill('#pg-grammar', '(yes|no|maybe)');
+      assert.equal(await page.getAttribute('#pg-about', 'data-edited'), 'true');
+      assert.match(await page.textContent('#pg-about'), /Edited from the example/);
+      await page.fill('#pg-grammar', '00000|1[01]{4}');
+      assert.match(await page.textContent('#pg-about'), /biased.*00000.*CARS/s);
       // Wide screen: the setup and the views side by side.
       await page.setViewportSize({ width: 1400, height: 900 });
       const side = await page.locator('.pg-side').boundingBox();

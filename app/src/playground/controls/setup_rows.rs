@@ -35,8 +35,16 @@ pub fn SetupRows(form: Form, session: Session, compare_mode: RwSignal<bool>) -> 
                 </select>
             </label>
         </div>
-        {move || form.example.get().and_then(|id| examples().iter().find(|x| x.id == id)).map(|x| view! {
-            <p id="pg-about" class="about" data-example=x.id>{x.about()}</p>
+        // The example's two lines, while its grammar and prompt are the form's; once either
+        // is edited, a line saying so instead (the lines would describe text no longer there).
+        {move || form.example.get().and_then(|id| examples().iter().find(|x| x.id == id)).map(|x| {
+            let edited = form.grammar.get() != x.grammar || form.prompt.get() != x.prompt;
+            let text = if edited {
+                format!("Edited from the example “{}”: its notes no longer describe this grammar and prompt.", x.title)
+            } else {
+                x.about()
+            };
+            view! { <p id="pg-about" class="about" data-example=x.id data-edited=edited.to_string()>{text}</p> }
         })}
         <div class="row">
             <label>"Model "
