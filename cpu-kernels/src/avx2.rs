@@ -5,7 +5,7 @@
 //! (i16 pairs to i32), the integer path of the fast engines.
 
 use super::q8::Q8Block;
-use super::{MAX_VECTORS, Vectors};
+use super::{MAX_VECTORS, Vectors, blocks_of};
 use quant::{BlockQ4_1, BlockQ8_0};
 use std::arch::x86_64::*;
 
@@ -155,11 +155,6 @@ unsafe fn load_block_at(x: &[f32], b: usize) -> [__m256; 4] {
     // SAFETY: the caller's bound; loadu has no alignment requirement.
     let ld = |i: usize| unsafe { _mm256_loadu_ps(x.as_ptr().add(b * 32 + i)) };
     [ld(0), ld(8), ld(16), ld(24)]
-}
-
-/// The first `nb` blocks of 32 activations of `x` (panics if `x` is shorter).
-fn blocks_of(x: &[f32], nb: usize) -> &[[f32; 32]] {
-    x[..nb * 32].as_chunks::<32>().0
 }
 
 /// [`super::scalar::q4_1_f32`].

@@ -370,6 +370,16 @@ pub const NEON: Kernels = Kernels {
     decode_row: |ty, data, out| ty.dequantize(data, out),
 };
 
+/// The first `nb` blocks of 32 activations of `x` (panics if `x` is shorter): the SIMD
+/// kernels check a vector's length once this way, then index its blocks.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+fn blocks_of(x: &[f32], nb: usize) -> &[[f32; 32]] {
+    x[..nb * 32].as_chunks::<32>().0
+}
+
 /// The fastest kernels for this processor.
 fn detect() -> Kernels {
     #[cfg(target_arch = "x86_64")]

@@ -71,9 +71,7 @@ fn fma16(acc: v128, w: &[v128; 4], x: &[f32; 16]) -> v128 {
 /// `x[at..at + 32]` as two arrays of 16: one bounds check for the block.
 #[inline]
 fn block32(x: &[f32], at: usize) -> (&[f32; 16], &[f32; 16]) {
-    let b: &[f32; 32] = x[at..at + 32].try_into().expect("32 floats");
-    let (lo, hi) = b.split_at(16);
-    (lo.try_into().expect("16"), hi.try_into().expect("16"))
+    halves(x[at..at + 32].try_into().expect("32 floats"))
 }
 
 /// A Q4_1 block's 32 weights widened to f32 (codes 0..16, before scale and minimum), and
@@ -134,10 +132,7 @@ pub fn q8_0_f32(row: &[u8], x: &[f32]) -> f32 {
 /// below then index them unchecked), the unused places empty.
 fn blocks_of_each<'a>(xs: &[&'a [f32]], nb: usize) -> [&'a [[f32; 32]]; MAX_VECTORS] {
     assert!(xs.len() <= MAX_VECTORS, "at most {MAX_VECTORS} vectors");
-    std::array::from_fn(|v| {
-        xs.get(v)
-            .map_or(&[][..], |x| x[..nb * 32].as_chunks::<32>().0)
-    })
+    std::array::from_fn(|v| xs.get(v).map_or(&[][..], |x| super::blocks_of(x, nb)))
 }
 
 /// The two halves of a block of 32 activations.
