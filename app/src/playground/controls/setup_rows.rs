@@ -38,11 +38,16 @@ pub fn SetupRows(form: Form, session: Session, compare_mode: RwSignal<bool>) -> 
         // The example's two lines, while its grammar and prompt are the form's; once either
         // is edited, a line saying so instead (the lines would describe text no longer there).
         {move || form.example.get().and_then(|id| examples().iter().find(|x| x.id == id)).map(|x| {
-            let edited = form.grammar.get() != x.grammar || form.prompt.get() != x.prompt;
-            let text = if edited {
-                format!("Edited from the example “{}”: its notes no longer describe this grammar and prompt.", x.title)
-            } else {
-                x.about()
+            let what = match (form.grammar.get() != x.grammar, form.prompt.get() != x.prompt) {
+                (true, true) => Some("grammar and prompt"),
+                (true, false) => Some("grammar"),
+                (false, true) => Some("prompt"),
+                (false, false) => None,
+            };
+            let edited = what.is_some();
+            let text = match what {
+                Some(what) => format!("Edited from the example “{}”: its notes no longer describe this {what}.", x.title),
+                None => x.about(),
             };
             view! { <p id="pg-about" class="about" data-example=x.id data-edited=edited.to_string()>{text}</p> }
         })}
