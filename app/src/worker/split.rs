@@ -232,6 +232,7 @@ pub fn install(buffer: SharedArrayBuffer, engine: Rc<Engine>, driver: &'static D
         engine,
         driver,
         epoch: Cell::new(0),
+        chunks: Cell::new(0),
         mine: RefCell::new(Vec::new()),
         invited_at: Cell::new(f64::NEG_INFINITY),
     };
@@ -255,6 +256,8 @@ struct SabHelpers {
     driver: &'static DriverView,
     /// The epoch of the job under way.
     epoch: Cell<i32>,
+    /// Its chunks.
+    chunks: Cell<usize>,
     /// The chunks this worker claimed for itself.
     mine: RefCell<Vec<usize>>,
     invited_at: Cell<f64>,
@@ -300,13 +303,13 @@ impl RowHelpers for SabHelpers {
             s.add(BATCH_OFFERS, 1);
         }
         self.epoch.set(epoch);
+        self.chunks.set(job.chunks());
         self.mine.borrow_mut().clear();
         true
     }
 
     fn claim(&self) -> Option<usize> {
-        let job = self.shared.job();
-        let c = self.shared.claim(self.epoch.get(), job.chunks())?;
+        let c = self.shared.claim(self.epoch.get(), self.chunks.get())?;
         self.mine.borrow_mut().push(c);
         Some(c)
     }

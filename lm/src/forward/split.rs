@@ -26,6 +26,11 @@ pub const MIN_WORK: usize = 1 << 16;
 /// Rows in a chunk at least (a multiple of four, for the four-row kernels).
 const MIN_CHUNK_ROWS: usize = 32;
 
+/// Multiply-adds in a chunk at least: each chunk costs a claim, a copy through the shared
+/// buffer and a wake-up besides its arithmetic, so one sequence's chunks are cut no finer
+/// than this (a batch's rows carry several vectors' work and stay at [`MIN_CHUNK_ROWS`]).
+const MIN_CHUNK_WORK: usize = 1 << 16;
+
 /// Chunks a product is cut into at most.
 pub const MAX_CHUNKS: usize = 32;
 
@@ -54,9 +59,15 @@ pub struct SplitJob {
 pub const JOB_WORDS: usize = 8;
 
 impl SplitJob {
-    /// Rows per chunk: about a quarter of a helper's share, at least [`MIN_CHUNK_ROWS`].
+    /// Rows per chunk: the rows over [`MAX_CHUNKS`], at least [`MIN_CHUNK_ROWS`] and
+    /// [`MIN_CHUNK_WORK`] multiply-adds.
     pub fn chunk_rows(&self) -> usize {
-        let per = self.rows.div_ceil(MAX_CHUNKS).max(MIN_CHUNK_ROWS);
+        let by_work = MIN_CHUNK_WORK.div_ceil((self.cols * self.n).max(1));
+        let per = self
+            .rows
+            .div_ceil(MAX_CHUNKS)
+            .max(MIN_CHUNK_ROWS)
+            .max(by_work);
         per.div_ceil(4) * 4
     }
 
