@@ -8,6 +8,9 @@
 // function itself) and total (anywhere on the stack). Figures only, nothing asserted.
 //
 //   STRAIT_URL=http://127.0.0.1:8080/ node bench/profile.mjs xml-doctype [rows]
+//
+// `quick` instead of an example profiles one sequence's decode: the quick form's `lm` run of
+// 64 tokens on the CPU path (as `bench/page.mjs` runs it), the pool sharing its products.
 import { BASE_URL, launch, waitForPhase } from '../lib.mjs';
 
 const id = process.argv[2] ?? 'xml-doctype';
@@ -28,16 +31,29 @@ try {
   const cdp = await b.context.newCDPSession(b.page);
   cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
   const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-  await b.page.goto(`${BASE_URL}#example=${id}`);
+  const quick = id === 'quick';
+  await b.page.goto(quick ? `${BASE_URL}?backend=cpu` : `${BASE_URL}#example=${id}`);
   await waitForPhase(b.page, ['ready'], 300_000);
+  if (quick) {
+    await b.page.waitForFunction(() => {
+      const w = document.querySelector('#pg-worker')?.dataset;
+      return w && w.state !== 'loading' && Number(w.workers) >= Number(w.planned);
+    }, null, { timeout: 300_000, polling: 250 });
+    await b.page.fill('#prompt', 'Write a long story about a dragon who learns to fly.');
+    await b.page.fill('#regex', '.*');
+    await b.page.fill('#max-tokens', '64');
+    await b.page.check('#method-lm');
+  }
   await cdp.send('Tracing.start', {
     transferMode: 'ReportEvents',
     traceConfig: { includedCategories: ['disabled-by-default-v8.cpu_profiler', '__metadata'] },
   });
   const t0 = Date.now();
+  if (quick) await b.page.locator('#prompt').press('Control+Enter');
   await b.page.waitForFunction(
-    () => ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status')?.dataset.state),
-    null, { timeout: 240_000, polling: 100 });
+    (quick) => ['done', 'stopped', 'error'].includes(
+      document.querySelector(quick ? '#run-status' : '#pg-status')?.dataset.state),
+    quick, { timeout: 240_000, polling: 100 });
   const runMs = Date.now() - t0;
   await cdp.send('Tracing.end');
   await done;

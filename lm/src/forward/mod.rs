@@ -33,7 +33,7 @@ pub(crate) use weights::Weights;
 
 use crate::config::LlamaConfig;
 use sampler_core::{LmError, TokenId};
-use split::matmul;
+use split::{Product, matmul, matmul_set};
 
 /// Tokens run through the blocks together; bounds the scratch memory of long prompts.
 const CHUNK: usize = 64;
@@ -191,9 +191,12 @@ async fn forward_chunk(
     let mut up = vec![0f32; n * c.d_ff];
     for (l, layer) in w.layers.iter().enumerate() {
         ops::rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
-        matmul(layer.wq.data(bytes), q_dim, d, &h, n, &mut q, act);
-        matmul(layer.wk.data(bytes), kv_dim, d, &h, n, &mut k, act);
-        matmul(layer.wv.data(bytes), kv_dim, d, &h, n, &mut v, act);
+        let qkv = &mut [
+            Product::new(layer.wq.data(bytes), q_dim, &mut q),
+            Product::new(layer.wk.data(bytes), kv_dim, &mut k),
+            Product::new(layer.wv.data(bytes), kv_dim, &mut v),
+        ];
+        matmul_set(qkv, d, &h, n, act);
         for (out, bias) in [
             (&mut q, &layer.bq),
             (&mut k, &layer.bk),
@@ -247,8 +250,11 @@ async fn forward_chunk(
         maybe_pause(pause).await;
 
         ops::rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
-        matmul(layer.gate.data(bytes), c.d_ff, d, &h, n, &mut gate, act);
-        matmul(layer.up.data(bytes), c.d_ff, d, &h, n, &mut up, act);
+        let gate_up = &mut [
+            Product::new(layer.gate.data(bytes), c.d_ff, &mut gate),
+            Product::new(layer.up.data(bytes), c.d_ff, &mut up),
+        ];
+        matmul_set(gate_up, d, &h, n, act);
         maybe_pause(pause).await;
         ops::swiglu(&mut gate, &up);
         matmul(layer.down.data(bytes), d, c.d_ff, &gate, n, &mut o, act);

@@ -1,14 +1,17 @@
-//! One product's rows shared with helpers that hold their own copy of the model file: the
+//! A product's rows shared with helpers that hold their own copy of the model file: the
 //! page's idle sampling workers, so that one sequence's forward pass uses every core.
 //!
-//! A product is offered as a [`SplitJob`]: the matrix named by its place in the file, its
-//! shape and the batch. Its rows are cut into chunks; the caller and the helpers take
-//! chunks one at a time ([`RowHelpers::claim`] on the caller's side), each computes its
-//! chunk with the same kernels on its own copy of the weights ([`compute_chunk`]), and the
-//! caller gathers the helpers' chunks ([`RowHelpers::collect`]). A row's result does not
-//! depend on the chunk or the worker that computed it, so the split product is bit for
-//! bit the product computed alone. A helper that never answers costs only time: the
-//! caller computes the chunks it did not get.
+//! A product is offered as a [`SplitJob`]: the matrices named by their place in the file
+//! (one, or those that read the same activations: attention's q, k and v, the
+//! feed-forward's gate and up, joined so that helpers wake once for all of them), their
+//! shape and the batch. Their rows, one matrix's after the other's, are cut into chunks;
+//! the caller and the helpers take chunks one at a time ([`RowHelpers::claim`] on the
+//! caller's side), each computes its chunk with the same kernels on its own copy of the
+//! weights ([`compute_chunk`]), and the caller gathers the helpers' chunks
+//! ([`RowHelpers::collect`]). A row's result does not depend on the chunk or the worker
+//! that computed it, so the split product is bit for bit the product computed alone. A
+//! helper that never answers costs only time: the caller computes the chunks it did not
+//! get.
 //!
 //! [`set_helpers`] installs the helpers of the calling thread (the page's worker does);
 //! with none installed, nothing here runs.
@@ -34,16 +37,42 @@ const MIN_CHUNK_WORK: usize = 1 << 16;
 /// Chunks a product is cut into at most.
 pub const MAX_CHUNKS: usize = 32;
 
-/// One product offered to helpers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SplitJob {
+/// Matrices one job joins at most (q, k and v).
+pub const MAX_PARTS: usize = 3;
+
+/// One matrix of a [`SplitJob`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobPart {
     /// Where the matrix's blocks start in the model file.
     pub offset: usize,
     /// Their length in bytes.
     pub len: usize,
     /// Their type: 0 for Q4_1, 1 for Q8_0.
     pub quant: u32,
-    /// Rows (the product's output width).
+    /// Its rows.
+    pub rows: usize,
+}
+
+impl JobPart {
+    /// Bytes of one of its rows of `cols` weights.
+    fn row_bytes(&self, cols: usize) -> usize {
+        cols / 32
+            * if self.quant == 0 {
+                BlockQ4_1::BYTES
+            } else {
+                BlockQ8_0::BYTES
+            }
+    }
+}
+
+/// One product offered to helpers: one matrix or several over the same activations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitJob {
+    /// The matrices (the first `count`), their rows one after the other's.
+    pub parts: [JobPart; MAX_PARTS],
+    /// How many.
+    pub count: usize,
+    /// Their rows added up (the product's output width).
     pub rows: usize,
     /// Columns (its input width).
     pub cols: usize,
@@ -56,7 +85,7 @@ pub struct SplitJob {
 }
 
 /// Words in [`SplitJob::to_words`].
-pub const JOB_WORDS: usize = 8;
+pub const JOB_WORDS: usize = 5 + 4 * MAX_PARTS;
 
 impl SplitJob {
     /// Rows per chunk: the rows over [`MAX_CHUNKS`], at least [`MIN_CHUNK_ROWS`] and
@@ -76,37 +105,65 @@ impl SplitJob {
         self.rows.div_ceil(self.chunk_rows())
     }
 
-    /// The rows of chunk `c`.
+    /// The rows of chunk `c` (of all the matrices' rows, one after the other's).
     pub fn rows_of(&self, c: usize) -> Range<usize> {
         let r = self.chunk_rows();
         (c * r).min(self.rows)..((c + 1) * r).min(self.rows)
     }
 
+    /// The matrices `rows` (of all the rows) falls in: for each, its index, its rows
+    /// there and where they start within `rows`.
+    fn pieces(&self, rows: Range<usize>) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
+        let mut first = 0;
+        self.parts[..self.count.min(MAX_PARTS)]
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, p)| {
+                let (start, end) = (first, first + p.rows);
+                first = end;
+                let (a, b) = (rows.start.max(start), rows.end.min(end));
+                (a < b).then(|| (i, a - start..b - start, a - rows.start))
+            })
+    }
+
     /// The job as 32-bit words (for a `SharedArrayBuffer`).
     pub fn to_words(&self) -> [u32; JOB_WORDS] {
-        [
-            self.offset as u32,
-            self.len as u32,
-            self.quant,
-            self.rows as u32,
+        let mut w = [0u32; JOB_WORDS];
+        w[..5].copy_from_slice(&[
+            self.count as u32,
             self.cols as u32,
             self.n as u32,
             self.act,
             self.file_len as u32,
-        ]
+        ]);
+        for (k, p) in self.parts.iter().enumerate() {
+            w[5 + 4 * k..9 + 4 * k].copy_from_slice(&[
+                p.offset as u32,
+                p.len as u32,
+                p.quant,
+                p.rows as u32,
+            ]);
+        }
+        w
     }
 
     /// [`SplitJob::to_words`] read back.
     pub fn from_words(w: &[u32; JOB_WORDS]) -> Self {
+        let parts: [JobPart; MAX_PARTS] = std::array::from_fn(|k| JobPart {
+            offset: w[5 + 4 * k] as usize,
+            len: w[6 + 4 * k] as usize,
+            quant: w[7 + 4 * k],
+            rows: w[8 + 4 * k] as usize,
+        });
+        let count = (w[0] as usize).min(MAX_PARTS);
         SplitJob {
-            offset: w[0] as usize,
-            len: w[1] as usize,
-            quant: w[2],
-            rows: w[3] as usize,
-            cols: w[4] as usize,
-            n: w[5] as usize,
-            act: w[6],
-            file_len: w[7] as usize,
+            rows: parts[..count].iter().map(|p| p.rows).sum(),
+            parts,
+            count,
+            cols: w[1] as usize,
+            n: w[2] as usize,
+            act: w[3],
+            file_len: w[4] as usize,
         }
     }
 }
@@ -139,33 +196,61 @@ fn helpers() -> Option<Rc<dyn RowHelpers>> {
     HELPERS.with(|h| h.borrow().clone())
 }
 
-/// The job for a product of `w` that helpers could share: a Q4_1 or Q8_0 matrix inside
+/// One matrix of a product over shared activations, and where its `n × rows` go.
+pub(crate) struct Product<'a, 'o> {
+    /// Its weights.
+    pub w: WeightData<'a>,
+    /// Its rows.
+    pub rows: usize,
+    /// Its result, vector by vector.
+    pub out: &'o mut [f32],
+}
+
+impl<'a, 'o> Product<'a, 'o> {
+    /// `out (n × rows) = x · wᵀ` as one of a set.
+    pub fn new(w: WeightData<'a>, rows: usize, out: &'o mut [f32]) -> Self {
+        Product { w, rows, out }
+    }
+}
+
+/// The job for products of `set` that helpers could share: Q4_1 or Q8_0 matrices inside
 /// the model file, enough work to pay for the round trip.
 fn job_for(
     model: &[u8],
-    w: WeightData<'_>,
-    rows: usize,
+    set: &[Product<'_, '_>],
     cols: usize,
     n: usize,
     act: Activations,
 ) -> Option<SplitJob> {
-    let (quant, data) = match w {
-        WeightData::Q4_1(d) => (0, d),
-        WeightData::Q8_0(d) => (1, d),
-        _ => return None,
-    };
-    if rows * cols * n < MIN_WORK {
+    let rows: usize = set.iter().map(|p| p.rows).sum();
+    if set.is_empty() || set.len() > MAX_PARTS || rows * cols * n < MIN_WORK {
         return None;
     }
+    if u32::try_from(model.len()).is_err() {
+        return None; // a file past 4 GiB
+    }
     let base = model.as_ptr() as usize;
-    let at = (data.as_ptr() as usize).checked_sub(base)?;
-    if at + data.len() > model.len() || u32::try_from(model.len()).is_err() {
-        return None; // a matrix rewritten at load (Q4_0 as Q4_1), or a file past 4 GiB
+    let mut parts = [JobPart::default(); MAX_PARTS];
+    for (slot, p) in parts.iter_mut().zip(set) {
+        let (quant, data) = match p.w {
+            WeightData::Q4_1(d) => (0, d),
+            WeightData::Q8_0(d) => (1, d),
+            _ => return None,
+        };
+        let at = (data.as_ptr() as usize).checked_sub(base)?;
+        if at + data.len() > model.len() {
+            return None; // a matrix rewritten at load (Q4_0 as Q4_1)
+        }
+        *slot = JobPart {
+            offset: at,
+            len: data.len(),
+            quant,
+            rows: p.rows,
+        };
     }
     Some(SplitJob {
-        offset: at,
-        len: data.len(),
-        quant,
+        parts,
+        count: set.len(),
         rows,
         cols,
         n,
@@ -178,7 +263,7 @@ fn job_for(
 }
 
 /// The rows `rows` of the matrix `data` of type `quant`, as weights for a product.
-fn rows_of<'a>(quant: u32, data: &'a [u8], cols: usize, rows: Range<usize>) -> WeightData<'a> {
+fn matrix_rows<'a>(quant: u32, data: &'a [u8], cols: usize, rows: Range<usize>) -> WeightData<'a> {
     let per = |bytes: usize| cols / 32 * bytes;
     match quant {
         0 => WeightData::Q4_1(
@@ -200,16 +285,14 @@ pub fn compute_chunk(
     out: &mut [f32],
 ) -> Result<(), String> {
     let rows = job.rows_of(c);
-    let per_row = job.cols / 32
-        * if job.quant == 0 {
-            BlockQ4_1::BYTES
-        } else {
-            BlockQ8_0::BYTES
-        };
+    let parts = &job.parts[..job.count.min(MAX_PARTS)];
+    let fits = |p: &JobPart| {
+        p.quant <= 1 && p.len == p.rows * p.row_bytes(job.cols) && p.offset + p.len <= model.len()
+    };
     if model.len() != job.file_len
         || !job.cols.is_multiple_of(32)
-        || job.len != job.rows * per_row
-        || job.offset + job.len > model.len()
+        || parts.is_empty()
+        || !parts.iter().all(fits)
         || x.len() != job.n * job.cols
         || out.len() != job.n * rows.len()
         || rows.is_empty()
@@ -218,22 +301,45 @@ pub fn compute_chunk(
             "split job {job:?} chunk {c} does not fit this model"
         ));
     }
-    let data = &model[job.offset..job.offset + job.len];
     let act = if job.act == 0 {
         Activations::F32
     } else {
         Activations::Q8
     };
-    let w = rows_of(job.quant, data, job.cols, rows.clone());
-    matmul_with(Kernels::best(), w, rows.len(), job.cols, x, job.n, out, act);
+    let mut pieces = job.pieces(rows.clone()).peekable();
+    let mut tmp = Vec::new();
+    while let Some((i, part_rows, at)) = pieces.next() {
+        let p = &parts[i];
+        let w = matrix_rows(
+            p.quant,
+            &model[p.offset..p.offset + p.len],
+            job.cols,
+            part_rows.clone(),
+        );
+        let len = part_rows.len();
+        if at == 0 && pieces.peek().is_none() {
+            // The chunk within one matrix: straight into `out`.
+            matmul_with(Kernels::best(), w, len, job.cols, x, job.n, out, act);
+            break;
+        }
+        tmp.resize(job.n * len, 0.0);
+        matmul_with(Kernels::best(), w, len, job.cols, x, job.n, &mut tmp, act);
+        for (t, vals) in tmp.chunks_exact(len).enumerate() {
+            out[t * rows.len() + at..][..len].copy_from_slice(vals);
+        }
+    }
     Ok(())
 }
 
-/// Writes a chunk's `n × rows` into the product's `out` (`n × job.rows`).
-fn place(job: &SplitJob, c: usize, part: &[f32], out: &mut [f32]) {
+/// Writes a chunk's `n × rows` into the results of the matrices of `set` it covers.
+fn place(job: &SplitJob, c: usize, part: &[f32], set: &mut [Product<'_, '_>]) {
     let rows = job.rows_of(c);
-    for (t, vals) in part.chunks_exact(rows.len()).enumerate() {
-        out[t * job.rows + rows.start..t * job.rows + rows.end].copy_from_slice(vals);
+    for (i, part_rows, at) in job.pieces(rows.clone()) {
+        let (p, len) = (&mut set[i], part_rows.len());
+        for t in 0..job.n {
+            p.out[t * p.rows + part_rows.start..][..len]
+                .copy_from_slice(&part[t * rows.len() + at..][..len]);
+        }
     }
 }
 
@@ -249,42 +355,54 @@ pub(crate) fn matmul(
     out: &mut [f32],
     act: Activations,
 ) {
-    if !try_split(w, rows, cols, x, n, out, act) {
-        matmul_with(Kernels::best(), w, rows, cols, x, n, out, act)
-    }
+    matmul_set(&mut [Product { w, rows, out }], cols, x, n, act)
 }
 
-/// The product shared with the calling thread's helpers, if it has any and the product is
-/// worth it; `false` where the caller computes it alone.
-fn try_split(
-    w: WeightData<'_>,
-    rows: usize,
+/// [`matmul`] of several matrices over the same activations `x`, offered to the helpers
+/// as one job (one wake-up, one gathering).
+pub(crate) fn matmul_set(
+    set: &mut [Product<'_, '_>],
     cols: usize,
     x: &[f32],
     n: usize,
-    out: &mut [f32],
+    act: Activations,
+) {
+    if !try_split(set, cols, x, n, act) {
+        for p in set {
+            matmul_with(Kernels::best(), p.w, p.rows, cols, x, n, p.out, act)
+        }
+    }
+}
+
+/// The products shared with the calling thread's helpers, if it has any and they are
+/// worth it; `false` where the caller computes them alone.
+fn try_split(
+    set: &mut [Product<'_, '_>],
+    cols: usize,
+    x: &[f32],
+    n: usize,
     act: Activations,
 ) -> bool {
     let Some(h) = helpers() else { return false };
     let model = h.model();
-    let Some(job) = job_for(model, w, rows, cols, n, act) else {
+    let Some(job) = job_for(model, set, cols, n, act) else {
         return false;
     };
     if !h.offer(&job, x) {
         return false;
     }
     let mut part = Vec::new();
-    let mut local = |c: usize, out: &mut [f32]| {
+    let mut local = |c: usize, set: &mut [Product<'_, '_>]| {
         part.resize(n * job.rows_of(c).len(), 0.0);
         compute_chunk(model, &job, c, x, &mut part).expect("the caller's own job fits its file");
-        place(&job, c, &part, out);
+        place(&job, c, &part, set);
     };
     while let Some(c) = h.claim() {
-        local(c, out);
+        local(c, set);
     }
-    let lost = h.collect(&job, &mut |c, got| place(&job, c, got, out));
+    let lost = h.collect(&job, &mut |c, got| place(&job, c, got, set));
     for c in lost {
-        local(c, out);
+        local(c, set);
     }
     true
 }
@@ -346,19 +464,45 @@ mod tests {
         }
     }
 
-    fn random_q4_1(rows: usize, cols: usize) -> Vec<u8> {
-        let mut seed = 3u64;
-        let mut m = vec![0u8; rows * cols / 32 * BlockQ4_1::BYTES];
-        for b in m.chunks_exact_mut(BlockQ4_1::BYTES) {
+    /// Random blocks of `bytes` each (Q4_1: 20, Q8_0: 34), each with a small f16 scale
+    /// (and for Q4_1 a minimum).
+    fn random_blocks(rows: usize, cols: usize, bytes: usize, seed: u64) -> Vec<u8> {
+        let mut seed = seed;
+        let mut m = vec![0u8; rows * cols / 32 * bytes];
+        for b in m.chunks_exact_mut(bytes) {
             for byte in b.iter_mut() {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 *byte = (seed >> 33) as u8;
             }
-            b[..4].copy_from_slice(&[0x00, 0x20, 0x00, 0xa0]); // d = 2^-7, m = −2^-7
+            b[..2].copy_from_slice(&[0x00, 0x20]); // d = 2^-7
+            if bytes == BlockQ4_1::BYTES {
+                b[2..4].copy_from_slice(&[0x00, 0xa0]); // m = −2^-7
+            }
         }
         m
+    }
+
+    fn random_q4_1(rows: usize, cols: usize) -> Vec<u8> {
+        random_blocks(rows, cols, BlockQ4_1::BYTES, 3)
+    }
+
+    fn helpers_over(model: Vec<u8>, lose: bool) -> Rc<Inline> {
+        Rc::new(Inline {
+            model,
+            lose,
+            next: Cell::new(0),
+            job: RefCell::new(None),
+            helper_chunks: RefCell::new(Vec::new()),
+            offered: Cell::new(0),
+        })
+    }
+
+    fn x_of(n: usize, cols: usize) -> Vec<f32> {
+        (0..n * cols)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+            .collect()
     }
 
     /// The split product is the product computed alone, bit for bit, with the helpers'
@@ -371,9 +515,7 @@ mod tests {
         let mut file = vec![7u8; 100];
         file.extend_from_slice(&matrix);
         for n in [1, 3, 9] {
-            let x: Vec<f32> = (0..n * cols)
-                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
-                .collect();
+            let x = x_of(n, cols);
             for act in [Activations::F32, Activations::Q8] {
                 let mut alone = vec![0f32; n * rows];
                 matmul_with(
@@ -387,18 +529,16 @@ mod tests {
                     act,
                 );
                 for lose in [false, true] {
-                    let h = Rc::new(Inline {
-                        model: file.clone(),
-                        lose,
-                        next: Cell::new(0),
-                        job: RefCell::new(None),
-                        helper_chunks: RefCell::new(Vec::new()),
-                        offered: Cell::new(0),
-                    });
+                    let h = helpers_over(file.clone(), lose);
                     set_helpers(Some(h.clone()));
                     let w = WeightData::Q4_1(&h.model[100..]);
                     let mut split = vec![0f32; n * rows];
-                    assert!(try_split(w, rows, cols, &x, n, &mut split, act));
+                    let mut set = [Product {
+                        w,
+                        rows,
+                        out: &mut split,
+                    }];
+                    assert!(try_split(&mut set, cols, &x, n, act));
                     set_helpers(None);
                     assert!(h.helper_chunks.borrow().len() >= 2, "the helper took part");
                     let same = alone
@@ -410,62 +550,162 @@ mod tests {
             }
         }
         // Not offered: a matrix that is not in the file, a product too small.
-        let h = Rc::new(Inline {
-            model: file.clone(),
-            lose: false,
-            next: Cell::new(0),
-            job: RefCell::new(None),
-            helper_chunks: RefCell::new(Vec::new()),
-            offered: Cell::new(0),
-        });
+        let h = helpers_over(file.clone(), false);
         set_helpers(Some(h.clone()));
         let x = vec![1f32; cols];
         let mut out = vec![0f32; rows];
-        assert!(!try_split(
-            WeightData::Q4_1(&matrix),
+        let mut outside = [Product {
+            w: WeightData::Q4_1(&matrix),
             rows,
-            cols,
-            &x,
-            1,
-            &mut out,
-            Activations::F32
-        ));
+            out: &mut out,
+        }];
+        assert!(!try_split(&mut outside, cols, &x, 1, Activations::F32));
         let small = &h.model[100..100 + 8 * cols / 32 * BlockQ4_1::BYTES];
-        assert!(!try_split(
-            WeightData::Q4_1(small),
-            8,
-            cols,
-            &x,
-            1,
-            &mut out[..8],
-            Activations::F32
-        ));
+        let mut small = [Product {
+            w: WeightData::Q4_1(small),
+            rows: 8,
+            out: &mut out[..8],
+        }];
+        assert!(!try_split(&mut small, cols, &x, 1, Activations::F32));
         set_helpers(None);
         assert_eq!(h.offered.get(), 0);
     }
 
-    /// A job read back from its words is the job; a helper refuses a job that does not fit
-    /// its file.
+    /// Matrices joined in one job (as q, k and v are), of two types and sizes whose chunks
+    /// straddle them: each result bit for bit its product alone, in one offer.
+    #[test]
+    fn joined_matrices_are_each_their_product_alone() {
+        let cols = 576;
+        let shapes = [
+            (100, BlockQ4_1::BYTES),
+            (36, BlockQ8_0::BYTES),
+            (300, BlockQ4_1::BYTES),
+        ];
+        let mut file = vec![7u8; 64];
+        let mut at = Vec::new();
+        for (k, &(rows, bytes)) in shapes.iter().enumerate() {
+            let m = random_blocks(rows, cols, bytes, 5 + k as u64);
+            at.push(file.len()..file.len() + m.len());
+            file.extend_from_slice(&m);
+        }
+        fn weights<'m>(model: &'m [u8], at: &Range<usize>, bytes: usize) -> WeightData<'m> {
+            let data = &model[at.clone()];
+            if bytes == BlockQ4_1::BYTES {
+                WeightData::Q4_1(data)
+            } else {
+                WeightData::Q8_0(data)
+            }
+        }
+        for n in [1, 2] {
+            let x = x_of(n, cols);
+            let alone: Vec<Vec<f32>> = (0..3)
+                .map(|k| {
+                    let mut out = vec![0f32; n * shapes[k].0];
+                    let w = weights(&file, &at[k], shapes[k].1);
+                    matmul_with(
+                        Kernels::best(),
+                        w,
+                        shapes[k].0,
+                        cols,
+                        &x,
+                        n,
+                        &mut out,
+                        Activations::F32,
+                    );
+                    out
+                })
+                .collect();
+            for lose in [false, true] {
+                let h = helpers_over(file.clone(), lose);
+                set_helpers(Some(h.clone()));
+                let mut outs: Vec<Vec<f32>> = shapes.iter().map(|s| vec![0f32; n * s.0]).collect();
+                let mut set: Vec<Product> = outs
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, out)| Product {
+                        w: weights(&h.model, &at[k], shapes[k].1),
+                        rows: shapes[k].0,
+                        out,
+                    })
+                    .collect();
+                assert!(try_split(&mut set, cols, &x, n, Activations::F32));
+                set_helpers(None);
+                let job = h.job.borrow().clone().unwrap().0;
+                assert_eq!((job.count, job.rows), (3, 436));
+                assert!(
+                    (0..job.chunks()).any(|c| job.pieces(job.rows_of(c)).count() > 1),
+                    "a chunk straddles two matrices"
+                );
+                assert_eq!(h.offered.get(), 1, "one offer for the three");
+                assert!(!h.helper_chunks.borrow().is_empty(), "the helper took part");
+                for k in 0..3 {
+                    let same = alone[k]
+                        .iter()
+                        .zip(&outs[k])
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "matrix {k}, n {n}, lose {lose}");
+                }
+            }
+        }
+    }
+
+    /// A job read back from its words is the job; its chunks cover its rows; a helper
+    /// refuses a job that does not fit its file.
     #[test]
     fn jobs_round_trip_and_a_foreign_job_is_refused() {
+        let part = |offset, rows, quant: u32, bytes: usize| JobPart {
+            offset,
+            len: rows * 18 * bytes,
+            quant,
+            rows,
+        };
+        let (a, b) = (
+            part(100, 1000, 0, BlockQ4_1::BYTES),
+            part(100 + 1000 * 18 * 20, 64, 1, 34),
+        );
         let job = SplitJob {
-            offset: 100,
-            len: 1000 * 18 * BlockQ4_1::BYTES,
-            quant: 0,
-            rows: 1000,
+            parts: [a, b, JobPart::default()],
+            count: 2,
+            rows: 1064,
             cols: 576,
             n: 2,
             act: 0,
-            file_len: 100 + 1000 * 18 * BlockQ4_1::BYTES,
+            file_len: b.offset + b.len,
         };
         assert_eq!(SplitJob::from_words(&job.to_words()), job);
         assert_eq!(job.chunk_rows() % 4, 0);
         let covered: usize = (0..job.chunks()).map(|c| job.rows_of(c).len()).sum();
         assert_eq!(covered, job.rows);
         assert!(job.chunks() <= MAX_CHUNKS);
+        let by_part: Vec<usize> = (0..2)
+            .map(|i| {
+                (0..job.chunks())
+                    .flat_map(|c| job.pieces(job.rows_of(c)))
+                    .filter(|p| p.0 == i)
+                    .map(|p| p.1.len())
+                    .sum()
+            })
+            .collect();
+        assert_eq!(by_part, [1000, 64]);
         let other_file = vec![0u8; job.file_len + 1];
         let x = vec![0f32; 2 * 576];
         let mut out = vec![0f32; 2 * job.rows_of(0).len()];
         assert!(compute_chunk(&other_file, &job, 0, &x, &mut out).is_err());
+        // A part past the file, or of an unknown type, is refused too.
+        let file = vec![0u8; job.file_len];
+        assert!(compute_chunk(&file, &job, 0, &x, &mut out).is_ok());
+        for bad in [
+            JobPart { quant: 2, ..b },
+            JobPart {
+                offset: b.offset + 1,
+                ..b
+            },
+        ] {
+            let job = SplitJob {
+                parts: [a, bad, JobPart::default()],
+                ..job
+            };
+            assert!(compute_chunk(&file, &job, 0, &x, &mut out).is_err());
+        }
     }
 }
