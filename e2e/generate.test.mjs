@@ -1,5 +1,6 @@
 // The real path through the page: download and cache the model, sample with `lcd` under a
-// date regex and under (yes|no|maybe), compare with `lm`, stop a run, reload from the cache,
+// date regex and under (yes|no|maybe), compare with `lm`, sample exactly with `cars` (the
+// form's default) and see its rejected attempts cleared, stop a run, reload from the cache,
 // and refuse bad regexes with clear messages. Every regex check here is JavaScript's own
 // RegExp, outside the code under test. One browser session: the model loads once.
 import { describe, it } from 'node:test';
@@ -46,6 +47,8 @@ describe('the page samples from SmolLM2', () => {
       assert.match(info, /30 blocks/);
       // What the file holds: architecture, size, tensor types.
       assert.match(info, /llama · 98\.4 MB · Q4_1 ×\d+, F32 ×\d+/);
+      // Faithful by default: the form opens on exact rejection, not on masking.
+      assert.equal(await page.isChecked('#method-cars'), true, 'cars is the default method');
       loaded = true;
     }, { needsModel: false });
   });
@@ -97,6 +100,30 @@ describe('the page samples from SmolLM2', () => {
       assert.ok(fullMatch(YNM, r.text), `output ${JSON.stringify(r.text)}`);
       assert.equal(r.valid, 'true');
       await page.screenshot({ path: join(ARTIFACTS, 'finished-run.png'), fullPage: true });
+    });
+  });
+
+  it('cars (exact) rejects the attempts that leave the regex, clears them and counts them', async () => {
+    await step(async (page) => {
+      // Asked for a date, the model starts with anything but yes, no or maybe: the first
+      // attempts leave the language and are rejected.
+      await start(page, { prompt: DATE_PROMPT, regex: YNM, method: 'cars', maxTokens: 6, seed: 3 });
+      const r = await finish(page);
+      const rejected = Number(await page.getAttribute('#stats', 'data-rejected'));
+      console.log(`cars yes/no/maybe: ${JSON.stringify(r.text)} · ${r.stats}`);
+      assert.equal(r.state, 'done', r.message);
+      assert.match(r.message, /\(cars\)/);
+      assert.ok(fullMatch(YNM, r.text), `output ${JSON.stringify(r.text)}`);
+      assert.equal(r.valid, 'true');
+      assert.ok(rejected >= 1, `no attempt rejected (${r.stats})`);
+      assert.match(r.stats, rejected === 1 ? /· 1 attempt rejected/ : new RegExp(`· ${rejected} attempts rejected`));
+      // What stays on screen is the accepted attempt alone, ending with EOS; each token's Z
+      // is the mass CARS had not yet ruled out there (below 1 at the first step, where the
+      // rejected attempts' first tokens were pruned).
+      assert.equal(r.tokens.filter((t) => !t.eos).map((t) => t.text).join(''), r.text);
+      assert.equal(r.tokens.at(-1).eos, true);
+      assert.ok(r.tokens.every((t) => t.z !== null && t.z > 0 && t.z <= 1 + 1e-9), 'Z in (0, 1]');
+      assert.ok(r.tokens[0].z < 1, `the first step kept all the mass: ${r.tokens[0].z}`);
     });
   });
 

@@ -205,7 +205,8 @@ impl Engine {
     }
 }
 
-/// Turns the sampler's `Token` events into [`TokenOut`]s for the page.
+/// Turns the sampler's `Token` events into [`TokenOut`]s for the page, and its `Rejected`
+/// ones into [`Output::rejected`].
 struct PageSink<'a> {
     vocab: &'a Vocabulary,
     out: &'a mut dyn Output,
@@ -214,6 +215,10 @@ struct PageSink<'a> {
 
 impl EventSink for PageSink<'_> {
     fn emit(&mut self, event: Event) {
+        if let Event::Rejected { .. } = event {
+            self.out.rejected();
+            return;
+        }
         if let Event::Token {
             token,
             logp,

@@ -10,6 +10,9 @@ pub enum Method {
     Lm,
     /// Token masking (locally constrained decoding).
     Lcd,
+    /// Exact rejection sampling (CARS): P restricted to the regex, without masking's
+    /// distortion; an attempt that leaves the language is rejected and the next begins.
+    Cars,
 }
 
 impl Method {
@@ -18,6 +21,7 @@ impl Method {
         match self {
             Method::Lm => "lm",
             Method::Lcd => "lcd",
+            Method::Cars => "cars",
         }
     }
 
@@ -26,6 +30,7 @@ impl Method {
         match self {
             Method::Lm => samplers::Method::Lm,
             Method::Lcd => samplers::Method::Lcd,
+            Method::Cars => samplers::Method::Cars,
         }
     }
 }
@@ -66,6 +71,9 @@ pub struct TokenOut {
 pub trait Output {
     /// A token was drawn.
     fn token(&mut self, t: TokenOut);
+    /// The attempt so far was rejected (an exact sampler): its tokens are not the sample,
+    /// and the next attempt's tokens follow.
+    fn rejected(&mut self);
 }
 
 /// How a run ended.

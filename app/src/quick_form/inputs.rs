@@ -69,6 +69,12 @@ pub(super) fn QuickInputs(
                             on:change=move |_| method.set(Method::Lcd)/>
                         " lcd (token masking)"
                     </label>
+                    <label>
+                        <input type="radio" name="method" id="method-cars" value="cars"
+                            prop:checked=move || method.get() == Method::Cars
+                            on:change=move |_| method.set(Method::Cars)/>
+                        " cars (exact)"
+                    </label>
                 </fieldset>
             </div>
             <div class="row buttons">

@@ -1,10 +1,12 @@
 //! The quick generation form (`inputs.rs`, `output.rs`; the run's timing in `stats.rs`): a
-//! prompt, a regex, `lm` or `lcd` on the loaded model, each
-//! token streamed with its probability (and, under masking, the mass Z the mask kept).
+//! prompt, a regex, `cars` (exact, the default), `lcd` or `lm` on the loaded model, each
+//! token streamed with its probability (and the mass Z the mask kept, or that CARS had not
+//! ruled out); an attempt CARS rejects is cleared and counted.
 //!
 //! Hooks: `#run-status[data-state]` (`idle`, `running`, `done`, `stopped`, `error`;
 //! `data-run` counts runs), `#result-text` (the finished run's text), `#output .tok` (one
-//! per token, with `data-p` and, under masking, `data-z`), `#generate`, `#stop`.
+//! per token, with `data-p` and, under masking or CARS, `data-z`), `#stats[data-rejected]`,
+//! `#generate`, `#stop`.
 
 mod inputs;
 mod output;
@@ -62,7 +64,9 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
     let regex = RwSignal::new(DEFAULT_REGEX.to_string());
     let max_tokens = RwSignal::new("24".to_string());
     let seed = RwSignal::new("1".to_string());
-    let method = RwSignal::new(Method::Lcd);
+    // Faithful by default: exact rejection, whose output follows the model's own
+    // distribution over the regex; masking and the unconstrained model beside it.
+    let method = RwSignal::new(Method::Cars);
 
     let tokens = RwSignal::new(Vec::<(usize, TokenOut)>::new());
     let stats = RwSignal::new(Stats::default());

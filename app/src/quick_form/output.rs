@@ -48,7 +48,7 @@ pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) 
                     <button id="reload-cpu" on:click=move |_| reload_with_backend("cpu")>"Reload on CPU (wasm)"</button>
                 </Show>
             </div>
-            <div id="stats" class="muted">
+            <div id="stats" class="muted" data-rejected=move || stats.get().rejected.to_string()>
                 {move || {
                     let s = stats.get();
                     if s.tokens == 0 {
@@ -60,6 +60,11 @@ pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) 
                     }
                     if let Some(r) = s.tokens_per_s() {
                         out.push_str(&format!(" · {r:.1} tokens/s"));
+                    }
+                    match s.rejected {
+                        0 => {}
+                        1 => out.push_str(" · 1 attempt rejected"),
+                        n => out.push_str(&format!(" · {n} attempts rejected")),
                     }
                     out
                 }}
@@ -77,7 +82,11 @@ pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) 
             </Show>
         </section>
         <footer class="muted">
-            "p: probability of the token under the model; Z: the probability mass the regex mask kept at that step (lcd)."
+            "p: probability of the token under the model; Z: the probability mass the regex mask kept at that step (lcd), \
+             or that CARS had not yet ruled out there (cars). \
+             lcd forces every step into the regex and so changes which outputs the model prefers; \
+             cars (exact) draws from the model itself and rejects what leaves the regex, so its output \
+             is distributed as the model's own outputs that match."
         </footer>
     }
 }

@@ -12,6 +12,8 @@ pub(super) struct Stats {
     pub(super) first: Option<f64>,
     pub(super) last: f64,
     pub(super) tokens: usize,
+    /// Attempts an exact sampler rejected.
+    pub(super) rejected: usize,
 }
 
 impl Stats {
@@ -44,5 +46,9 @@ impl Output for PageOutput {
             let i = v.len();
             v.push((i, t));
         });
+    }
+    fn rejected(&mut self) {
+        self.stats.update(|s| s.rejected += 1);
+        self.tokens.set(Vec::new());
     }
 }

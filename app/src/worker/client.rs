@@ -723,6 +723,11 @@ impl SamplingWorker {
                 }
                 self.count(1, received - sent_at, t0);
             }
+            FromWorker::Rejected { id } => {
+                if let Some(p) = self.generates.borrow_mut().get_mut(&id) {
+                    p.out.rejected();
+                }
+            }
             FromWorker::Generated { id, result } => {
                 let p = self.generates.borrow_mut().remove(&id);
                 if let Some(p) = p {

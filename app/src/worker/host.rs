@@ -262,6 +262,9 @@ impl Output for PostTokens {
             sent_at: shared_clock_ms(),
         });
     }
+    fn rejected(&mut self) {
+        post(&FromWorker::Rejected { id: self.id });
+    }
 }
 
 /// Enumerates the exact P^L of `state`'s language with the model and posts it.

@@ -123,6 +123,11 @@ pub enum FromWorker {
         /// [`crate::clock::shared_clock_ms`] when it was posted.
         sent_at: f64,
     },
+    /// Generation `id`'s attempt so far was rejected (an exact sampler).
+    Rejected {
+        /// The job.
+        id: u64,
+    },
     /// Generation `id` ended: how, or why not (Stop, a failure).
     Generated {
         /// The job.
