@@ -5,6 +5,13 @@ use crate::engine::Method;
 use crate::loader::Phase;
 use leptos::prelude::*;
 
+/// The methods offered, in order, with a few words on each.
+const METHODS: [(Method, &str); 3] = [
+    (Method::Lm, "unconstrained"),
+    (Method::Lcd, "token masking"),
+    (Method::Cars, "exact"),
+];
+
 /// What the user fills in.
 #[derive(Clone, Copy)]
 pub(super) struct Inputs {
@@ -57,24 +64,15 @@ pub(super) fn QuickInputs(
                 <label>"Seed " <input id="seed" type="number" min="0" bind:value=seed/></label>
                 <fieldset class="method">
                     <legend>"Method"</legend>
-                    <label>
-                        <input type="radio" name="method" id="method-lm" value="lm"
-                            prop:checked=move || method.get() == Method::Lm
-                            on:change=move |_| method.set(Method::Lm)/>
-                        " lm (unconstrained)"
-                    </label>
-                    <label>
-                        <input type="radio" name="method" id="method-lcd" value="lcd"
-                            prop:checked=move || method.get() == Method::Lcd
-                            on:change=move |_| method.set(Method::Lcd)/>
-                        " lcd (token masking)"
-                    </label>
-                    <label>
-                        <input type="radio" name="method" id="method-cars" value="cars"
-                            prop:checked=move || method.get() == Method::Cars
-                            on:change=move |_| method.set(Method::Cars)/>
-                        " cars (exact)"
-                    </label>
+                    {METHODS.map(|(m, words)| view! {
+                        <label>
+                            <input type="radio" name="method" id=format!("method-{}", m.name())
+                                value=m.name()
+                                prop:checked=move || method.get() == m
+                                on:change=move |_| method.set(m)/>
+                            {format!(" {} ({words})", m.name())}
+                        </label>
+                    })}
                 </fieldset>
             </div>
             <div class="row buttons">
