@@ -63,6 +63,17 @@ impl JobPart {
                 BlockQ8_0::BYTES
             }
     }
+
+    /// Its rows `rows` in `model`, as weights for a product of `cols` columns.
+    fn rows_in<'a>(&self, model: &'a [u8], cols: usize, rows: Range<usize>) -> WeightData<'a> {
+        let per = self.row_bytes(cols);
+        let data = &model[self.offset + rows.start * per..self.offset + rows.end * per];
+        if self.quant == 0 {
+            WeightData::Q4_1(data)
+        } else {
+            WeightData::Q8_0(data)
+        }
+    }
 }
 
 /// One product offered to helpers: one matrix or several over the same activations.
@@ -262,19 +273,6 @@ fn job_for(
     })
 }
 
-/// The rows `rows` of the matrix `data` of type `quant`, as weights for a product.
-fn matrix_rows<'a>(quant: u32, data: &'a [u8], cols: usize, rows: Range<usize>) -> WeightData<'a> {
-    let per = |bytes: usize| cols / 32 * bytes;
-    match quant {
-        0 => WeightData::Q4_1(
-            &data[rows.start * per(BlockQ4_1::BYTES)..rows.end * per(BlockQ4_1::BYTES)],
-        ),
-        _ => WeightData::Q8_0(
-            &data[rows.start * per(BlockQ8_0::BYTES)..rows.end * per(BlockQ8_0::BYTES)],
-        ),
-    }
-}
-
 /// Chunk `c` of `job` over `model` (this worker's copy of the file): `out` gets the chunk's
 /// `n × rows`, vector by vector. An error where the job does not fit the file.
 pub fn compute_chunk(
@@ -309,13 +307,7 @@ pub fn compute_chunk(
     let mut pieces = job.pieces(rows.clone()).peekable();
     let mut tmp = Vec::new();
     while let Some((i, part_rows, at)) = pieces.next() {
-        let p = &parts[i];
-        let w = matrix_rows(
-            p.quant,
-            &model[p.offset..p.offset + p.len],
-            job.cols,
-            part_rows.clone(),
-        );
+        let w = parts[i].rows_in(model, job.cols, part_rows.clone());
         let len = part_rows.len();
         if at == 0 && pieces.peek().is_none() {
             // The chunk within one matrix: straight into `out`.
