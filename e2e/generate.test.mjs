@@ -1,6 +1,7 @@
 // The real path through the page: download and cache the model, sample with `lcd` under a
 // date regex and under (yes|no|maybe), compare with `lm`, sample exactly with `cars` (the
-// form's default) and see its rejected attempts cleared, stop a run, reload from the cache,
+// form's default) and see its rejected attempts cleared, hear early when it may not finish
+// and hand that run to the playground's auto, stop a run, reload from the cache,
 // and refuse bad regexes with clear messages. Every regex check here is JavaScript's own
 // RegExp, outside the code under test. One browser session: the model loads once.
 import { describe, it } from 'node:test';
@@ -124,6 +125,50 @@ describe('the page samples from SmolLM2', () => {
       assert.equal(r.tokens.at(-1).eos, true);
       assert.ok(r.tokens.every((t) => t.z !== null && t.z > 0 && t.z <= 1 + 1e-9), 'Z in (0, 1]');
       assert.ok(r.tokens[0].z < 1, `the first step kept all the mass: ${r.tokens[0].z}`);
+    });
+  });
+
+  it('cars says early when it may not finish, and its link runs the same in the playground with auto', async () => {
+    await step(async (page) => {
+      // Asked for a date, the model all but never starts with "zq": every attempt leaves
+      // the regex, and after 32 in a row CARS says what that bounds.
+      const REGEX = 'zq[0-9]{2}';
+      await start(page, { prompt: DATE_PROMPT, regex: REGEX, method: 'cars', maxTokens: 8, seed: 1 });
+      await page.waitForSelector('#advice', { timeout: RUN_MS });
+      const said = await page.textContent('#advice');
+      console.log(`cars advice: ${said}`);
+      assert.match(said, /^32 attempts in a row left the regex: outputs that match it hold at most about \S+ of the model's probability, so exact rejection may need \S+ or more attempts for one\. Let it run, or run it in the playground with auto, which switches to weighted SMC/, said);
+      // The bound: at most what 32 failures allow (3/32, the usual 95% bound).
+      const mass = Number(await page.getAttribute('#advice', 'data-mass'));
+      assert.ok(mass > 0 && mass <= 3 / 32 + 1e-12, `bound ${mass}`);
+      const stats = await page.textContent('#stats');
+      assert.match(stats, /^\d+ tokens in \d+ attempts/, stats);
+      // Saying so does not stop the run.
+      assert.equal(await page.getAttribute('#run-status', 'data-state'), 'running');
+      assert.match(await page.getAttribute('#advice-auto', 'href'), /^#v=1&s=/);
+      await page.locator('.output-section').screenshot({ path: join(ARTIFACTS, 'quick-form-advice.png') });
+      const runsBefore = await page.$eval('#pg-status', (s) => Number(s.dataset.run ?? 0));
+      await page.click('#advice-auto');
+      const r = await finish(page);
+      assert.equal(r.state, 'stopped', r.message);
+      // The playground has the same prompt and regex under auto, runs it, and auto hands
+      // what rejection cannot finish to weighted SMC.
+      await page.waitForFunction((n) => Number(document.querySelector('#pg-status').dataset.run ?? 0) > n,
+        runsBefore, { timeout: RUN_MS });
+      assert.equal(await page.inputValue('#pg-method'), 'auto');
+      assert.equal(await page.inputValue('#pg-grammar'), REGEX);
+      await page.waitForFunction(
+        () => ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
+        null, { timeout: RUN_MS });
+      const est = await page.textContent('#pg-estimate');
+      console.log(`playground auto: ${est}`);
+      assert.equal(await page.getAttribute('#pg-status', 'data-state'), 'done', est);
+      // Its last word is the weighted run's estimate of the valid mass, far below what
+      // rejection could reach (the hand-over's own line came before it).
+      const m = est.match(/^auto: the first weighted run puts valid outputs at about (\S+) of the model's mass: plain rejection would need about (\S+) generations a sample/);
+      assert.ok(m, est);
+      assert.ok(Number(m[1]) > 0 && Number(m[1]) <= mass, `SMC's estimate ${m[1]} above the bound ${mass}`);
+      await page.screenshot({ path: join(ARTIFACTS, 'quick-form-advice-to-auto.png'), fullPage: false });
     });
   });
 

@@ -137,6 +137,33 @@ impl PlaygroundState {
         self.compare.iter().map(|m| m.parse()).collect()
     }
 
+    /// One sample of a regex on the loaded real model under `method`: what the page's quick
+    /// form hands to the playground (its prompt, chat template, seed and budget of tokens,
+    /// the budget capped at the playground's).
+    pub fn regex_on_real_model(
+        regex: &str,
+        prompt: &str,
+        chat: bool,
+        max_tokens: usize,
+        seed: u64,
+        method: &str,
+    ) -> Self {
+        PlaygroundState {
+            grammar: regex.into(),
+            grammar_kind: GrammarKind::Regex,
+            prompt: prompt.into(),
+            chat,
+            method: method.into(),
+            n: 1,
+            max_tokens: max_tokens.min(caps::MAX_TOKENS),
+            seed,
+            model: ModelChoice::Real { url: None },
+            compare: Vec::new(),
+            example: None,
+            ..PlaygroundState::default()
+        }
+    }
+
     /// The sampler parameters this state asks for.
     pub fn params(&self) -> Params {
         Params {
@@ -253,6 +280,38 @@ mod tests {
         );
         // The default is the first example, written out so that state needs no examples.
         assert_eq!(s, crate::examples::example("toy-gsk").unwrap().state());
+    }
+
+    #[test]
+    fn a_regex_on_the_real_model_round_trips_through_a_link_with_its_budget_capped() {
+        let s = PlaygroundState::regex_on_real_model(
+            "zq[0-9]{2}",
+            "Name a zebra.",
+            true,
+            24,
+            9,
+            "auto",
+        );
+        s.validate().unwrap();
+        let back = crate::permalink::decode(&crate::permalink::encode(&s)).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(
+            (back.method.as_str(), back.grammar.as_str()),
+            ("auto", "zq[0-9]{2}")
+        );
+        assert_eq!(
+            (back.grammar_kind, back.prompt.as_str()),
+            (GrammarKind::Regex, "Name a zebra.")
+        );
+        assert_eq!(
+            (back.chat, back.seed, back.max_tokens, back.n),
+            (true, 9, 24, 1)
+        );
+        assert_eq!(back.model, ModelChoice::Real { url: None });
+        assert!(back.compare.is_empty() && back.example.is_none());
+        let long = PlaygroundState::regex_on_real_model("a", "", false, 4096, 1, "auto");
+        assert_eq!(long.max_tokens, caps::MAX_TOKENS);
+        long.validate().unwrap();
     }
 
     #[test]

@@ -205,8 +205,9 @@ impl Engine {
     }
 }
 
-/// Turns the sampler's `Token` events into [`TokenOut`]s for the page, and its `Rejected`
-/// ones into [`Output::rejected`].
+/// Turns the sampler's `Token` events into [`TokenOut`]s for the page, its `Rejected`
+/// ones into [`Output::rejected`], and the advice of an exact sampler chosen by hand (an
+/// `Estimate` it did not act on) into [`Output::unlikely`].
 struct PageSink<'a> {
     vocab: &'a Vocabulary,
     out: &'a mut dyn Output,
@@ -217,6 +218,15 @@ impl EventSink for PageSink<'_> {
     fn emit(&mut self, event: Event) {
         if let Event::Rejected { .. } = event {
             self.out.rejected();
+            return;
+        }
+        if let Event::Estimate {
+            log_mass,
+            chosen: false,
+            ..
+        } = event
+        {
+            self.out.unlikely(log_mass.exp());
             return;
         }
         if let Event::Token {

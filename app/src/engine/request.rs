@@ -74,6 +74,10 @@ pub trait Output {
     /// The attempt so far was rejected (an exact sampler): its tokens are not the sample,
     /// and the next attempt's tokens follow.
     fn rejected(&mut self);
+    /// An exact sampler has gone many attempts in a row without a valid output: valid
+    /// outputs hold at most about `mass_bound` of the model's mass (so about 1/`mass_bound`
+    /// attempts a sample or more). The run goes on until it finishes or is stopped.
+    fn unlikely(&mut self, mass_bound: f64);
 }
 
 /// How a run ended.

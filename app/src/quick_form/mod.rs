@@ -6,8 +6,10 @@
 //! Hooks: `#run-status[data-state]` (`idle`, `running`, `done`, `stopped`, `error`;
 //! `data-run` counts runs), `#result-text` (the finished run's text), `#output .tok` (one
 //! per token, with `data-p` and, under masking or CARS, `data-z`), `#stats[data-rejected]`,
-//! `#generate`, `#stop`.
+//! `#generate`, `#stop`; `#advice` and `#advice-auto` when CARS may not finish soon
+//! (`advice.rs`).
 
+mod advice;
 mod inputs;
 mod output;
 mod stats;
@@ -75,6 +77,8 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
     let runs = RwSignal::new(0u32);
     let run_msg = RwSignal::new(String::new());
     let result = RwSignal::new(None::<Finished>);
+    // The last run's request: the advice's link hands it to the playground.
+    let request = RwSignal::new(None::<Request>);
 
     let generate = move || {
         if phase.get_untracked() != Phase::Ready {
@@ -110,6 +114,7 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
             return;
         };
         STOP.store(false, Ordering::Relaxed);
+        request.set(Some(req.clone()));
         tokens.set(Vec::new());
         result.set(None);
         run_msg.set(String::new());
@@ -189,6 +194,7 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
         runs,
         run_msg,
         result,
+        request,
     };
     view! {
         <h2 class="section-title">"Quick generation with SmolLM2"</h2>
@@ -198,6 +204,6 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
             on_generate=Callback::new(move |()| generate())
             on_stop=Callback::new(move |()| stop())
         />
-        <QuickOutput shown=shown backend_info=backend_info/>
+        <QuickOutput shown=shown backend_info=backend_info on_stop=Callback::new(move |()| stop())/>
     }
 }

@@ -1,8 +1,9 @@
 //! The quick form's output: the streamed tokens (each with p and, under masking, Z), the
 //! run's status line, its timing, and the finished text with whether it matches.
 
+use super::advice::Advice;
 use super::stats::Stats;
-use crate::engine::{Finished, TokenOut};
+use crate::engine::{Finished, Request, TokenOut};
 use crate::page_state::reload_with_backend;
 use leptos::prelude::*;
 
@@ -17,12 +18,18 @@ pub(super) struct Shown {
     pub(super) runs: RwSignal<u32>,
     pub(super) run_msg: RwSignal<String>,
     pub(super) result: RwSignal<Option<Finished>>,
+    /// The run's request (the advice's link hands it to the playground).
+    pub(super) request: RwSignal<Option<Request>>,
 }
 
 /// The output section and the legend under it; `backend_info` says whether a failed run on
-/// WebGPU may offer the CPU instead.
+/// WebGPU may offer the CPU instead; `on_stop` stops the run (the advice's link does).
 #[component]
-pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) -> impl IntoView {
+pub(super) fn QuickOutput(
+    shown: Shown,
+    backend_info: RwSignal<(String, bool)>,
+    on_stop: Callback<()>,
+) -> impl IntoView {
     let Shown {
         tokens,
         stats,
@@ -30,6 +37,7 @@ pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) 
         runs,
         run_msg,
         result,
+        request,
     } = shown;
     view! {
         <section class="output-section">
@@ -54,7 +62,11 @@ pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) 
                     if s.tokens == 0 {
                         return String::new();
                     }
-                    let mut out = format!("{} tokens", s.tokens);
+                    // Under CARS the tokens of every attempt, the rejected ones too.
+                    let mut out = match s.rejected {
+                        0 => format!("{} tokens", s.tokens),
+                        r => format!("{} tokens in {} attempts", s.tokens, r + 1),
+                    };
                     if let Some(ms) = s.time_to_first_ms() {
                         out.push_str(&format!(" · first token after {ms:.0} ms"));
                     }
@@ -69,6 +81,7 @@ pub(super) fn QuickOutput(shown: Shown, backend_info: RwSignal<(String, bool)>) 
                     out
                 }}
             </div>
+            <Advice stats=stats request=request on_stop=on_stop/>
             <Show when=move || result.get().is_some()>
                 {move || result.get().map(|f| view! {
                     <div class="result">

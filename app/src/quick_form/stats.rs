@@ -14,6 +14,17 @@ pub(super) struct Stats {
     pub(super) tokens: usize,
     /// Attempts an exact sampler rejected.
     pub(super) rejected: usize,
+    /// The exact sampler's latest word that it may not finish soon.
+    pub(super) unlikely: Option<Unlikely>,
+}
+
+/// An exact run that has gone many attempts without a valid output, as it stood then.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Unlikely {
+    /// Attempts rejected in a row (all of the run's so far: it wants one sample).
+    pub(super) attempts: usize,
+    /// Valid outputs hold at most about this much of the model's mass.
+    pub(super) mass_bound: f64,
 }
 
 impl Stats {
@@ -50,5 +61,13 @@ impl Output for PageOutput {
     fn rejected(&mut self) {
         self.stats.update(|s| s.rejected += 1);
         self.tokens.set(Vec::new());
+    }
+    fn unlikely(&mut self, mass_bound: f64) {
+        self.stats.update(|s| {
+            s.unlikely = Some(Unlikely {
+                attempts: s.rejected,
+                mass_bound,
+            })
+        });
     }
 }

@@ -728,6 +728,11 @@ impl SamplingWorker {
                     p.out.rejected();
                 }
             }
+            FromWorker::Unlikely { id, mass_bound } => {
+                if let Some(p) = self.generates.borrow_mut().get_mut(&id) {
+                    p.out.unlikely(mass_bound);
+                }
+            }
             FromWorker::Generated { id, result } => {
                 let p = self.generates.borrow_mut().remove(&id);
                 if let Some(p) = p {

@@ -265,6 +265,12 @@ impl Output for PostTokens {
     fn rejected(&mut self) {
         post(&FromWorker::Rejected { id: self.id });
     }
+    fn unlikely(&mut self, mass_bound: f64) {
+        post(&FromWorker::Unlikely {
+            id: self.id,
+            mass_bound,
+        });
+    }
 }
 
 /// Enumerates the exact P^L of `state`'s language with the model and posts it.

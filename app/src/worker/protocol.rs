@@ -128,6 +128,14 @@ pub enum FromWorker {
         /// The job.
         id: u64,
     },
+    /// Generation `id`'s exact sampler has gone many attempts without a valid output
+    /// ([`crate::engine::Output::unlikely`]).
+    Unlikely {
+        /// The job.
+        id: u64,
+        /// At most about this much of the model's mass is valid.
+        mass_bound: f64,
+    },
     /// Generation `id` ended: how, or why not (Stop, a failure).
     Generated {
         /// The job.
