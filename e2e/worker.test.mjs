@@ -43,6 +43,14 @@ async function open(page, query, workerState) {
     workerState, { timeout: LOAD_MS, polling: 250 }));
 }
 
+/** The wasm memory the page's thread and each worker hold, in MB. */
+async function wasmMB(page) {
+  const MB = 1024 * 1024;
+  const pageBytes = await page.evaluate(() => window.__straitWasmBytes?.() ?? 0);
+  const workers = await Promise.all(page.workers().map((w) => w.evaluate(() => self.__straitWasmBytes?.() ?? 0).catch(() => 0)));
+  return { page: pageBytes / MB, workers: workers.filter((b) => b > 0).map((b) => b / MB) };
+}
+
 /** Opens the page with a pool of `workers` sampling workers and waits until all are ready
  * (the later ones load after the first). */
 async function openPool(page, workers, extra = '') {
@@ -270,6 +278,13 @@ describe('the playground samples the real model in a Web Worker', () => {
       for (const workers of [1, 2]) {
         await openPool(page, workers);
         assert.equal(await page.locator('#pg-worker .pool-worker').count(), workers);
+        // The workers each hold the model (98.4 MB); the page's thread only its header and
+        // tokenizer, read from the file's first megabytes.
+        const mem = await wasmMB(page);
+        console.log(`# memory with ${workers} worker(s): page wasm ${mem.page.toFixed(1)} MB, workers' ${mem.workers.map((m) => m.toFixed(1)).join(' + ')} MB`);
+        assert.equal(mem.workers.length, workers);
+        assert.ok(mem.workers.every((m) => m > 98.4), JSON.stringify(mem));
+        assert.ok(mem.page < 64, `the page's thread holds ${mem.page.toFixed(1)} MB of wasm memory`);
         await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, seed: '11' });
         await page.fill('#pg-prompt', 'Is the sky green? Answer with one lowercase word: yes, no or maybe.');
         await page.setChecked('#pg-compare-mode', true);
@@ -400,10 +415,16 @@ describe('the playground samples the real model in a Web Worker', () => {
       await open(page, '?backend=cpu', 'failed');
       const w = await worker(page);
       assert.match(w.text, /failed/);
+      // No worker: the page's thread reads the weights the first time it must run the model.
+      const before = await wasmMB(page);
+      assert.ok(before.page < 64, `the page's thread holds ${before.page.toFixed(1)} MB before its first run`);
       await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4 });
       const r = await measured(page);
       assert.equal(r.state, 'done', r.message);
       assert.match(r.outputs[0], /^(yes|no|maybe)×1$/);
+      const after = await wasmMB(page);
+      console.log(`# memory without workers: page wasm ${before.page.toFixed(1)} MB before the first run, ${after.page.toFixed(1)} MB after`);
+      assert.ok(after.page > 98.4, `the page's thread ran the model with ${after.page.toFixed(1)} MB`);
       await page.screenshot({ path: join(ARTIFACTS, 'worker-failed.png'), fullPage: true });
       await page.unroute('**/worker.js');
     });

@@ -8,6 +8,7 @@
 //! is fetched again. When the server cannot be reached, a complete entry for the same URL
 //! (any size) is used.
 
+use crate::model_file::ModelFile;
 use crate::webgpu::js_error_message;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -33,12 +34,13 @@ pub enum Source {
 /// A note for the user along the way (cache problems are not fatal).
 pub type Notify<'a> = &'a dyn Fn(String);
 
-/// Fetches `url`, reporting `(bytes so far, total if known)` as it streams.
+/// Fetches `url`, reporting `(bytes so far, total if known)` as it streams; the file stays
+/// where the browser keeps it (Cache Storage, or a `Blob` when the cache refused it).
 pub async fn fetch_model(
     url: &str,
     progress: &dyn Fn(u64, Option<u64>),
     notify: Notify<'_>,
-) -> Result<(Vec<u8>, Source), String> {
+) -> Result<(ModelFile, Source), String> {
     let window = web_sys::window().ok_or("no window")?;
     let url = &absolute(url);
     let cache = open_cache(&window).await;
@@ -56,13 +58,13 @@ pub async fn fetch_model(
         Err(HeadError::Unreachable(msg)) => {
             // Offline or the server is down: any complete cached copy of this URL will do.
             if let Some(cache) = &cache
-                && let Some(bytes) = any_complete_entry(cache, url).await
+                && let Some(file) = any_complete_entry(cache, url).await
             {
                 notify(format!(
                     "{url} is unreachable ({msg}); using the copy cached in this browser."
                 ));
-                progress(bytes.len() as u64, Some(bytes.len() as u64));
-                return Ok((bytes, Source::Cache));
+                progress(file.size(), Some(file.size()));
+                return Ok((file, Source::Cache));
             }
             return Err(msg);
         }
@@ -72,15 +74,15 @@ pub async fn fetch_model(
     if let (Some(cache), Some(size)) = (&cache, size) {
         let key = cache_key(url, size);
         if let Some(resp) = cache_match(cache, &key).await {
-            match read_all(&resp).await {
-                Ok(bytes) if bytes.len() as u64 == size => {
+            match body(&resp).await {
+                Ok(file) if file.size() == size => {
                     progress(size, Some(size));
-                    return Ok((bytes, Source::Cache));
+                    return Ok((file, Source::Cache));
                 }
-                Ok(bytes) => {
+                Ok(file) => {
                     notify(format!(
                         "The cached copy of the model was incomplete ({} of {size} bytes); downloading it again.",
-                        bytes.len()
+                        file.size()
                     ));
                     let _ = JsFuture::from(cache.delete_with_str(&key)).await;
                 }
@@ -108,16 +110,24 @@ pub async fn fetch_model(
             buf.length()
         ));
     }
-    let bytes = buf.to_vec();
 
-    // 4. Into the cache; older sizes of the same URL go.
-    let mut cached = false;
+    // 4. Into the cache; older sizes of the same URL go. The page then holds the file as
+    // the cache's entry (on disk), else as a `Blob` of the download.
+    let mut cached = None;
     if let Some(cache) = &cache {
-        let size = bytes.len() as u64;
+        let size = buf.length() as u64;
         delete_other_sizes(cache, url, size).await;
+        let key = cache_key(url, size);
         match Response::new_with_opt_buffer_source(Some(&buf)) {
-            Ok(r) => match JsFuture::from(cache.put_with_str(&cache_key(url, size), &r)).await {
-                Ok(_) => cached = true,
+            Ok(r) => match JsFuture::from(cache.put_with_str(&key, &r)).await {
+                Ok(_) => {
+                    if let Some(resp) = cache_match(cache, &key).await
+                        && let Ok(file) = body(&resp).await
+                        && file.size() == size
+                    {
+                        cached = Some(file);
+                    }
+                }
                 Err(e) => notify(format!(
                     "The model could not be stored in the browser cache ({}); it will be downloaded again next time.",
                     js_error_message(&e)
@@ -129,7 +139,12 @@ pub async fn fetch_model(
             )),
         }
     }
-    Ok((bytes, Source::Network { cached }))
+    let is_cached = cached.is_some();
+    let file = match cached {
+        Some(file) => file,
+        None => ModelFile::from_bytes(&buf)?,
+    };
+    Ok((file, Source::Network { cached: is_cached }))
 }
 
 /// Removes every cached copy of `url` (the "clear cache" button).
@@ -297,10 +312,11 @@ async fn stream_body(
     })
 }
 
-async fn read_all(resp: &Response) -> Result<Vec<u8>, String> {
-    let p = resp.array_buffer().map_err(|e| js_error_message(&e))?;
-    let ab = JsFuture::from(p).await.map_err(|e| js_error_message(&e))?;
-    Ok(Uint8Array::new(&ab).to_vec())
+/// A response's body as the browser holds it (for a Cache Storage entry, on disk).
+async fn body(resp: &Response) -> Result<ModelFile, String> {
+    let p = resp.blob().map_err(|e| js_error_message(&e))?;
+    let blob = JsFuture::from(p).await.map_err(|e| js_error_message(&e))?;
+    Ok(ModelFile::from_blob(blob.unchecked_into()))
 }
 
 async fn open_cache(window: &web_sys::Window) -> Option<Cache> {
@@ -332,13 +348,13 @@ async fn entries_for(cache: &Cache, url: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
-async fn any_complete_entry(cache: &Cache, url: &str) -> Option<Vec<u8>> {
+async fn any_complete_entry(cache: &Cache, url: &str) -> Option<ModelFile> {
     for (key, size) in entries_for(cache, url).await {
         if let Some(resp) = cache_match(cache, &key).await
-            && let Ok(bytes) = read_all(&resp).await
-            && bytes.len() as u64 == size
+            && let Ok(file) = body(&resp).await
+            && file.size() == size
         {
-            return Some(bytes);
+            return Some(file);
         }
     }
     None

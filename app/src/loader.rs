@@ -11,6 +11,7 @@ use crate::disclosure::Disclosure;
 use crate::download::{self, Source};
 use crate::engine::{Choice, Engine};
 use crate::format::fmt_mb;
+use crate::model_file::ModelFile;
 use crate::page_state::{engine, reload_with_backend, set_engine, worker_choice};
 use crate::webgpu::{self, GpuStatus};
 use leptos::prelude::*;
@@ -147,25 +148,27 @@ impl Loader {
             }
         };
         let on_note = |n: String| notes.update(|v| v.push(n));
-        let (bytes, source) = match download::fetch_model(&url, &on_progress, &on_note).await {
+        let (file, source) = match download::fetch_model(&url, &on_progress, &on_note).await {
             Ok(r) => r,
             Err(msg) => {
                 phase.set(Phase::Failed(msg));
                 return;
             }
         };
-        let n = bytes.len() as u64;
+        let n = file.size();
         progress.set((n, Some(n)));
         model_info.set(match source {
             Source::Cache => format!("{} read from this browser's cache", fmt_mb(n)),
             Source::Network { cached: true } => format!("{} downloaded and cached", fmt_mb(n)),
             Source::Network { cached: false } => format!("{} downloaded (not cached)", fmt_mb(n)),
         });
-        self.install(bytes).await;
+        self.install(file).await;
     }
 
-    /// Builds the engine from a GGUF file's bytes and makes it the page's model.
-    async fn install(self, bytes: Vec<u8>) {
+    /// Builds the engine from a GGUF file and makes it the page's model; on the CPU path
+    /// with sampling workers, the page's thread reads only the file's header (the workers
+    /// each read the whole file).
+    async fn install(self, file: ModelFile) {
         let Loader {
             phase,
             backend_info,
@@ -183,7 +186,8 @@ impl Loader {
         let set_status = |s: &str| phase.set(Phase::Loading(s.to_string()));
         let notes = self.notes;
         let note = move |s: &str| notes.update(|v| v.push(s.to_string()));
-        match Engine::load(bytes, choice, &gpu_info.get_untracked(), &set_status, &note).await {
+        let hint = gpu_info.get_untracked();
+        match Engine::open(file, choice, &hint, &set_status, &note, worker_choice()).await {
             Ok(engine) => {
                 backend_info.set((engine.backend_name(), engine.is_gpu()));
                 let d = engine.describe();
@@ -234,21 +238,13 @@ impl Loader {
         }
         spawn_local(async move {
             phase.set(Phase::Loading(format!("reading {}", file.name())));
-            let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-                Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
-                Err(_) => {
-                    phase.set(Phase::Failed(format!("{} could not be read", file.name())));
-                    return;
-                }
-            };
+            let name = file.name();
+            let file = ModelFile::from_blob(file.into());
             set_engine(None);
             crate::worker::client::stop("a new model is loading");
-            self.model_info.set(format!(
-                "{} ({}) from disk",
-                file.name(),
-                fmt_mb(bytes.len() as u64)
-            ));
-            self.install(bytes).await;
+            self.model_info
+                .set(format!("{name} ({}) from disk", fmt_mb(file.size())));
+            self.install(file).await;
         });
     }
 
@@ -308,14 +304,17 @@ async fn start_sampling_worker(engine: Rc<Engine>) {
     } else if !worker_choice() {
         client::stop("?worker=off: the page samples on its own thread");
     } else {
-        let bytes = engine.model_bytes();
+        let Some(file) = engine.file().cloned() else {
+            client::stop("the page's model has no file to start workers from");
+            return;
+        };
         let plan = lm::page_memory::worker_pool_plan(
-            bytes.len() as u64,
+            file.size(),
             hardware_concurrency(),
             device_memory(),
             crate::page_state::workers_choice(),
         );
-        client::start(bytes, plan).await;
+        client::start(file, plan).await;
     }
 }
 

@@ -29,6 +29,7 @@ mod download;
 mod engine;
 mod format;
 mod loader;
+mod model_file;
 mod page;
 mod page_state;
 mod papers;

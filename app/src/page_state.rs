@@ -42,6 +42,26 @@ pub fn set_engine(engine: Option<Rc<Engine>>) {
     ENGINE.with(|e| *e.borrow_mut() = engine);
 }
 
+/// The page's engine with its weights on the page's thread, for a run that cannot go to a
+/// sampling worker (none could start, or all died): the engine itself on WebGPU or when it
+/// holds them, else the weights read from the model file the first time such a run comes,
+/// and kept for the next (the same model: [`engine_generation`] does not change).
+pub async fn engine_with_weights() -> Result<Rc<Engine>, String> {
+    let e = engine().ok_or("the model is not loaded yet")?;
+    if e.has_weights() {
+        return Ok(e);
+    }
+    let full = e.with_weights().await?;
+    ENGINE.with(|now| {
+        let mut now = now.borrow_mut();
+        // Unless another model came meanwhile.
+        if now.as_ref().is_some_and(|n| Rc::ptr_eq(n, &e)) {
+            *now = Some(full.clone());
+        }
+    });
+    Ok(full)
+}
+
 /// The value of `?name=` in the page's address, if present.
 fn query_param(name: &str) -> Option<String> {
     web_sys::window()

@@ -45,6 +45,7 @@ pub mod error;
 pub mod forward;
 pub mod gguf;
 pub mod gpu;
+pub mod header;
 mod kv_stash;
 pub mod model;
 pub mod page_memory;
@@ -61,6 +62,7 @@ pub use config::LlamaConfig;
 pub use engine::{CpuEngine, Engine, Prompted};
 pub use error::LoadError;
 pub use forward::{KvCache, NoPause, Pause};
+pub use header::ModelHeader;
 pub use model::Model;
 pub use prompted::PromptedModel;
 

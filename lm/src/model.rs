@@ -4,6 +4,7 @@ use crate::config::LlamaConfig;
 use crate::error::LoadError;
 use crate::forward::{self, KvCache, NoPause, Pause, Weights};
 use crate::gguf::Gguf;
+use crate::header::ModelHeader;
 use crate::tokenizer::Tokenizer;
 use sampler_core::{LmError, TokenId, block_on};
 use std::path::Path;
@@ -43,16 +44,7 @@ impl Model {
     pub fn from_bytes(bytes: impl AsRef<[u8]> + Send + Sync + 'static) -> Result<Model, LoadError> {
         let bytes: Box<dyn AsRef<[u8]> + Send + Sync> = Box::new(bytes);
         let b = (*bytes).as_ref();
-        let gguf = Gguf::parse(b)?;
-        let config = LlamaConfig::from_gguf(&gguf, b)?;
-        let tokenizer = Tokenizer::from_gguf(&gguf)?;
-        if tokenizer.vocab_size() != config.vocab_size {
-            return Err(LoadError::Config(format!(
-                "the tokenizer has {} tokens but token_embd.weight has {} rows",
-                tokenizer.vocab_size(),
-                config.vocab_size
-            )));
-        }
+        let (gguf, config, tokenizer) = ModelHeader::from_file(b)?.into_parts();
         let weights = Weights::new(&gguf, b, &config)?;
         Ok(Model {
             bytes,
@@ -115,34 +107,7 @@ impl Model {
     /// how many of each, the most frequent first, and how the matrices run
     /// (e.g. `llama · 98.4 MB · Q4_1 ×210, F32 ×61, Q8_0 ×1`).
     pub fn summary(&self) -> String {
-        let mut counts: Vec<(crate::gguf::GgmlType, usize)> = Vec::new();
-        for t in &self.gguf.tensors {
-            match counts.iter_mut().find(|(ty, _)| *ty == t.ty) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((t.ty, 1)),
-            }
-        }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.id().cmp(&b.0.id())));
-        let types: Vec<String> = counts
-            .iter()
-            .map(|(ty, n)| format!("{} ×{n}", ty.name()))
-            .collect();
-        // F32 tensors are norms (or plain matrices); Q4_0 runs as Q4_1.
-        use crate::gguf::GgmlType;
-        let dequantized = counts
-            .iter()
-            .any(|(ty, _)| !ty.runs_quantized() && !matches!(ty, GgmlType::Q4_0 | GgmlType::F32));
-        format!(
-            "{} · {:.1} MB · {}{}",
-            self.gguf.get_str("general.architecture").unwrap_or("?"),
-            self.bytes().len() as f64 / 1e6,
-            types.join(", "),
-            if dequantized {
-                " (types without kernels decoded to f32 row by row)"
-            } else {
-                ""
-            }
-        )
+        crate::header::summary(&self.gguf)
     }
 
     /// An empty KV cache for this model.

@@ -48,6 +48,21 @@ impl Choice {
     }
 }
 
+/// Where [`Backend::place`] puts the model, decided before the model is read.
+pub enum Place {
+    /// The CPU forward pass in wasm.
+    Cpu,
+    /// burn's WebGPU backend (`?engine=burn`).
+    Burn,
+    /// The WebGPU device opened, with its adapter's description.
+    Gpu {
+        /// The device.
+        gpu: Arc<lm::gpu::Gpu>,
+        /// The adapter, as the page says it.
+        adapter: String,
+    },
+}
+
 /// A loaded model on one compute backend: `lm`'s [`lm::Backend`] (which holds exactly one
 /// engine and lends it to each run), with what the page says about it.
 pub struct Backend {
@@ -73,19 +88,23 @@ impl Backend {
         status: &dyn Fn(&str),
         note: &dyn Fn(&str),
     ) -> Result<Backend, String> {
-        let mut model = Model::from_bytes(bytes).map_err(|e| e.to_string())?;
-        // A run leaves its KV caches to the next: the same prompt is not prefilled again.
-        model.set_keep_caches(true);
-        let model = Arc::new(model);
-        let cpu = |model| Backend {
-            inner: lm::Backend::Cpu(model),
-            adapter: None,
-        };
-        if choice == Choice::Cpu {
-            return Ok(cpu(model));
-        }
-        if choice == Choice::Burn {
-            return Backend::load_burn(model, status).await;
+        let place = Backend::place(choice, adapter_hint, status, note).await?;
+        Backend::load_placed(bytes, choice, place, status, note).await
+    }
+
+    /// The first half of [`Backend::load`], which needs no model: the CPU for
+    /// [`Choice::Cpu`], burn for [`Choice::Burn`], else the WebGPU device (under `Auto`,
+    /// the CPU where there is none or it is a software adapter, with a note).
+    pub async fn place(
+        choice: Choice,
+        adapter_hint: &str,
+        status: &dyn Fn(&str),
+        note: &dyn Fn(&str),
+    ) -> Result<Place, String> {
+        match choice {
+            Choice::Cpu => return Ok(Place::Cpu),
+            Choice::Burn => return Ok(Place::Burn),
+            Choice::Auto | Choice::WebGpu => {}
         }
         status("opening the WebGPU device");
         yield_now().await;
@@ -96,7 +115,7 @@ impl Backend {
                 note(&format!(
                     "WebGPU unavailable ({e}); the model runs on the CPU (wasm)."
                 ));
-                return Ok(cpu(model));
+                return Ok(Place::Cpu);
             }
             Err(e) => return Err(format!("WebGPU: {e}")),
         };
@@ -107,14 +126,39 @@ impl Backend {
         } else {
             format!("{adapter_hint} · {wgpu_name}")
         };
-        let hooks = auto::Hooks::read();
         if choice == Choice::Auto
             && (gpu.is_cpu() || lm::gpu::Gpu::is_software_name(&adapter))
-            && !hooks.hardware
+            && !auto::Hooks::read().hardware
         {
             // A software adapter (SwiftShader): the wasm CPU path is faster.
-            return Ok(cpu(model));
+            return Ok(Place::Cpu);
         }
+        Ok(Place::Gpu { gpu, adapter })
+    }
+
+    /// The second half of [`Backend::load`]: the model on the place [`Backend::place`]
+    /// chose (on WebGPU under `Auto`, timed against the CPU unless remembered).
+    pub async fn load_placed(
+        bytes: Vec<u8>,
+        choice: Choice,
+        place: Place,
+        status: &dyn Fn(&str),
+        note: &dyn Fn(&str),
+    ) -> Result<Backend, String> {
+        let mut model = Model::from_bytes(bytes).map_err(|e| e.to_string())?;
+        // A run leaves its KV caches to the next: the same prompt is not prefilled again.
+        model.set_keep_caches(true);
+        let model = Arc::new(model);
+        let cpu = |model| Backend {
+            inner: lm::Backend::Cpu(model),
+            adapter: None,
+        };
+        let (gpu, adapter) = match place {
+            Place::Cpu => return Ok(cpu(model)),
+            Place::Burn => return Backend::load_burn(model, status).await,
+            Place::Gpu { gpu, adapter } => (gpu, adapter),
+        };
+        let hooks = auto::Hooks::read();
         // A timing remembered from an earlier visit decides before anything is uploaded.
         let key = auto::key(&adapter, &model);
         let remembered = match choice {

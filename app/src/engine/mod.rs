@@ -19,19 +19,29 @@ pub use playground::on_call::OnCall;
 pub use request::{Ended, Finished, Method, Output, Request, StopCheck, TokenOut};
 pub use yielding::Yielding;
 
-use backend::Backend;
+use crate::model_file::ModelFile;
+use backend::{Backend, Place};
 use sampler_core::samplers::{Io, Params, Sample, Sampler};
 use sampler_core::{Event, EventSink, RegexConstraint, SampleError, SeededRng, Vocabulary};
+use std::rc::Rc;
 
-/// A loaded model ready to sample.
+/// A loaded model ready to sample, or (the page's thread, when its sampling workers hold
+/// the weights) its header and tokenizer alone.
 pub struct Engine {
-    backend: Backend,
+    /// The model on its backend; `None` while the weights are in the sampling workers only.
+    backend: Option<Backend>,
+    /// The file's header and tokenizer, when the engine holds no weights.
+    header: Option<lm::ModelHeader>,
     vocab: Vocabulary,
+    /// The model file as the browser keeps it (the page's engine): what the sampling
+    /// workers each read, and the weights' source when this thread must run the model.
+    file: Option<ModelFile>,
 }
 
 impl Engine {
     /// Parses the GGUF file and builds the tokenizer and the weights; `status` shows what
     /// it is doing, `note` keeps a line for after the load (why the CPU took the model).
+    /// What a sampling worker does with the bytes it is sent.
     pub async fn load(
         bytes: Vec<u8>,
         choice: Choice,
@@ -43,50 +53,141 @@ impl Engine {
         // Let the page paint the status before the (blocking) parse.
         yield_now().await;
         let backend = Backend::load(bytes, choice, adapter_hint, status, note).await?;
+        Ok(Engine::with_backend(backend, None))
+    }
+
+    /// The page's engine for `file`: placed by `choice` as [`Engine::load`] does, except
+    /// that when the model is to run on the CPU and `in_workers` (the sampling workers will
+    /// run it), only the header and the tokenizer are read (the file's first megabytes),
+    /// and the page's thread keeps no copy of the weights.
+    pub async fn open(
+        file: ModelFile,
+        choice: Choice,
+        adapter_hint: &str,
+        status: &dyn Fn(&str),
+        note: &dyn Fn(&str),
+        in_workers: bool,
+    ) -> Result<Engine, String> {
+        let place = Backend::place(choice, adapter_hint, status, note).await?;
+        if in_workers && matches!(place, Place::Cpu) {
+            status("reading the model's header and building the tokenizer");
+            yield_now().await;
+            let header = file.header().await?;
+            let vocab = header.tokenizer().vocabulary();
+            return Ok(Engine {
+                backend: None,
+                header: Some(header),
+                vocab,
+                file: Some(file),
+            });
+        }
+        status("reading the model file");
+        let bytes = file.read_all().await?.to_vec();
+        status("parsing the GGUF file and building the tokenizer");
+        yield_now().await;
+        let backend = Backend::load_placed(bytes, choice, place, status, note).await?;
+        Ok(Engine::with_backend(backend, Some(file)))
+    }
+
+    fn with_backend(backend: Backend, file: Option<ModelFile>) -> Engine {
         let vocab = backend.model().tokenizer().vocabulary();
-        Ok(Engine { backend, vocab })
+        Engine {
+            backend: Some(backend),
+            header: None,
+            vocab,
+            file,
+        }
+    }
+
+    /// This engine with the weights on the page's thread (the CPU path): itself, or for an
+    /// engine whose weights are in the sampling workers, a new one read from the file
+    /// (the runs the page's thread must make itself: no worker could start, or all died).
+    pub async fn with_weights(self: &Rc<Self>) -> Result<Rc<Engine>, String> {
+        if self.backend.is_some() {
+            return Ok(self.clone());
+        }
+        let file = self
+            .file
+            .clone()
+            .ok_or("the model's weights are in the sampling workers alone")?;
+        let bytes = file.read_all().await?.to_vec();
+        yield_now().await;
+        let backend = Backend::load(bytes, Choice::Cpu, "", &|_| {}, &|_| {}).await?;
+        Ok(Rc::new(Engine::with_backend(backend, Some(file))))
+    }
+
+    /// Whether the weights are on this thread (else only in the sampling workers).
+    pub fn has_weights(&self) -> bool {
+        self.backend.is_some()
+    }
+
+    /// The model file, as the browser keeps it (the page's engine).
+    pub fn file(&self) -> Option<&ModelFile> {
+        self.file.as_ref()
+    }
+
+    fn tokenizer(&self) -> &lm::Tokenizer {
+        match (&self.backend, &self.header) {
+            (Some(b), _) => b.model().tokenizer(),
+            (None, Some(h)) => h.tokenizer(),
+            (None, None) => unreachable!("an engine holds its weights or its header"),
+        }
     }
 
     /// One line about the model (name, size, where it runs).
     pub fn describe(&self) -> String {
-        let m = self.backend.model();
-        let c = m.config();
+        let (summary, c) = match (&self.backend, &self.header) {
+            (Some(b), _) => (b.model().summary(), b.model().config()),
+            (None, Some(h)) => (h.summary(), h.config()),
+            (None, None) => unreachable!("an engine holds its weights or its header"),
+        };
         format!(
             "{} · {} blocks, d={}, vocab {}, context {} · runs on {}",
-            m.summary(),
+            summary,
             c.n_layers,
             c.d_model,
             c.vocab_size,
             c.context_length,
-            self.backend.name()
+            self.backend_name()
         )
     }
 
-    /// The GGUF file's bytes (what the sampling worker gets a copy of).
-    pub fn model_bytes(&self) -> &[u8] {
-        self.backend.model().bytes()
+    /// The GGUF file's bytes, where this engine holds them (a sampling worker's does).
+    pub fn model_bytes(&self) -> Option<&[u8]> {
+        self.backend.as_ref().map(|b| b.model().bytes())
+    }
+
+    /// The backend, or why this engine cannot run the model (its weights are in the
+    /// sampling workers: [`Engine::with_weights`] reads them).
+    fn weights(&self) -> Result<&Backend, String> {
+        self.backend
+            .as_ref()
+            .ok_or_else(|| "the model's weights are in the sampling workers alone".to_string())
     }
 
     /// Whether the model runs on WebGPU.
     pub fn is_gpu(&self) -> bool {
-        self.backend.is_gpu()
+        self.backend.as_ref().is_some_and(Backend::is_gpu)
     }
 
     /// Why WebGPU can no longer run the model (the device was lost or failed), if so;
     /// `None` on the CPU path and while a run holds the GPU model.
     pub fn gpu_failure(&self) -> Option<String> {
-        self.backend.gpu_failure()
+        self.backend.as_ref().and_then(Backend::gpu_failure)
     }
 
     /// Destroys the WebGPU device as a driver reset would; `false` on the CPU path. Only
     /// for exercising the lost-device path (the page exposes it to its tests).
     pub fn lose_gpu_device(&self) -> bool {
-        self.backend.lose_gpu_device()
+        self.backend.as_ref().is_some_and(Backend::lose_gpu_device)
     }
 
     /// Where the model runs, e.g. `CPU (wasm)` or `WebGPU (adapter, MB of buffers)`.
     pub fn backend_name(&self) -> String {
-        self.backend.name()
+        match &self.backend {
+            Some(b) => b.name(),
+            None => "CPU (wasm), in the sampling workers".into(),
+        }
     }
 
     /// The model's vocabulary (token bytes, EOS).
@@ -96,7 +197,7 @@ impl Engine {
 
     /// Whether the model file has a chat template (`tokenizer.chat_template`).
     pub fn has_chat_template(&self) -> bool {
-        self.backend.model().tokenizer().chat_template().is_some()
+        self.tokenizer().chat_template().is_some()
     }
 
     /// The prompt's tokens (wrapped in the chat template when `chat`).
@@ -112,9 +213,7 @@ impl Engine {
                     .into(),
             );
         }
-        self.backend
-            .model()
-            .tokenizer()
+        self.tokenizer()
             .encode_prompt(prompt, chat)
             .map_err(|e| format!("the prompt cannot be tokenized: {e}"))
     }
@@ -126,7 +225,7 @@ impl Engine {
         prompt: Vec<sampler_core::TokenId>,
         stop: StopCheck,
     ) -> Result<BackendLm, String> {
-        self.backend
+        self.weights()?
             .conditioned(prompt, stop)
             .map_err(|e| e.to_string())
     }
@@ -140,13 +239,14 @@ impl Engine {
     ) -> Result<Finished, Ended> {
         let constraint =
             RegexConstraint::from_regex(&req.regex, &self.vocab).map_err(|e| e.to_string())?;
-        let tokenizer = self.backend.model().tokenizer();
-        let prompt = tokenizer
+        let backend = self.weights()?;
+        let prompt = self
+            .tokenizer()
             .encode_prompt(&req.prompt, req.chat)
             .map_err(|e| format!("the prompt cannot be tokenized: {e}"))?;
         if req.method == Method::Lcd
             && let Some(automaton) = constraint.tensorized()
-            && let Some(loan) = self.backend.lend_gpu().map_err(|e| e.to_string())?
+            && let Some(loan) = backend.lend_gpu().map_err(|e| e.to_string())?
         {
             return gpu_masks::generate(
                 loan,
@@ -160,8 +260,7 @@ impl Engine {
             )
             .await;
         }
-        let mut lm = self
-            .backend
+        let mut lm = backend
             .conditioned(prompt, stop.clone())
             .map_err(|e| e.to_string())?;
         let params = Params {

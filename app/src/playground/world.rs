@@ -232,6 +232,7 @@ impl World {
         let e = match crate::worker::client::ready() {
             Some(worker) => worker.exact(state, stop, progress).await?,
             None => {
+                let engine = here(engine).await?;
                 let mut lm = OnCall::new(engine.lm(prompt, stop)?, move |n| progress(n));
                 ground_truth(&mut lm, &constraint, ExactLimits::real(state.max_tokens)).await?
             }
@@ -269,10 +270,19 @@ impl World {
                 constraint,
                 ..
             } => {
+                let engine = here(engine).await?;
                 let mut lm = engine.lm(prompt, stop)?;
                 run.drive(&mut lm, &constraint, Some(engine.vocab())).await;
             }
         }
         Ok(())
+    }
+}
+
+/// `engine` with its weights on the page's thread, for a run no sampling worker takes.
+async fn here(engine: Rc<Engine>) -> Result<Rc<Engine>, String> {
+    match engine.has_weights() {
+        true => Ok(engine),
+        false => crate::page_state::engine_with_weights().await,
     }
 }

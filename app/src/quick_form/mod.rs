@@ -110,9 +110,9 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
             seed,
             method: method.get_untracked(),
         };
-        let Some(engine) = engine() else {
+        if engine().is_none() {
             return;
-        };
+        }
         STOP.store(false, Ordering::Relaxed);
         request.set(Some(req.clone()));
         tokens.set(Vec::new());
@@ -131,7 +131,10 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
             crate::worker::client::settled(&*stop_check).await;
             let r = match crate::worker::client::ready() {
                 Some(w) => w.generate(&req, Box::new(out), stop_check).await,
-                None => engine.generate(&req, &mut out, stop_check).await,
+                None => match crate::page_state::engine_with_weights().await {
+                    Ok(engine) => engine.generate(&req, &mut out, stop_check).await,
+                    Err(e) => Err(Ended::Failed(e)),
+                },
             };
             match r {
                 Ok(f) => {

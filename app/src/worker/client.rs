@@ -9,6 +9,7 @@
 use super::protocol::{FromWorker, ToWorker};
 use crate::clock::shared_clock_ms;
 use crate::engine::{Ended, Finished, Output, Request};
+use crate::model_file::ModelFile;
 use playground::runner::{Outcome, Run};
 use playground::state::PlaygroundState;
 use sampler_core::Event;
@@ -386,24 +387,24 @@ fn promise() -> (js_sys::Promise, js_sys::Function) {
 /// resolves when the last has loaded them or one has failed (the state and [`pool`] say
 /// how that went). Runs asked for meanwhile wait for it ([`settled`]); where it fails, they
 /// run on the page's thread or on the workers that did load.
-pub async fn start(model_bytes: &[u8], plan: lm::page_memory::PoolPlan) {
+pub async fn start(file: ModelFile, plan: lm::page_memory::PoolPlan) {
     stop("replaced");
     let this_start = STARTS.with(|n| n.get());
     SETTLING.with(|s| s.set(true));
-    load_pool(model_bytes, plan, this_start).await;
+    load_pool(&file, plan, this_start).await;
     if STARTS.with(|n| n.get()) == this_start {
         SETTLING.with(|s| s.set(false));
     }
 }
 
 /// [`start`]'s loading of the workers, one after another.
-async fn load_pool(model_bytes: &[u8], plan: lm::page_memory::PoolPlan, this_start: u64) {
+async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start: u64) {
     PLAN.with(|p| *p.borrow_mut() = (plan.workers, plan.why));
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
     set_state(WorkerState::Loading);
     for _ in 0..plan.workers {
         let t0 = crate::clock::now_ms();
-        let result = start_one(model_bytes).await;
+        let result = start_one(file).await;
         if STARTS.with(|n| n.get()) != this_start {
             // A new model (or `stop`) came while this one loaded: the state is theirs.
             return;
@@ -508,10 +509,10 @@ fn crashed(w: &Rc<SamplingWorker>, why: &str) {
     }
     let this_start = STARTS.with(|n| n.get());
     wasm_bindgen_futures::spawn_local(async move {
-        let Some(engine) = crate::page_state::engine() else {
+        let Some(file) = crate::page_state::engine().and_then(|e| e.file().cloned()) else {
             return;
         };
-        let result = start_one(engine.model_bytes()).await;
+        let result = start_one(&file).await;
         let overtaken = STARTS.with(|n| n.get()) != this_start;
         match result {
             Ok(w) if overtaken => w.die("replaced"),
@@ -556,7 +557,7 @@ pub fn expose_crash_hook() {
 
 /// Starts one worker, adds it to the pool, and waits until it has loaded its copy of the
 /// model.
-async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
+async fn start_one(file: &ModelFile) -> Result<Rc<SamplingWorker>, String> {
     let opts = web_sys::WorkerOptions::new();
     opts.set_type(web_sys::WorkerType::Module);
     let worker = web_sys::Worker::new_with_options("./worker.js", &opts)
@@ -617,9 +618,9 @@ async fn start_one(model_bytes: &[u8]) -> Result<Rc<SamplingWorker>, String> {
     if !matches!(answer, FromWorker::Ready) {
         return Err(format!("the worker answered {answer:?} instead of Ready"));
     }
-    // 2. A copy of the model's bytes, its buffer transferred (not copied again).
-    let bytes = js_sys::Uint8Array::new_with_length(model_bytes.len() as u32);
-    bytes.copy_from(model_bytes);
+    // 2. The model file read afresh (outside the page's wasm memory), its buffer
+    // transferred (not copied again).
+    let bytes = file.read_all().await?;
     let transfer = js_sys::Array::of1(&bytes.buffer());
     let load = super::protocol::to_js(&ToWorker::Load { bytes })?;
     match w.ask(&load, Some(&transfer)).await? {

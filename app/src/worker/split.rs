@@ -265,7 +265,8 @@ struct SabHelpers {
 
 impl RowHelpers for SabHelpers {
     fn model(&self) -> &[u8] {
-        self.engine.model_bytes()
+        // A worker's engine holds its weights; an empty file would make every chunk refused.
+        self.engine.model_bytes().unwrap_or_default()
     }
 
     fn offer(&self, job: &SplitJob, x: &[f32]) -> bool {
@@ -383,7 +384,7 @@ pub fn assist(engine: &Engine, leave_at: i32, invite: i32) {
     if s.load(LEAVE) != leave_at || stale {
         return;
     }
-    let model = engine.model_bytes();
+    let model = engine.model_bytes().unwrap_or_default();
     s.add(LISTENING, 1);
     // After listening is raised no driver invites, so every invitation up to this number
     // was sent before this stay began.

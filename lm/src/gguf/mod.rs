@@ -57,6 +57,17 @@ pub struct Gguf {
 impl Gguf {
     /// Parses the header of a GGUF file and checks every tensor's data lies in `bytes`.
     pub fn parse(bytes: &[u8]) -> Result<Gguf, GgufError> {
+        Gguf::parse_prefix(bytes, bytes.len())
+    }
+
+    /// Parses the header from the first bytes of a file of `file_len` bytes (the whole
+    /// header must lie in `prefix`; a prefix that ends inside it gives
+    /// [`GgufError::Truncated`] or a count [`GgufError::TooLarge`] for what remains) and
+    /// checks every tensor's data lies within `file_len`: what a reader that holds only the
+    /// start of the file needs (the page's thread, when the weights are in its workers).
+    pub fn parse_prefix(prefix: &[u8], file_len: usize) -> Result<Gguf, GgufError> {
+        let bytes = prefix;
+        let file_len = file_len.max(bytes.len());
         if bytes.len() < MAGIC.len() {
             return Err(GgufError::TooShort(bytes.len()));
         }
@@ -125,7 +136,7 @@ impl Gguf {
         }
 
         let data_offset = c.pos().next_multiple_of(alignment);
-        let data_len = bytes.len().saturating_sub(data_offset) as u64;
+        let data_len = file_len.saturating_sub(data_offset) as u64;
         let mut names = std::collections::HashSet::new();
         let mut tensors = Vec::with_capacity(raw.len());
         for r in raw {
@@ -140,7 +151,7 @@ impl Gguf {
             tensors,
             alignment,
             data_offset,
-            file_len: bytes.len(),
+            file_len,
         })
     }
 
