@@ -243,6 +243,9 @@ fn rope_freqs(
                     n_rot / 2
                 ));
             }
+            // Checked first: `bytes` may be the first part of the file alone (the page's
+            // header), which asks for more when the factors lie past it.
+            g.tensor_data(bytes, "rope_freqs.weight")?;
             let f = t.to_f32(bytes);
             if let Some(v) = f.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
                 return bad(format!(

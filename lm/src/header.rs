@@ -194,4 +194,26 @@ mod tests {
         let short = &file[..file.len() - 1];
         assert!(ModelHeader::from_prefix(short, short.len()).is_err());
     }
+
+    #[test]
+    fn factors_the_configuration_reads_past_the_prefix_ask_for_more() {
+        use crate::gguf::GgmlType;
+        // Llama 3's RoPE factors, the file's last tensor (head size 16: 8 factors).
+        let factors = [1.0f32, 1.0, 2.0, 2.0, 4.0, 4.0, 8.0, 8.0];
+        let file = crate::test_gguf::tiny_llama_builder(64, &[GgmlType::Q8_0, GgmlType::Q4_1])
+            .f32_tensor("rope_freqs.weight", &[8], &factors)
+            .build();
+        let whole = ModelHeader::from_file(&file).unwrap();
+        let data_offset = whole.gguf().data_offset;
+        // Past the header, short of the factors: more, not a panic or a wrong angle.
+        let short = &file[..file.len() - 4];
+        assert!(short.len() > data_offset);
+        assert!(
+            ModelHeader::from_prefix(short, file.len())
+                .unwrap()
+                .is_none()
+        );
+        let (h, _) = read_growing(&file, data_offset + 1);
+        assert_eq!(h.config().rope_freqs, whole.config().rope_freqs);
+    }
 }

@@ -174,6 +174,11 @@ pub(crate) fn tiny_llama() -> Vec<u8> {
 /// others in turn, cycling (all the first when it is alone). Random codes with small
 /// finite scales.
 pub(crate) fn tiny_llama_typed(d: u64, types: &[GgmlType]) -> Vec<u8> {
+    tiny_llama_builder(d, types).build()
+}
+
+/// [`tiny_llama_typed`]'s file before it is built (for a test to add a tensor).
+pub(crate) fn tiny_llama_builder(d: u64, types: &[GgmlType]) -> Builder {
     let (ff, vocab, layers) = (d, 8u64, 2);
     let mut seed = 12345u64;
     let mut rnd = move || {
@@ -278,5 +283,5 @@ pub(crate) fn tiny_llama_typed(d: u64, types: &[GgmlType]) -> Vec<u8> {
             b = b.tensor(&name(m), &dims, ty, data);
         }
     }
-    b.f32_tensor("output_norm.weight", &[d], &ones).build()
+    b.f32_tensor("output_norm.weight", &[d], &ones)
 }
