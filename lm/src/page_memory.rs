@@ -1,8 +1,9 @@
 //! Whether a model file is likely to fit in a browser tab, asked before the page reads it.
 //!
-//! The page keeps the file's bytes in WebAssembly memory (a 32-bit address space: 4 GiB at
-//! most per instance, and browsers often grant less), the sampling worker holds a second
-//! copy in its own instance, and the KV cache and activations come on top.
+//! Each sampling worker keeps the file's bytes in its WebAssembly memory (a 32-bit address
+//! space: 4 GiB at most per instance, and browsers often grant less), and the KV cache and
+//! activations come on top; the page's thread reads only the header while workers run the
+//! model, and holds a copy of its own where it runs the model itself (WebGPU, no worker).
 
 /// Largest file the page loads without asking: a third of the 4 GiB address space leaves
 /// room for the copy held while it is read, the KV cache and f32 expansions.
@@ -53,8 +54,9 @@ pub struct PoolPlan {
 /// The pool for a model file of `file_bytes` on a device with `cores` logical cores
 /// (`navigator.hardwareConcurrency`) and `device_memory_gib` (`navigator.deviceMemory`,
 /// where reported): one worker per core up to [`MAX_POOL`], each holding its own copy of
-/// the model, so the copies (with the page's own) stay within half the reported memory and
-/// within 2 GB where none is reported. `requested` (`?workers=N`) overrides the core count
+/// the model, so the copies stay within half the reported memory and within 2 GB where
+/// none is reported (the page's thread holds none while its workers run the model: it
+/// reads the file's header alone). `requested` (`?workers=N`) overrides the core count
 /// (1 to [`MAX_REQUESTED_POOL`]) but not the memory cap.
 pub fn worker_pool_plan(
     file_bytes: u64,
@@ -73,11 +75,11 @@ pub fn worker_pool_plan(
             None => (1, "the browser does not say how many cores it has".into()),
         },
     };
-    // Bytes the copies may take: half the device's memory, less the page's own copy.
+    // Bytes the copies may take: half the device's memory.
     let device = device_memory_gib.filter(|m| m.is_finite() && *m > 0.0);
     let budget = match device {
-        Some(gib) => gib * 1024f64.powi(3) / 2.0 - file_bytes as f64,
-        None => 2e9 - file_bytes as f64,
+        Some(gib) => gib * 1024f64.powi(3) / 2.0,
+        None => 2e9,
     };
     // Each worker: the file's bytes plus about a quarter more for KV caches and scratch.
     let per_worker = (file_bytes as f64 * 1.25).max(1.0);
@@ -117,13 +119,13 @@ mod tests {
         assert_eq!(plan(Some(2), Some(8.0), Some(3)).workers, 3);
         assert_eq!(plan(Some(2), Some(8.0), Some(0)).workers, 1);
         assert_eq!(plan(Some(2), Some(8.0), Some(99)).workers, 8);
-        // A 1 GB file on 4 GiB: half is 2.1 GB, less the page's copy, fits one worker.
+        // A 1 GB file on 4 GiB: half is 2.1 GB, which fits one worker (1.25 GB each).
         let big = worker_pool_plan(1_000_000_000, Some(8), Some(4.0), None);
         assert_eq!(big.workers, 1, "{big:?}");
         assert!(big.why.contains("4 GB"), "{}", big.why);
-        // Without a memory report, 2 GB in all: a 600 MB file leaves room for 1 copy.
+        // Without a memory report, 2 GB in all: room for 2 workers of a 600 MB file.
         let mid = worker_pool_plan(600_000_000, Some(8), None, Some(8));
-        assert_eq!(mid.workers, 1, "{mid:?}");
+        assert_eq!(mid.workers, 2, "{mid:?}");
         assert!(mid.why.contains("2 GB"), "{}", mid.why);
         // A nonsense memory report counts as none.
         assert_eq!(plan(Some(4), Some(f64::NAN), None).workers, 4);
