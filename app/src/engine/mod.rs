@@ -28,14 +28,19 @@ use std::rc::Rc;
 /// A loaded model ready to sample, or (the page's thread, when its sampling workers hold
 /// the weights) its header and tokenizer alone.
 pub struct Engine {
-    /// The model on its backend; `None` while the weights are in the sampling workers only.
-    backend: Option<Backend>,
-    /// The file's header and tokenizer, when the engine holds no weights.
-    header: Option<lm::ModelHeader>,
+    held: Held,
     vocab: Vocabulary,
     /// The model file as the browser keeps it (the page's engine): what the sampling
     /// workers each read, and the weights' source when this thread must run the model.
     file: Option<ModelFile>,
+}
+
+/// What an engine holds of the model.
+enum Held {
+    /// The model on its backend.
+    Weights(Backend),
+    /// The file's header and tokenizer alone: the weights are in the sampling workers.
+    Header(Box<lm::ModelHeader>),
 }
 
 impl Engine {
@@ -75,8 +80,7 @@ impl Engine {
             let header = file.header().await?;
             let vocab = header.tokenizer().vocabulary();
             return Ok(Engine {
-                backend: None,
-                header: Some(header),
+                held: Held::Header(Box::new(header)),
                 vocab,
                 file: Some(file),
             });
@@ -92,8 +96,7 @@ impl Engine {
     fn with_backend(backend: Backend, file: Option<ModelFile>) -> Engine {
         let vocab = backend.model().tokenizer().vocabulary();
         Engine {
-            backend: Some(backend),
-            header: None,
+            held: Held::Weights(backend),
             vocab,
             file,
         }
@@ -103,7 +106,7 @@ impl Engine {
     /// engine whose weights are in the sampling workers, a new one read from the file
     /// (the runs the page's thread must make itself: no worker could start, or all died).
     pub async fn with_weights(self: &Rc<Self>) -> Result<Rc<Engine>, String> {
-        if self.backend.is_some() {
+        if self.has_weights() {
             return Ok(self.clone());
         }
         let file = self
@@ -118,7 +121,15 @@ impl Engine {
 
     /// Whether the weights are on this thread (else only in the sampling workers).
     pub fn has_weights(&self) -> bool {
-        self.backend.is_some()
+        self.backend().is_some()
+    }
+
+    /// The backend, where the engine holds the weights.
+    fn backend(&self) -> Option<&Backend> {
+        match &self.held {
+            Held::Weights(b) => Some(b),
+            Held::Header(_) => None,
+        }
     }
 
     /// The model file, as the browser keeps it (the page's engine).
@@ -127,19 +138,17 @@ impl Engine {
     }
 
     fn tokenizer(&self) -> &lm::Tokenizer {
-        match (&self.backend, &self.header) {
-            (Some(b), _) => b.model().tokenizer(),
-            (None, Some(h)) => h.tokenizer(),
-            (None, None) => unreachable!("an engine holds its weights or its header"),
+        match &self.held {
+            Held::Weights(b) => b.model().tokenizer(),
+            Held::Header(h) => h.tokenizer(),
         }
     }
 
     /// One line about the model (name, size, where it runs).
     pub fn describe(&self) -> String {
-        let (summary, c) = match (&self.backend, &self.header) {
-            (Some(b), _) => (b.model().summary(), b.model().config()),
-            (None, Some(h)) => (h.summary(), h.config()),
-            (None, None) => unreachable!("an engine holds its weights or its header"),
+        let (summary, c) = match &self.held {
+            Held::Weights(b) => (b.model().summary(), b.model().config()),
+            Held::Header(h) => (h.summary(), h.config()),
         };
         format!(
             "{} · {} blocks, d={}, vocab {}, context {} · runs on {}",
@@ -154,39 +163,38 @@ impl Engine {
 
     /// The GGUF file's bytes, where this engine holds them (a sampling worker's does).
     pub fn model_bytes(&self) -> Option<&[u8]> {
-        self.backend.as_ref().map(|b| b.model().bytes())
+        self.backend().map(|b| b.model().bytes())
     }
 
     /// The backend, or why this engine cannot run the model (its weights are in the
     /// sampling workers: [`Engine::with_weights`] reads them).
     fn weights(&self) -> Result<&Backend, String> {
-        self.backend
-            .as_ref()
+        self.backend()
             .ok_or_else(|| "the model's weights are in the sampling workers alone".to_string())
     }
 
     /// Whether the model runs on WebGPU.
     pub fn is_gpu(&self) -> bool {
-        self.backend.as_ref().is_some_and(Backend::is_gpu)
+        self.backend().is_some_and(Backend::is_gpu)
     }
 
     /// Why WebGPU can no longer run the model (the device was lost or failed), if so;
     /// `None` on the CPU path and while a run holds the GPU model.
     pub fn gpu_failure(&self) -> Option<String> {
-        self.backend.as_ref().and_then(Backend::gpu_failure)
+        self.backend().and_then(Backend::gpu_failure)
     }
 
     /// Destroys the WebGPU device as a driver reset would; `false` on the CPU path. Only
     /// for exercising the lost-device path (the page exposes it to its tests).
     pub fn lose_gpu_device(&self) -> bool {
-        self.backend.as_ref().is_some_and(Backend::lose_gpu_device)
+        self.backend().is_some_and(Backend::lose_gpu_device)
     }
 
     /// Where the model runs, e.g. `CPU (wasm)` or `WebGPU (adapter, MB of buffers)`.
     pub fn backend_name(&self) -> String {
-        match &self.backend {
-            Some(b) => b.name(),
-            None => "CPU (wasm), in the sampling workers".into(),
+        match &self.held {
+            Held::Weights(b) => b.name(),
+            Held::Header(_) => "CPU (wasm), in the sampling workers".into(),
         }
     }
 
