@@ -8,6 +8,8 @@
 //!   chat template (minijinja), and the [`sampler_core::Vocabulary`] the samplers need.
 //! - [`Model`]: a llama-architecture model in memory, weights still quantized; a CPU
 //!   forward pass with a [`KvCache`]; [`Model::score`].
+//! - [`shard::ShardFile`]: one worker's share of a model split by rows between the page's
+//!   workers ([`Model::from_shard`] runs the lead's).
 //! - [`PromptedModel`]: a model conditioned on a prompt, implementing
 //!   [`sampler_core::LanguageModel`] with a KV cache reused by longest common prefix.
 //! - [`gpu::GpuModel`] and [`gpu::GpuPromptedModel`]: the same forward pass on wgpu with
@@ -51,6 +53,7 @@ pub mod model;
 pub mod page_memory;
 mod prefix_reuse;
 pub mod prompted;
+pub mod shard;
 mod slots;
 pub mod tokenizer;
 

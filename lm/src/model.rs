@@ -2,16 +2,26 @@
 
 use crate::config::LlamaConfig;
 use crate::error::LoadError;
+use crate::forward::Layout;
 use crate::forward::{self, KvCache, NoPause, Pause, Weights};
 use crate::gguf::Gguf;
 use crate::header::ModelHeader;
+use crate::shard::{FileRows, Shard, ShardFile};
 use crate::tokenizer::Tokenizer;
 use sampler_core::{LmError, TokenId, block_on};
 use std::path::Path;
 
+/// What a model holds of its file.
+enum Held {
+    /// The whole file.
+    Whole(Box<dyn AsRef<[u8]> + Send + Sync>),
+    /// A lead worker's share ([`crate::shard`]): the other workers hold the other rows.
+    Shard(ShardFile),
+}
+
 /// A llama-architecture GGUF model held in memory (weights stay quantized).
 pub struct Model {
-    bytes: Box<dyn AsRef<[u8]> + Send + Sync>,
+    held: Held,
     gguf: Gguf,
     config: LlamaConfig,
     tokenizer: Tokenizer,
@@ -45,15 +55,54 @@ impl Model {
         let bytes: Box<dyn AsRef<[u8]> + Send + Sync> = Box::new(bytes);
         let b = (*bytes).as_ref();
         let (gguf, config, tokenizer) = ModelHeader::from_file(b)?.into_parts();
-        let weights = Weights::new(&gguf, b, &config)?;
+        let weights = Weights::new(&gguf, b, &config, Layout::Whole)?;
         Ok(Model {
-            bytes,
+            held: Held::Whole(bytes),
             gguf,
             config,
             tokenizer,
             weights,
             stash: Default::default(),
         })
+    }
+
+    /// The lead's share of a model split by rows between workers ([`crate::shard`]): its
+    /// forward pass computes every product with the other shares' holders, through the
+    /// thread's split helpers (`forward::split`), and fails without them.
+    pub fn from_shard(header: ModelHeader, file: ShardFile) -> Result<Model, LoadError> {
+        if !file.shard().is_lead() || file.file_len() != header.file_len() {
+            return Err(LoadError::Config(format!(
+                "a model runs on the lead's share (0) of its own file, not on {:?}",
+                file.shard()
+            )));
+        }
+        let (gguf, config, tokenizer) = header.into_parts();
+        let weights = Weights::new(&gguf, file.data(), &config, Layout::Shard(&file))?;
+        Ok(Model {
+            held: Held::Shard(file),
+            gguf,
+            config,
+            tokenizer,
+            weights,
+            stash: Default::default(),
+        })
+    }
+
+    /// The share of the model this one holds, if it holds only one.
+    pub fn shard(&self) -> Option<Shard> {
+        match &self.held {
+            Held::Whole(_) => None,
+            Held::Shard(f) => Some(f.shard()),
+        }
+    }
+
+    /// What the split products' helpers read this model's rows from: the whole file, or
+    /// the share held.
+    pub fn file_rows(&self) -> &dyn FileRows {
+        match &self.held {
+            Held::Whole(b) => b,
+            Held::Shard(f) => f,
+        }
     }
 
     /// Whether a [`crate::PromptedModel`] of this model leaves its KV caches to the next
@@ -98,9 +147,14 @@ impl Model {
         &self.gguf
     }
 
-    /// The whole file; tensor data lies at [`crate::gguf::TensorInfo::range`].
+    /// The whole file; tensor data lies at [`crate::gguf::TensorInfo::range`]. For a
+    /// share ([`Model::shard`]), the bytes it holds, packed, where those ranges do not
+    /// apply: the GPU engines refuse such a model.
     pub fn bytes(&self) -> &[u8] {
-        (*self.bytes).as_ref()
+        match &self.held {
+            Held::Whole(b) => (**b).as_ref(),
+            Held::Shard(f) => f.data(),
+        }
     }
 
     /// One line on what the file holds: architecture, size, and its tensors' types with

@@ -29,7 +29,7 @@ pub use parallel::{map as parallel_map, run as run_on_pool, set_threads, threads
 pub use pause::{NoPause, Pause};
 #[cfg(feature = "burn")]
 pub(crate) use weights::Matrix;
-pub(crate) use weights::Weights;
+pub(crate) use weights::{Layout, Weights};
 
 use crate::config::LlamaConfig;
 use sampler_core::{LmError, TokenId};
@@ -51,6 +51,7 @@ pub(crate) async fn forward(
     pause: &mut impl Pause,
 ) -> Result<Vec<f32>, LmError> {
     check(c, cache, tokens)?;
+    let before = cache.len;
     let mut logits = Vec::with_capacity(tokens.len().saturating_sub(logits_from) * c.vocab_size);
     for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
         let start = i * CHUNK;
@@ -61,8 +62,21 @@ pub(crate) async fn forward(
             logits_from: from,
         }];
         forward_chunk(c, w, bytes, &mut segs, &mut logits, pause).await;
+        if let Err(e) = shares_delivered() {
+            cache.truncate(before); // no position of a failed pass stays cached
+            return Err(e);
+        }
     }
     Ok(logits)
+}
+
+/// An error where a product of this pass could not be computed (a share of the model
+/// that its holder never delivered: `split`'s fixed shares).
+fn shares_delivered() -> Result<(), LmError> {
+    match split::take_failure() {
+        Some(why) => Err(LmError(why)),
+        None => Ok(()),
+    }
 }
 
 /// Runs several sequences at once, each `tokens[i]` after the positions in `caches[i]`
@@ -85,6 +99,7 @@ pub(crate) async fn forward_batch(
             ));
         }
     }
+    let before: Vec<usize> = caches.iter().map(|c| c.len).collect();
     let mut out = vec![Vec::new(); tokens.len()];
     // Rounds of up to CHUNK tokens of each unfinished sequence.
     let rounds = tokens
@@ -110,6 +125,12 @@ pub(crate) async fn forward_batch(
         }
         let mut logits = Vec::new();
         forward_chunk(c, w, bytes, &mut segs, &mut logits, pause).await;
+        if let Err(e) = shares_delivered() {
+            for (cache, before) in caches.iter_mut().zip(&before) {
+                cache.truncate(*before); // no position of a failed pass stays cached
+            }
+            return Err(e);
+        }
         let mut rows = logits.chunks_exact(c.vocab_size);
         for (i, last) in idx {
             if last {
@@ -192,9 +213,9 @@ async fn forward_chunk(
     for (l, layer) in w.layers.iter().enumerate() {
         ops::rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
         let qkv = &mut [
-            Product::new(layer.wq.data(bytes), q_dim, &mut q),
-            Product::new(layer.wk.data(bytes), kv_dim, &mut k),
-            Product::new(layer.wv.data(bytes), kv_dim, &mut v),
+            Product::of(&layer.wq, bytes, &mut q),
+            Product::of(&layer.wk, bytes, &mut k),
+            Product::of(&layer.wv, bytes, &mut v),
         ];
         matmul_set(qkv, d, &h, n, act);
         for (out, bias) in [
@@ -242,7 +263,7 @@ async fn forward_chunk(
                 attn[(start + t) * q_dim + head * hd..][..hd].copy_from_slice(row);
             }
         }
-        matmul(layer.wo.data(bytes), d, q_dim, &attn, n, &mut o, act);
+        matmul(Product::of(&layer.wo, bytes, &mut o), q_dim, &attn, n, act);
         if let Some(b) = &layer.bo {
             ops::add_bias(&mut o, b);
         }
@@ -251,13 +272,19 @@ async fn forward_chunk(
 
         ops::rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
         let gate_up = &mut [
-            Product::new(layer.gate.data(bytes), c.d_ff, &mut gate),
-            Product::new(layer.up.data(bytes), c.d_ff, &mut up),
+            Product::of(&layer.gate, bytes, &mut gate),
+            Product::of(&layer.up, bytes, &mut up),
         ];
         matmul_set(gate_up, d, &h, n, act);
         maybe_pause(pause).await;
         ops::swiglu(&mut gate, &up);
-        matmul(layer.down.data(bytes), d, c.d_ff, &gate, n, &mut o, act);
+        matmul(
+            Product::of(&layer.down, bytes, &mut o),
+            c.d_ff,
+            &gate,
+            n,
+            act,
+        );
         add(&mut x, &o);
         maybe_pause(pause).await;
     }
@@ -275,15 +302,8 @@ async fn forward_chunk(
     ops::rms_norm(&hx, &w.output_norm, c.rms_eps, &mut hn);
     let start = logits.len();
     logits.resize(start + m * c.vocab_size, 0.0);
-    matmul(
-        w.output.data(bytes),
-        c.vocab_size,
-        d,
-        &hn,
-        m,
-        &mut logits[start..],
-        act,
-    );
+    let out = Product::of(&w.output, bytes, &mut logits[start..]);
+    matmul(out, d, &hn, m, act);
 }
 
 /// A pause point: the attention half of a block, the gate and up products, and the down

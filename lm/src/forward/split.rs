@@ -1,24 +1,34 @@
-//! A product's rows shared with helpers that hold their own copy of the model file: the
-//! page's idle sampling workers, so that one sequence's forward pass uses every core.
+//! A product's rows shared with helpers: the page's other sampling workers, so that one
+//! sequence's forward pass uses every core.
 //!
 //! A product is offered as a [`SplitJob`]: the matrices named by their place in the file
 //! (one, or those that read the same activations: attention's q, k and v, the
 //! feed-forward's gate and up, joined so that helpers wake once for all of them), their
-//! shape and the batch. Their rows, one matrix's after the other's, are cut into chunks;
-//! the caller and the helpers take chunks one at a time ([`RowHelpers::claim`] on the
-//! caller's side), each computes its chunk with the same kernels on its own copy of the
-//! weights ([`compute_chunk`]), and the caller gathers the helpers' chunks
-//! ([`RowHelpers::collect`]). A row's result does not depend on the chunk or the worker
-//! that computed it, so the split product is bit for bit the product computed alone. A
-//! helper that never answers costs only time: the caller computes the chunks it did not
-//! get.
+//! shape and the batch. Two ways to share its rows:
+//! - **Claimed chunks** (every worker holds the whole file): the rows, one matrix's after
+//!   the other's, are cut into chunks; the caller and the helpers take chunks one at a
+//!   time ([`RowHelpers::claim`] on the caller's side), each computes its chunk with the
+//!   same kernels on its own copy ([`compute_chunk`]), and the caller gathers the helpers'
+//!   ([`RowHelpers::collect`]). A helper that never answers costs only time: the caller
+//!   computes the chunks it did not get.
+//! - **Fixed shares** (`SplitJob::shards` workers each hold one share of every matrix's
+//!   rows, `crate::shard`): chunk `c` is share `c % shards` of one matrix, computed by the
+//!   worker holding it. The caller (the lead, share 0) cannot compute the others', so
+//!   a share never delivered fails the forward pass ([`take_failure`]) instead of being
+//!   computed alone; every product of a share is offered, however small, in groups of
+//!   vectors that fit the helpers' buffer ([`RowHelpers::capacity`]).
+//!
+//! Either way a row's result does not depend on the chunk or the worker that computed it,
+//! so the split product is bit for bit the product computed alone.
 //!
 //! [`set_helpers`] installs the helpers of the calling thread (the page's worker does);
 //! with none installed, nothing here runs.
 
 use super::kernels::{Activations, Kernels};
 use super::matmul::{WeightData, matmul_with};
+use super::weights::Matrix;
 use crate::gguf::{BlockQ4_1, BlockQ8_0};
+use crate::shard::{FileRows, shard_rows};
 use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
@@ -64,15 +74,21 @@ impl JobPart {
             }
     }
 
-    /// Its rows `rows` in `model`, as weights for a product of `cols` columns.
-    fn rows_in<'a>(&self, model: &'a [u8], cols: usize, rows: Range<usize>) -> WeightData<'a> {
+    /// Its rows `rows` in `model`, as weights for a product of `cols` columns, where
+    /// `model` holds them.
+    fn rows_in<'a>(
+        &self,
+        model: &'a dyn FileRows,
+        cols: usize,
+        rows: Range<usize>,
+    ) -> Option<WeightData<'a>> {
         let per = self.row_bytes(cols);
-        let data = &model[self.offset + rows.start * per..self.offset + rows.end * per];
-        if self.quant == 0 {
+        let data = model.get(self.offset + rows.start * per..self.offset + rows.end * per)?;
+        Some(if self.quant == 0 {
             WeightData::Q4_1(data)
         } else {
             WeightData::Q8_0(data)
-        }
+        })
     }
 }
 
@@ -93,10 +109,13 @@ pub struct SplitJob {
     pub act: u32,
     /// The model file's length (a helper checks it holds the same file).
     pub file_len: usize,
+    /// 0: chunks claimed by whoever comes; otherwise the workers holding one share each of
+    /// every matrix's rows, chunk `c` being share `c % shards` of one matrix.
+    pub shards: usize,
 }
 
 /// Words in [`SplitJob::to_words`].
-pub const JOB_WORDS: usize = 5 + 4 * MAX_PARTS;
+pub const JOB_WORDS: usize = 6 + 4 * MAX_PARTS;
 
 impl SplitJob {
     /// Rows per chunk: the rows over [`MAX_CHUNKS`], at least [`MIN_CHUNK_ROWS`] and
@@ -113,13 +132,32 @@ impl SplitJob {
 
     /// How many chunks.
     pub fn chunks(&self) -> usize {
+        if self.shards > 0 {
+            return self.count.min(MAX_PARTS) * self.shards;
+        }
         self.rows.div_ceil(self.chunk_rows())
     }
 
-    /// The rows of chunk `c` (of all the matrices' rows, one after the other's).
+    /// The rows of chunk `c` (of all the matrices' rows, one after the other's); with
+    /// fixed shares, share `c % shards` of matrix `c / shards` (possibly empty).
     pub fn rows_of(&self, c: usize) -> Range<usize> {
+        if self.shards > 0 {
+            let (i, s) = (c / self.shards, c % self.shards);
+            let Some(part) = self.parts[..self.count.min(MAX_PARTS)].get(i) else {
+                return self.rows..self.rows;
+            };
+            let start: usize = self.parts[..i].iter().map(|p| p.rows).sum();
+            let r = shard_rows(part.rows, s, self.shards);
+            return start + r.start..start + r.end;
+        }
         let r = self.chunk_rows();
         (c * r).min(self.rows)..((c + 1) * r).min(self.rows)
+    }
+
+    /// Whether chunk `c` is share `index`'s to compute (fixed shares only; an empty
+    /// share has nothing to compute).
+    pub fn is_share_of(&self, c: usize, index: usize) -> bool {
+        self.shards > 0 && c % self.shards == index && !self.rows_of(c).is_empty()
     }
 
     /// The matrices `rows` (of all the rows) falls in: for each, its index, its rows
@@ -140,15 +178,16 @@ impl SplitJob {
     /// The job as 32-bit words (for a `SharedArrayBuffer`).
     pub fn to_words(&self) -> [u32; JOB_WORDS] {
         let mut w = [0u32; JOB_WORDS];
-        w[..5].copy_from_slice(&[
+        w[..6].copy_from_slice(&[
             self.count as u32,
             self.cols as u32,
             self.n as u32,
             self.act,
             self.file_len as u32,
+            self.shards as u32,
         ]);
         for (k, p) in self.parts.iter().enumerate() {
-            w[5 + 4 * k..9 + 4 * k].copy_from_slice(&[
+            w[6 + 4 * k..10 + 4 * k].copy_from_slice(&[
                 p.offset as u32,
                 p.len as u32,
                 p.quant,
@@ -161,10 +200,10 @@ impl SplitJob {
     /// [`SplitJob::to_words`] read back.
     pub fn from_words(w: &[u32; JOB_WORDS]) -> Self {
         let parts: [JobPart; MAX_PARTS] = std::array::from_fn(|k| JobPart {
-            offset: w[5 + 4 * k] as usize,
-            len: w[6 + 4 * k] as usize,
-            quant: w[7 + 4 * k],
-            rows: w[8 + 4 * k] as usize,
+            offset: w[6 + 4 * k] as usize,
+            len: w[7 + 4 * k] as usize,
+            quant: w[8 + 4 * k],
+            rows: w[9 + 4 * k] as usize,
         });
         let count = (w[0] as usize).min(MAX_PARTS);
         SplitJob {
@@ -175,14 +214,25 @@ impl SplitJob {
             n: w[2] as usize,
             act: w[3],
             file_len: w[4] as usize,
+            shards: (w[5] as usize).min(MAX_CHUNKS),
         }
     }
 }
 
 /// What a product's rows can be handed to (the page's idle workers).
 pub trait RowHelpers {
-    /// The model file (the caller's copy) whose matrices the helpers hold too.
-    fn model(&self) -> &[u8];
+    /// The caller's model file (whole, or its share) whose matrices the helpers hold too.
+    fn model(&self) -> &dyn FileRows;
+    /// 0 where the helpers claim chunks of rows they all hold; otherwise how many workers
+    /// (the caller being share 0) hold one share each of every matrix's rows.
+    fn shards(&self) -> usize {
+        0
+    }
+    /// Most activation and result floats one job carries, if limited (fixed shares then
+    /// offer a large product in groups of vectors).
+    fn capacity(&self) -> Option<(usize, usize)> {
+        None
+    }
     /// Offers `job` with its activations `x` (`n × cols`): whether helpers may take
     /// chunks of it (else the caller computes it alone and nothing else is called).
     fn offer(&self, job: &SplitJob, x: &[f32]) -> bool;
@@ -195,6 +245,29 @@ pub trait RowHelpers {
 
 thread_local! {
     static HELPERS: RefCell<Option<Rc<dyn RowHelpers>>> = const { RefCell::new(None) };
+    /// Why a product of a share could not be computed since [`take_failure`] last asked.
+    static FAILED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Why a product could not be computed since the last call, if one could not (a share of
+/// the model never delivered): its results were NaN, and the forward pass that asks ends
+/// with this instead.
+pub fn take_failure() -> Option<String> {
+    FAILED.with(|f| f.borrow_mut().take())
+}
+
+/// Records why the products of `set` cannot be computed (the first reason kept) and
+/// fills their results with NaN.
+fn fail(set: &mut [Product<'_, '_>], why: impl FnOnce() -> String) {
+    FAILED.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.is_none() {
+            *f = Some(why());
+        }
+    });
+    for p in set {
+        p.out.fill(f32::NAN);
+    }
 }
 
 /// Installs (or with `None` removes) the calling thread's helpers.
@@ -209,52 +282,65 @@ fn helpers() -> Option<Rc<dyn RowHelpers>> {
 
 /// One matrix of a product over shared activations, and where its `n × rows` go.
 pub(crate) struct Product<'a, 'o> {
-    /// Its weights.
+    /// Its weights: the rows `held`.
     pub w: WeightData<'a>,
     /// Its rows.
     pub rows: usize,
+    /// The rows this worker holds (all but in a share of the model).
+    pub held: Range<usize>,
+    /// The whole matrix's bytes in the file, where a helper can find them.
+    pub file: Option<Range<usize>>,
     /// Its result, vector by vector.
     pub out: &'o mut [f32],
 }
 
 impl<'a, 'o> Product<'a, 'o> {
-    /// `out (n × rows) = x · wᵀ` as one of a set.
-    pub fn new(w: WeightData<'a>, rows: usize, out: &'o mut [f32]) -> Self {
-        Product { w, rows, out }
+    /// `out (n × rows) = x · mᵀ` as one of a set, `m` read from `bytes` (the model's).
+    pub fn of(m: &'a Matrix, bytes: &'a [u8], out: &'o mut [f32]) -> Self {
+        Product {
+            w: m.data(bytes),
+            rows: m.rows(),
+            held: m.held(),
+            file: m.in_file(),
+            out,
+        }
+    }
+
+    /// Whether this worker holds only some of its rows.
+    fn partial(&self) -> bool {
+        self.held != (0..self.rows)
     }
 }
 
 /// The job for products of `set` that helpers could share: Q4_1 or Q8_0 matrices inside
-/// the model file, enough work to pay for the round trip.
+/// the model file, with enough work to pay for the round trip unless `must` (a share of
+/// the model, which the helpers' shares complete).
 fn job_for(
-    model: &[u8],
+    file_len: usize,
     set: &[Product<'_, '_>],
-    cols: usize,
-    n: usize,
+    (cols, n): (usize, usize),
     act: Activations,
+    (shards, must): (usize, bool),
 ) -> Option<SplitJob> {
     let rows: usize = set.iter().map(|p| p.rows).sum();
-    if set.is_empty() || set.len() > MAX_PARTS || rows * cols * n < MIN_WORK {
+    if set.is_empty() || set.len() > MAX_PARTS || (!must && rows * cols * n < MIN_WORK) {
         return None;
     }
-    if u32::try_from(model.len()).is_err() {
+    if u32::try_from(file_len).is_err() {
         return None; // a file past 4 GiB
     }
-    let base = model.as_ptr() as usize;
     let mut parts = [JobPart::default(); MAX_PARTS];
     for (slot, p) in parts.iter_mut().zip(set) {
-        let (quant, data) = match p.w {
-            WeightData::Q4_1(d) => (0, d),
-            WeightData::Q8_0(d) => (1, d),
+        let quant = match p.w {
+            WeightData::Q4_1(_) => 0,
+            WeightData::Q8_0(_) => 1,
             _ => return None,
         };
-        let at = (data.as_ptr() as usize).checked_sub(base)?;
-        if at + data.len() > model.len() {
-            return None; // a matrix rewritten at load (Q4_0 as Q4_1)
-        }
+        // `None`: a matrix rewritten at load (Q4_0 as Q4_1), which helpers do not hold.
+        let file = p.file.clone().filter(|f| f.end <= file_len)?;
         *slot = JobPart {
-            offset: at,
-            len: data.len(),
+            offset: file.start,
+            len: file.len(),
             quant,
             rows: p.rows,
         };
@@ -269,14 +355,16 @@ fn job_for(
             Activations::F32 => 0,
             Activations::Q8 => 1,
         },
-        file_len: model.len(),
+        file_len,
+        shards,
     })
 }
 
-/// Chunk `c` of `job` over `model` (this worker's copy of the file): `out` gets the chunk's
-/// `n × rows`, vector by vector. An error where the job does not fit the file.
+/// Chunk `c` of `job` over `model` (this worker's copy of the file, or its share): `out`
+/// gets the chunk's `n × rows`, vector by vector. An error where the job does not fit the
+/// file or the chunk's rows are not held here.
 pub fn compute_chunk(
-    model: &[u8],
+    model: &dyn FileRows,
     job: &SplitJob,
     c: usize,
     x: &[f32],
@@ -284,10 +372,11 @@ pub fn compute_chunk(
 ) -> Result<(), String> {
     let rows = job.rows_of(c);
     let parts = &job.parts[..job.count.min(MAX_PARTS)];
+    let file_len = model.file_len();
     let fits = |p: &JobPart| {
-        p.quant <= 1 && p.len == p.rows * p.row_bytes(job.cols) && p.offset + p.len <= model.len()
+        p.quant <= 1 && p.len == p.rows * p.row_bytes(job.cols) && p.offset + p.len <= file_len
     };
-    if model.len() != job.file_len
+    if file_len != job.file_len
         || !job.cols.is_multiple_of(32)
         || parts.is_empty()
         || !parts.iter().all(fits)
@@ -307,7 +396,9 @@ pub fn compute_chunk(
     let mut pieces = job.pieces(rows.clone()).peekable();
     let mut tmp = Vec::new();
     while let Some((i, part_rows, at)) = pieces.next() {
-        let w = parts[i].rows_in(model, job.cols, part_rows.clone());
+        let w = parts[i]
+            .rows_in(model, job.cols, part_rows.clone())
+            .ok_or_else(|| format!("chunk {c} of split job {job:?}: rows not held here"))?;
         let len = part_rows.len();
         if at == 0 && pieces.peek().is_none() {
             // The chunk within one matrix: straight into `out`.
@@ -337,17 +428,10 @@ fn place(job: &SplitJob, c: usize, part: &[f32], set: &mut [Product<'_, '_>]) {
 
 /// `out (n × rows) = x (n × cols) · Wᵀ`, with the activations in precision `act`: every
 /// product of the forward pass. Shared with the thread's helpers where it has some (the
-/// page's idle workers) and it is large enough; otherwise [`matmul_with`] alone.
-pub(crate) fn matmul(
-    w: WeightData<'_>,
-    rows: usize,
-    cols: usize,
-    x: &[f32],
-    n: usize,
-    out: &mut [f32],
-    act: Activations,
-) {
-    matmul_set(&mut [Product { w, rows, out }], cols, x, n, act)
+/// page's idle workers) and it is large enough, or must be (a share of the model);
+/// otherwise [`matmul_with`] alone.
+pub(crate) fn matmul(p: Product<'_, '_>, cols: usize, x: &[f32], n: usize, act: Activations) {
+    matmul_set(&mut [p], cols, x, n, act)
 }
 
 /// [`matmul`] of several matrices over the same activations `x`, offered to the helpers
@@ -367,7 +451,9 @@ pub(crate) fn matmul_set(
 }
 
 /// The products shared with the calling thread's helpers, if it has any and they are
-/// worth it; `false` where the caller computes them alone.
+/// worth it; `false` where the caller computes them alone. Products of a share of the
+/// model are always shared (or, where that fails, filled with NaN and the failure kept
+/// for [`take_failure`]).
 fn try_split(
     set: &mut [Product<'_, '_>],
     cols: usize,
@@ -375,28 +461,110 @@ fn try_split(
     n: usize,
     act: Activations,
 ) -> bool {
-    let Some(h) = helpers() else { return false };
+    let must = set.iter().any(Product::partial);
+    if must && FAILED.with(|f| f.borrow().is_some()) {
+        // A share already lost in this pass: the rest of it is not worth waiting for.
+        fail(set, String::new);
+        return true;
+    }
+    let Some(h) = helpers() else {
+        if must {
+            fail(set, || {
+                "this worker holds only its share of the model, and no worker holds the \
+                 rest"
+                    .into()
+            });
+        }
+        return must;
+    };
     let model = h.model();
-    let Some(job) = job_for(model, set, cols, n, act) else {
-        return false;
+    let shards = h.shards();
+    let Some(job) = job_for(model.file_len(), set, (cols, n), act, (shards, must)) else {
+        if must {
+            fail(set, || {
+                "a product of this worker's share cannot be handed to the others".into()
+            });
+        }
+        return must;
     };
-    if !h.offer(&job, x) {
-        return false;
-    }
-    let mut part = Vec::new();
-    let mut local = |c: usize, set: &mut [Product<'_, '_>]| {
-        part.resize(n * job.rows_of(c).len(), 0.0);
-        compute_chunk(model, &job, c, x, &mut part).expect("the caller's own job fits its file");
-        place(&job, c, &part, set);
+    // Fixed shares offer every product, in groups of vectors that fit the buffer.
+    let per = match (shards, h.capacity()) {
+        (1.., Some((xs, outs))) => (xs / cols.max(1)).min(outs / job.rows.max(1)),
+        _ => n,
     };
-    while let Some(c) = h.claim() {
-        local(c, set);
+    if per == 0 {
+        if must {
+            fail(set, || "a product too wide for the workers' buffer".into());
+        }
+        return must;
     }
-    let lost = h.collect(&job, &mut |c, got| place(&job, c, got, set));
-    for c in lost {
-        local(c, set);
+    let mut v0 = 0;
+    while v0 < n {
+        let v1 = (v0 + per).min(n);
+        let group = SplitJob { n: v1 - v0, ..job };
+        let mut sub: Vec<Product<'_, '_>> = set
+            .iter_mut()
+            .map(|p| Product {
+                w: p.w,
+                rows: p.rows,
+                held: p.held.clone(),
+                file: p.file.clone(),
+                out: &mut p.out[v0 * p.rows..v1 * p.rows],
+            })
+            .collect();
+        let xg = &x[v0 * cols..v1 * cols];
+        if !h.offer(&group, xg) {
+            if must {
+                fail(set, || "the other workers could not be reached".into());
+                return true;
+            }
+            return false; // computed alone, every group again
+        }
+        if let Err(e) = run_offered(&*h, model, &group, xg, &mut sub) {
+            fail(set, || e);
+            return true;
+        }
+        v0 = v1;
     }
     true
+}
+
+/// Computes the caller's chunks of the offered `job` and gathers the helpers'; computes
+/// itself the chunks a helper lost, where it holds their rows (an error where not).
+fn run_offered(
+    h: &dyn RowHelpers,
+    model: &dyn FileRows,
+    job: &SplitJob,
+    x: &[f32],
+    set: &mut [Product<'_, '_>],
+) -> Result<(), String> {
+    let mut part = Vec::new();
+    let mut local = |c: usize, set: &mut [Product<'_, '_>]| {
+        part.resize(job.n * job.rows_of(c).len(), 0.0);
+        compute_chunk(model, job, c, x, &mut part)?;
+        place(job, c, &part, set);
+        Ok::<(), String>(())
+    };
+    let mut first_error = None;
+    while let Some(c) = h.claim() {
+        if let Err(e) = local(c, set) {
+            first_error.get_or_insert(e);
+        }
+    }
+    let lost = h.collect(job, &mut |c, got| place(job, c, got, set));
+    for c in lost {
+        if local(c, set).is_err() {
+            first_error.get_or_insert_with(|| {
+                format!(
+                    "a sampling worker holding share {} of {} of the model's rows did not \
+                     answer",
+                    c % job.shards.max(1),
+                    job.shards
+                )
+            });
+        }
+    }
+    first_error.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -416,7 +584,7 @@ mod tests {
     }
 
     impl RowHelpers for Inline {
-        fn model(&self) -> &[u8] {
+        fn model(&self) -> &dyn FileRows {
             &self.model
         }
         fn offer(&self, job: &SplitJob, x: &[f32]) -> bool {
@@ -491,6 +659,26 @@ mod tests {
         })
     }
 
+    /// A product of a whole matrix lying at `at` in the file.
+    fn whole<'a, 'o>(
+        w: WeightData<'a>,
+        rows: usize,
+        at: usize,
+        out: &'o mut [f32],
+    ) -> Product<'a, 'o> {
+        let len = match w {
+            WeightData::Q4_1(d) | WeightData::Q8_0(d) => d.len(),
+            _ => 0,
+        };
+        Product {
+            w,
+            rows,
+            held: 0..rows,
+            file: Some(at..at + len),
+            out,
+        }
+    }
+
     fn x_of(n: usize, cols: usize) -> Vec<f32> {
         (0..n * cols)
             .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
@@ -525,11 +713,7 @@ mod tests {
                     set_helpers(Some(h.clone()));
                     let w = WeightData::Q4_1(&h.model[100..]);
                     let mut split = vec![0f32; n * rows];
-                    let mut set = [Product {
-                        w,
-                        rows,
-                        out: &mut split,
-                    }];
+                    let mut set = [whole(w, rows, 100, &mut split)];
                     assert!(try_split(&mut set, cols, &x, n, act));
                     set_helpers(None);
                     assert!(h.helper_chunks.borrow().len() >= 2, "the helper took part");
@@ -547,17 +731,12 @@ mod tests {
         let x = vec![1f32; cols];
         let mut out = vec![0f32; rows];
         let mut outside = [Product {
-            w: WeightData::Q4_1(&matrix),
-            rows,
-            out: &mut out,
+            file: None,
+            ..whole(WeightData::Q4_1(&matrix), rows, 0, &mut out)
         }];
         assert!(!try_split(&mut outside, cols, &x, 1, Activations::F32));
         let small = &h.model[100..100 + 8 * cols / 32 * BlockQ4_1::BYTES];
-        let mut small = [Product {
-            w: WeightData::Q4_1(small),
-            rows: 8,
-            out: &mut out[..8],
-        }];
+        let mut small = [whole(WeightData::Q4_1(small), 8, 100, &mut out[..8])];
         assert!(!try_split(&mut small, cols, &x, 1, Activations::F32));
         set_helpers(None);
         assert_eq!(h.offered.get(), 0);
@@ -614,10 +793,9 @@ mod tests {
                 let mut set: Vec<Product> = outs
                     .iter_mut()
                     .enumerate()
-                    .map(|(k, out)| Product {
-                        w: weights(&h.model, &at[k], shapes[k].1),
-                        rows: shapes[k].0,
-                        out,
+                    .map(|(k, out)| {
+                        let w = weights(&h.model, &at[k], shapes[k].1);
+                        whole(w, shapes[k].0, at[k].start, out)
                     })
                     .collect();
                 assert!(try_split(&mut set, cols, &x, n, Activations::F32));
@@ -663,6 +841,7 @@ mod tests {
             n: 2,
             act: 0,
             file_len: b.offset + b.len,
+            shards: 0,
         };
         assert_eq!(SplitJob::from_words(&job.to_words()), job);
         assert_eq!(job.chunk_rows() % 4, 0);

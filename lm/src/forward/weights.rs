@@ -1,17 +1,46 @@
 //! The model's tensors as the forward pass reads them: byte ranges of quantized blocks in
-//! the file, small vectors (norm weights) copied out as f32.
+//! the file (or, for a lead worker's share, in its [`ShardFile`]), small vectors (norm
+//! weights) copied out as f32.
 
 use super::matmul::WeightData;
 use crate::config::LlamaConfig;
 use crate::error::LoadError;
 use crate::gguf::{GgmlType, Gguf, GgufError, TensorInfo, dequantize_q4_1, dequantize_q8_0};
+use crate::shard::{ShardFile, rows_range};
+use std::ops::Range;
 
-/// A `rows × cols` weight matrix.
+/// Where the tensors' bytes are: the whole file, or the share of it a lead worker holds.
+#[derive(Clone, Copy)]
+pub(crate) enum Layout<'a> {
+    /// The bytes are the whole file.
+    Whole,
+    /// The bytes are this share's, packed.
+    Shard(&'a ShardFile),
+}
+
+impl Layout<'_> {
+    /// Where `file` (a range of the file) lies in the bytes.
+    fn locate(&self, file: Range<usize>, name: &str) -> Result<Range<usize>, LoadError> {
+        match self {
+            Layout::Whole => Ok(file),
+            Layout::Shard(s) => s.locate(file).ok_or_else(|| {
+                LoadError::Config(format!("this worker's share of the model lacks {name}"))
+            }),
+        }
+    }
+}
+
+/// A `rows × cols` weight matrix, or the rows of it this worker holds.
 #[derive(Debug)]
 pub(crate) struct Matrix {
     ty: GgmlType,
     rows: usize,
-    range: std::ops::Range<usize>,
+    /// The whole matrix's bytes in the file.
+    file: Range<usize>,
+    /// The rows held (all but in a share of the model).
+    held: Range<usize>,
+    /// Where the held rows' bytes lie in the bytes the weights read.
+    range: Range<usize>,
     cols: usize,
     /// F32 matrices, copied out of the file (which need not align them).
     dense: Option<Vec<f32>>,
@@ -20,12 +49,14 @@ pub(crate) struct Matrix {
 }
 
 impl Matrix {
+    /// Matrix `name` of `rows × cols`; in a share, only its rows (`whole`: all of them).
     fn new(
         g: &Gguf,
         bytes: &[u8],
+        layout: Layout<'_>,
         name: &str,
-        rows: usize,
-        cols: usize,
+        (rows, cols): (usize, usize),
+        whole: bool,
     ) -> Result<Self, LoadError> {
         let t = tensor(g, name)?;
         if t.dims != [cols as u64, rows as u64] {
@@ -34,18 +65,40 @@ impl Matrix {
                 t.dims
             )));
         }
+        let held = match layout {
+            Layout::Shard(s) if !whole => s.shard().rows(rows),
+            _ => 0..rows,
+        };
+        let range = layout.locate(rows_range(t, held.clone()), name)?;
         let as_q4_1 = (t.ty == GgmlType::Q4_0)
-            .then(|| quant::q4_0_as_q4_1(&bytes[t.range()]))
+            .then(|| quant::q4_0_as_q4_1(&bytes[range.clone()]))
             .flatten();
-        let dense = (t.ty == GgmlType::F32).then(|| t.to_f32(bytes));
+        let dense = (t.ty == GgmlType::F32).then(|| {
+            let mut out = vec![0f32; held.len() * cols];
+            t.ty.dequantize(&bytes[range.clone()], &mut out);
+            out
+        });
         Ok(Matrix {
             ty: t.ty,
             rows,
-            range: t.range(),
+            file: t.range(),
+            held,
+            range,
             cols,
             dense,
             as_q4_1,
         })
+    }
+
+    /// The rows this worker holds (all of them but in a share of the model).
+    pub(crate) fn held(&self) -> Range<usize> {
+        self.held.clone()
+    }
+
+    /// The whole matrix's bytes in the file, where the products read them as they are
+    /// there (not rewritten or decoded at load): how a split product names it to helpers.
+    pub(crate) fn in_file(&self) -> Option<Range<usize>> {
+        (self.dense.is_none() && self.as_q4_1.is_none()).then(|| self.file.clone())
     }
 
     /// Columns (the input width of the product).
@@ -101,7 +154,13 @@ fn tensor<'a>(g: &'a Gguf, name: &str) -> Result<&'a TensorInfo, LoadError> {
         .ok_or_else(|| GgufError::MissingTensor(name.into()).into())
 }
 
-fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, LoadError> {
+fn vector(
+    g: &Gguf,
+    bytes: &[u8],
+    layout: Layout<'_>,
+    name: &str,
+    len: usize,
+) -> Result<Vec<f32>, LoadError> {
     let t = tensor(g, name)?;
     if t.dims != [len as u64] {
         return Err(LoadError::Config(format!(
@@ -109,7 +168,9 @@ fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, Lo
             t.dims
         )));
     }
-    Ok(t.to_f32(bytes))
+    let mut out = vec![0f32; len];
+    t.ty.dequantize(&bytes[layout.locate(t.range(), name)?], &mut out);
+    Ok(out)
 }
 
 /// An optional bias vector (`blk.N.attn_q.bias` and its kin: qwen2 has them on q, k and v;
@@ -117,12 +178,13 @@ fn vector(g: &Gguf, bytes: &[u8], name: &str, len: usize) -> Result<Vec<f32>, Lo
 fn optional_vector(
     g: &Gguf,
     bytes: &[u8],
+    layout: Layout<'_>,
     name: &str,
     len: usize,
 ) -> Result<Option<Vec<f32>>, LoadError> {
     match g.tensor(name) {
         None => Ok(None),
-        Some(_) => vector(g, bytes, name, len).map(Some),
+        Some(_) => vector(g, bytes, layout, name, len).map(Some),
     }
 }
 
@@ -162,20 +224,31 @@ pub(crate) struct Weights {
 }
 
 impl Weights {
-    /// Finds and checks every tensor the configuration calls for.
-    pub(crate) fn new(g: &Gguf, bytes: &[u8], c: &LlamaConfig) -> Result<Self, LoadError> {
+    /// Finds and checks every tensor the configuration calls for, in `bytes` laid out as
+    /// `layout` says.
+    pub(crate) fn new(
+        g: &Gguf,
+        bytes: &[u8],
+        c: &LlamaConfig,
+        layout: Layout<'_>,
+    ) -> Result<Self, LoadError> {
         let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
         let layers = (0..c.n_layers)
             .map(|i| {
                 let m = |n: &str, rows, cols| {
-                    Matrix::new(g, bytes, &format!("blk.{i}.{n}.weight"), rows, cols)
+                    let name = format!("blk.{i}.{n}.weight");
+                    Matrix::new(g, bytes, layout, &name, (rows, cols), false)
                 };
-                let bias =
-                    |n: &str, len| optional_vector(g, bytes, &format!("blk.{i}.{n}.bias"), len);
-                let head_norm =
-                    |n: &str| optional_vector(g, bytes, &format!("blk.{i}.{n}.weight"), c.head_dim);
+                let vector = |n: &str, len| vector(g, bytes, layout, n, len);
+                let bias = |n: &str, len| {
+                    optional_vector(g, bytes, layout, &format!("blk.{i}.{n}.bias"), len)
+                };
+                let head_norm = |n: &str| {
+                    let name = format!("blk.{i}.{n}.weight");
+                    optional_vector(g, bytes, layout, &name, c.head_dim)
+                };
                 Ok(Layer {
-                    attn_norm: vector(g, bytes, &format!("blk.{i}.attn_norm.weight"), d)?,
+                    attn_norm: vector(&format!("blk.{i}.attn_norm.weight"), d)?,
                     wq: m("attn_q", q_dim, d)?,
                     wk: m("attn_k", kv, d)?,
                     wv: m("attn_v", kv, d)?,
@@ -186,7 +259,7 @@ impl Weights {
                     bo: bias("attn_output", d)?,
                     q_norm: head_norm("attn_q_norm")?,
                     k_norm: head_norm("attn_k_norm")?,
-                    ffn_norm: vector(g, bytes, &format!("blk.{i}.ffn_norm.weight"), d)?,
+                    ffn_norm: vector(&format!("blk.{i}.ffn_norm.weight"), d)?,
                     gate: m("ffn_gate", ff, d)?,
                     up: m("ffn_up", ff, d)?,
                     down: m("ffn_down", d, ff)?,
@@ -199,11 +272,12 @@ impl Weights {
         } else {
             "output.weight"
         };
+        let shape = (c.vocab_size, d);
         Ok(Weights {
-            embd: Matrix::new(g, bytes, "token_embd.weight", c.vocab_size, d)?,
+            embd: Matrix::new(g, bytes, layout, "token_embd.weight", shape, true)?,
             layers,
-            output_norm: vector(g, bytes, "output_norm.weight", d)?,
-            output: Matrix::new(g, bytes, output_name, c.vocab_size, d)?,
+            output_norm: vector(g, bytes, layout, "output_norm.weight", d)?,
+            output: Matrix::new(g, bytes, layout, output_name, shape, false)?,
             output_tied,
             activations: super::Activations::default(),
         })

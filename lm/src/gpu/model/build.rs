@@ -32,6 +32,12 @@ impl GpuModel {
         options: GpuOptions,
     ) -> Result<GpuModel, GpuError> {
         let c = model.config().clone();
+        if let Some(shard) = model.shard() {
+            return Err(GpuError::Shape(format!(
+                "the model holds only share {} of {} of its rows: the GPU needs them all",
+                shard.index, shard.of
+            )));
+        }
         let bytes = model.bytes();
         let max_ctx = max_context.min(c.context_length).max(1);
         let (d, q_dim, kv, ff) = (c.d_model, c.n_heads * c.head_dim, c.kv_dim(), c.d_ff);
