@@ -141,8 +141,8 @@ impl SplitJob {
     /// The rows of chunk `c` (of all the matrices' rows, one after the other's); with
     /// fixed shares, share `c % shards` of matrix `c / shards` (possibly empty).
     pub fn rows_of(&self, c: usize) -> Range<usize> {
-        if self.shards > 0 {
-            let (i, s) = (c / self.shards, c % self.shards);
+        if let Some(i) = c.checked_div(self.shards) {
+            let s = c % self.shards;
             let Some(part) = self.parts[..self.count.min(MAX_PARTS)].get(i) else {
                 return self.rows..self.rows;
             };
