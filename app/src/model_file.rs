@@ -32,6 +32,11 @@ impl ModelFile {
             .map_err(|e| format!("cannot keep the downloaded model: {}", js_error_message(&e)))
     }
 
+    /// The `Blob` itself (posted to a worker that reads its own ranges of it).
+    pub fn blob(&self) -> &web_sys::Blob {
+        &self.blob
+    }
+
     /// Its length in bytes.
     pub fn size(&self) -> u64 {
         self.blob.size() as u64

@@ -114,6 +114,14 @@ pub fn split_choice() -> bool {
     query_param("split").is_none_or(|v| v != "off")
 }
 
+/// Whether a pool of several workers splits the model by rows between them (about one
+/// copy in all; the lead runs every job) rather than giving each a whole copy (jobs side
+/// by side): `?pool=copies` asks for copies, `?pool=shares` (the default) for shares,
+/// which also need the page cross-origin isolated (`worker::split::create`).
+pub fn shares_choice() -> bool {
+    query_param("pool").is_none_or(|v| v != "copies")
+}
+
 /// The pool size asked for by `?workers=N` (a positive number), if any.
 pub fn workers_choice() -> Option<usize> {
     query_param("workers")

@@ -286,6 +286,20 @@ impl Backend {
         )
     }
 
+    /// The lead's share of a model split by rows between the sampling workers
+    /// (`worker/split.rs`), on the CPU.
+    pub fn cpu_share(
+        header: lm::ModelHeader,
+        share: lm::shard::ShardFile,
+    ) -> Result<Backend, String> {
+        let mut model = Model::from_shard(header, share).map_err(|e| e.to_string())?;
+        model.set_keep_caches(true);
+        Ok(Backend {
+            inner: lm::Backend::Cpu(Arc::new(model)),
+            adapter: None,
+        })
+    }
+
     /// The model (header, configuration, tokenizer).
     pub fn model(&self) -> &Model {
         self.inner.model()

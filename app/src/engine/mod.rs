@@ -93,6 +93,18 @@ impl Engine {
         Ok(Engine::with_backend(backend, Some(file)))
     }
 
+    /// A sampling worker's engine over the lead's share of a model split by rows between
+    /// the workers: it runs every product with the other shares' holders.
+    pub fn from_share(
+        header: lm::ModelHeader,
+        share: lm::shard::ShardFile,
+    ) -> Result<Engine, String> {
+        Ok(Engine::with_backend(
+            Backend::cpu_share(header, share)?,
+            None,
+        ))
+    }
+
     fn with_backend(backend: Backend, file: Option<ModelFile>) -> Engine {
         let vocab = backend.model().tokenizer().vocabulary();
         Engine {
@@ -161,9 +173,18 @@ impl Engine {
         )
     }
 
-    /// The GGUF file's bytes, where this engine holds them (a sampling worker's does).
-    pub fn model_bytes(&self) -> Option<&[u8]> {
-        self.backend().map(|b| b.model().bytes())
+    /// What the split products' helpers read this engine's rows from (the whole file or
+    /// the share held), where it holds the weights.
+    pub fn file_rows(&self) -> Option<&dyn lm::shard::FileRows> {
+        self.backend().map(|b| b.model().file_rows())
+    }
+
+    /// The header of the model file: the page's engine's, or the model's own.
+    pub fn gguf(&self) -> &lm::gguf::Gguf {
+        match &self.held {
+            Held::Weights(b) => b.model().gguf(),
+            Held::Header(h) => h.gguf(),
+        }
     }
 
     /// The backend, or why this engine cannot run the model (its weights are in the

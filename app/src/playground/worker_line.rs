@@ -13,8 +13,10 @@
 //! a busy worker's products idle workers computed for it, or `off` where the page is not
 //! cross-origin isolated) with `data-split-offers` (products shared),
 //! `data-split-batch-offers` (of those, products of a batch of several sequences) and
-//! `data-split-waited-us` (microseconds the drivers waited for those chunks); one
-//! `.pool-worker[data-state]` (`loading`, `idle`, `busy`, `failed`) per worker.
+//! `data-split-waited-us` (microseconds the drivers waited for those chunks),
+//! `data-shares` (0 where each worker holds a whole copy of the model, else the shares it
+//! is split into by rows); one `.pool-worker[data-state]` (`loading`, `idle`, `busy`,
+//! `failed`) per worker.
 
 use crate::worker::client::{self, Member, Overhead, Pool, WorkerState};
 use leptos::prelude::*;
@@ -59,6 +61,12 @@ pub fn WorkerLine() -> impl IntoView {
                 let helped = pool.helped.get(i).copied().unwrap_or(0);
                 let mut title = match m {
                     Member::Loading => format!("worker {}: loading the model", i + 1),
+                    Member::Idle if pool.shares > 0 && i > 0 => format!(
+                        "worker {}: holds {} of every matrix's rows and computes them for \
+                         worker 1's runs",
+                        i + 1,
+                        share_name(pool.shares)
+                    ),
                     Member::Idle => format!("worker {}: idle", i + 1),
                     Member::Busy(n) => format!(
                         "worker {}: busy ({n} job{})",
@@ -85,6 +93,7 @@ pub fn WorkerLine() -> impl IntoView {
                 data-split-offers=pool.split.map_or(0, |c| c.offers).to_string()
                 data-split-waited-us=pool.split.map_or(0, |c| c.waited_us).to_string()
                 data-split-batch-offers=pool.split.map_or(0, |c| c.batch_offers).to_string()
+                data-shares=pool.shares.to_string()
                 data-messages=o.messages.to_string() data-tokens=o.tokens.to_string()
                 data-mean-latency-ms=format!("{:.3}", o.mean_latency_ms())
                 data-mean-apply-ms=format!("{:.3}", o.mean_apply_ms())
@@ -106,7 +115,21 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
             pool.why
         ),
         WorkerState::Ready { ms } => {
-            let mut s = if pool.planned <= 1 {
+            let mut s = if pool.shares > 0 {
+                format!(
+                    "Real-model runs sample in a pool of {} Web Workers ({}) that share one \
+                     copy of the model: each holds {} of every matrix's rows (loaded in \
+                     {:.1} s). The first runs the jobs, one after another ({}), and every \
+                     worker computes its rows of each matrix product; ?pool=copies gives \
+                     each worker a whole copy instead, to run compare mode's samplers side by \
+                     side.",
+                    pool.shares,
+                    pool.why,
+                    share_name(pool.shares),
+                    ms / 1000.0,
+                    if busy > 0 { "busy" } else { "idle" },
+                )
+            } else if pool.planned <= 1 {
                 format!(
                     "Real-model runs sample in a Web Worker ({}) with its own copy of the model \
                      (loaded in {:.1} s); ?workers=N starts a pool of N.",
@@ -158,5 +181,15 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
         WorkerState::Failed(why) => {
             format!("The sampling workers failed ({why}); runs sample on the page's thread.")
         }
+    }
+}
+
+/// "a half", "a third", "a quarter", "a fifth"… of the rows.
+fn share_name(shares: usize) -> String {
+    match shares {
+        2 => "a half".into(),
+        3 => "a third".into(),
+        4 => "a quarter".into(),
+        n => format!("1/{n}"),
     }
 }

@@ -81,6 +81,9 @@ pub struct Pool {
     /// workers computed, the drivers' waits; `None` where the page is not cross-origin
     /// isolated (no sharing).
     pub split: Option<super::split::SplitCounts>,
+    /// 0 where each worker holds a whole copy of the model; otherwise the shares it is
+    /// split into by rows, one a worker (the first, the lead, runs every job).
+    pub shares: usize,
 }
 
 impl WorkerState {
@@ -176,6 +179,22 @@ pub struct SamplingWorker {
     /// When it last started a prefill (the pool's count of prefills started): of workers
     /// equally free, the next job goes to the one that prefilled last.
     warmed_at: Cell<u64>,
+    /// Where the pool splits the model by rows: which share it holds (0, the lead, runs
+    /// the jobs; the others only compute their rows of the lead's products).
+    share: Option<usize>,
+}
+
+/// What a worker is sent to load.
+#[derive(Clone)]
+enum Load {
+    /// The whole file.
+    Whole,
+    /// Share `index` of `of`: these byte ranges of the file.
+    Share {
+        index: usize,
+        of: usize,
+        ranges: Vec<(u64, u64)>,
+    },
 }
 
 thread_local! {
@@ -194,6 +213,9 @@ thread_local! {
     /// The pool's buffer for sharing one sequence's products (`split.rs`), where the page
     /// is cross-origin isolated.
     static SPLIT: RefCell<Option<js_sys::SharedArrayBuffer>> = const { RefCell::new(None) };
+    /// Where the pool splits the model by rows: each share's byte ranges of the file (what
+    /// a replacement loads); empty where each worker holds a whole copy.
+    static SHARES: RefCell<Vec<Vec<(u64, u64)>>> = const { RefCell::new(Vec::new()) };
     /// Whether the pool is still unsettled: from page load until the model has loaded and
     /// [`start`] has loaded every worker it plans (or failed, or [`stop`] decided there is
     /// none). A run asked for meanwhile waits for it ([`settled`]).
@@ -224,6 +246,15 @@ fn live() -> Vec<Rc<SamplingWorker>> {
     })
 }
 
+/// Of [`live`], those that run jobs: every one, or where the model is split by rows the
+/// lead alone.
+fn runners() -> Vec<Rc<SamplingWorker>> {
+    live()
+        .into_iter()
+        .filter(|w| w.share.is_none_or(|i| i == 0))
+        .collect()
+}
+
 /// The ready worker with the fewest jobs under way, a prefill not counted (of those tied,
 /// the one that prefilled last, then the first), to which the next job goes; `None` while
 /// no worker is ready. A Run pressed while its prompt is being prefilled thus waits for
@@ -233,7 +264,7 @@ pub fn ready() -> Option<Rc<SamplingWorker>> {
     if !matches!(state(), WorkerState::Ready { .. }) {
         return None;
     }
-    live().into_iter().min_by_key(|w| {
+    runners().into_iter().min_by_key(|w| {
         (
             w.jobs().saturating_sub(w.warming.get()),
             std::cmp::Reverse(w.warmed_at.get()),
@@ -274,7 +305,7 @@ pub fn warm_if_idle(setup: &PlaygroundState) -> bool {
 }
 
 fn warm_idle(setup: &PlaygroundState) {
-    let mut idle: Vec<_> = live().into_iter().filter(|w| w.jobs() == 0).collect();
+    let mut idle: Vec<_> = runners().into_iter().filter(|w| w.jobs() == 0).collect();
     // Where products are shared, only the worker the next job goes to ([`ready`]: the
     // first idle one) needs the prompt, and the others help it prefill, row by row:
     // sooner than each prefilling alone. Without sharing, a run's batches are split by
@@ -331,6 +362,7 @@ pub fn pool() -> Pool {
         warmed: WARMED.with(Cell::get),
         replaced: REPLACED.with(|r| r.borrow().clone()),
         split: SPLIT.with(|s| s.borrow().as_ref().and_then(super::split::counts)),
+        shares: SHARES.with(|s| s.borrow().len()),
     }
 }
 
@@ -357,6 +389,7 @@ pub fn stop(why: &str) {
         w.die(why);
     }
     PLAN.with(|p| *p.borrow_mut() = (0, String::new()));
+    SHARES.with(|s| s.borrow_mut().clear());
     REPLACED.with(|r| *r.borrow_mut() = (0, String::new()));
     set_state(WorkerState::Off(why.into()));
     SETTLING.with(|s| s.set(false));
@@ -401,10 +434,13 @@ pub async fn start(file: ModelFile, plan: lm::page_memory::PoolPlan) {
 async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start: u64) {
     PLAN.with(|p| *p.borrow_mut() = (plan.workers, plan.why));
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
+    let shares = share_plans(plan.workers);
+    SHARES.with(|s| *s.borrow_mut() = shares.clone());
     set_state(WorkerState::Loading);
-    for _ in 0..plan.workers {
-        let t0 = crate::clock::now_ms();
-        let result = start_one(file).await;
+    let t0 = crate::clock::now_ms();
+    for i in 0..plan.workers {
+        let load = load_for(i);
+        let result = start_one(file, load).await;
         if STARTS.with(|n| n.get()) != this_start {
             // A new model (or `stop`) came while this one loaded: the state is theirs.
             return;
@@ -414,11 +450,21 @@ async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start
                 w.loaded.set(true);
                 link_peers(&w);
                 share_split(&w);
-                if !matches!(state(), WorkerState::Ready { .. }) {
+                // Shares: ready when every share is (the lead cannot run without them).
+                let whole = shares.is_empty() || i + 1 == plan.workers;
+                if whole && !matches!(state(), WorkerState::Ready { .. }) {
                     set_state(WorkerState::Ready {
                         ms: crate::clock::now_ms() - t0,
                     });
                 }
+            }
+            Err(e) if !shares.is_empty() => {
+                // A share missing: the others cannot run the model; the page's thread does.
+                for w in POOL.with(|p| std::mem::take(&mut *p.borrow_mut())) {
+                    w.die(&e);
+                }
+                set_state(WorkerState::Failed(e));
+                return;
             }
             Err(e) => {
                 // The ones ready so far keep working; no further worker is started.
@@ -433,6 +479,45 @@ async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start
             }
         }
     }
+}
+
+/// Where a pool of `workers` splits the model by rows (`?pool=shares`, the default, with
+/// at least two workers, a split buffer, and matrices the workers can split): each
+/// share's byte ranges of the file, planned from the page's header; empty otherwise (each
+/// worker gets the whole file), the console saying why where the model is the reason.
+fn share_plans(workers: usize) -> Vec<Vec<(u64, u64)>> {
+    let wanted =
+        workers >= 2 && crate::page_state::shares_choice() && SPLIT.with(|s| s.borrow().is_some());
+    let Some(engine) = crate::page_state::engine().filter(|_| wanted) else {
+        return Vec::new();
+    };
+    let plans = (0..workers)
+        .map(|index| {
+            let shard = lm::shard::Shard { index, of: workers };
+            lm::shard::ShardFile::plan(engine.gguf(), shard)
+                .map(|r| r.iter().map(|r| (r.start as u64, r.end as u64)).collect())
+        })
+        .collect::<Result<Vec<_>, _>>();
+    plans.unwrap_or_else(|e| {
+        let why = format!("each sampling worker gets the whole model: {e}");
+        web_sys::console::warn_1(&why.into());
+        Vec::new()
+    })
+}
+
+/// What worker `i` of the pool loads: its share where the model is split, else the file.
+fn load_for(i: usize) -> Load {
+    SHARES.with(|s| {
+        let s = s.borrow();
+        match s.get(i) {
+            Some(ranges) => Load::Share {
+                index: i,
+                of: s.len(),
+                ranges: ranges.clone(),
+            },
+            None => Load::Whole,
+        }
+    })
 }
 
 /// Hands `w` the pool's split buffer, if there is one.
@@ -450,6 +535,9 @@ fn share_split(w: &SamplingWorker) {
 /// Links the newly loaded `w` with every other loaded worker by a `MessageChannel`, one
 /// port to each (see `peers.rs`), so they can share a run's batched model calls.
 fn link_peers(w: &SamplingWorker) {
+    if w.share.is_some() {
+        return; // a share's holder has no model to compute sequences with
+    }
     let others: Vec<Rc<SamplingWorker>> =
         live().into_iter().filter(|o| o.index != w.index).collect();
     for o in others {
@@ -502,17 +590,22 @@ fn crashed(w: &Rc<SamplingWorker>, why: &str) {
     });
     POOL.with(|p| p.borrow_mut().retain(|o| !Rc::ptr_eq(o, w)));
     // The crashed worker may have held the split buffer's lock or been counted as a
-    // helper: the survivors get a fresh buffer (the new worker gets it once loaded).
+    // helper: the survivors get a fresh buffer (the new worker gets it once loaded), and
+    // a driver waiting on the old one for the crashed worker's rows stops waiting.
+    if let Some(old) = SPLIT.with(|s| s.borrow().clone()) {
+        super::split::abandon(&old);
+    }
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
     for o in &live() {
         share_split(o);
     }
     let this_start = STARTS.with(|n| n.get());
+    let load = w.share.map_or(Load::Whole, load_for);
     wasm_bindgen_futures::spawn_local(async move {
         let Some(file) = crate::page_state::engine().and_then(|e| e.file().cloned()) else {
             return;
         };
-        let result = start_one(&file).await;
+        let result = start_one(&file, load).await;
         let overtaken = STARTS.with(|n| n.get()) != this_start;
         match result {
             Ok(w) if overtaken => w.die("replaced"),
@@ -536,16 +629,20 @@ fn crashed(w: &Rc<SamplingWorker>, why: &str) {
 }
 
 /// `window.__straitCrashWorker()`: makes the busiest worker crash (a panic, which aborts
-/// its module), so that tests can exercise a worker dying mid-run; returns whether there
-/// was a worker.
+/// its module), so that tests can exercise a worker dying mid-run; with a number `i`
+/// (`__straitCrashWorker(1)`), the worker holding share `i` of a model split by rows.
+/// Returns whether there was such a worker.
 pub fn expose_crash_hook() {
     use wasm_bindgen::closure::Closure;
     let Some(window) = web_sys::window() else {
         return;
     };
-    let f = Closure::<dyn Fn() -> bool>::new(|| {
-        let busiest = live().into_iter().max_by_key(|w| w.jobs());
-        busiest.is_some_and(|w| w.post(&ToWorker::Crash).is_ok())
+    let f = Closure::<dyn Fn(JsValue) -> bool>::new(|share: JsValue| {
+        let target = match share.as_f64() {
+            Some(i) => live().into_iter().find(|w| w.share == Some(i as usize)),
+            None => live().into_iter().max_by_key(|w| w.jobs()),
+        };
+        target.is_some_and(|w| w.post(&ToWorker::Crash).is_ok())
     });
     let _ = js_sys::Reflect::set(
         &window,
@@ -556,8 +653,8 @@ pub fn expose_crash_hook() {
 }
 
 /// Starts one worker, adds it to the pool, and waits until it has loaded its copy of the
-/// model.
-async fn start_one(file: &ModelFile) -> Result<Rc<SamplingWorker>, String> {
+/// model (or its share of it).
+async fn start_one(file: &ModelFile, load: Load) -> Result<Rc<SamplingWorker>, String> {
     let opts = web_sys::WorkerOptions::new();
     opts.set_type(web_sys::WorkerType::Module);
     let worker = web_sys::Worker::new_with_options("./worker.js", &opts)
@@ -580,6 +677,10 @@ async fn start_one(file: &ModelFile) -> Result<Rc<SamplingWorker>, String> {
         waiting: RefCell::default(),
         overhead: Cell::default(),
         dead: Cell::new(false),
+        share: match &load {
+            Load::Whole => None,
+            Load::Share { index, .. } => Some(*index),
+        },
     });
     let weak = Rc::downgrade(&w);
     let on_message =
@@ -619,11 +720,26 @@ async fn start_one(file: &ModelFile) -> Result<Rc<SamplingWorker>, String> {
         return Err(format!("the worker answered {answer:?} instead of Ready"));
     }
     // 2. The model file read afresh (outside the page's wasm memory), its buffer
-    // transferred (not copied again).
-    let bytes = file.read_all().await?;
-    let transfer = js_sys::Array::of1(&bytes.buffer());
-    let load = super::protocol::to_js(&ToWorker::Load { bytes })?;
-    match w.ask(&load, Some(&transfer)).await? {
+    // transferred (not copied again); or, for a share, the file itself (a `Blob`, which
+    // posting does not copy), from which the worker reads its ranges.
+    let answer = match load {
+        Load::Whole => {
+            let bytes = file.read_all().await?;
+            let transfer = js_sys::Array::of1(&bytes.buffer());
+            let load = super::protocol::to_js(&ToWorker::Load { bytes })?;
+            w.ask(&load, Some(&transfer)).await?
+        }
+        Load::Share { index, of, ranges } => {
+            let load = super::protocol::to_js(&ToWorker::LoadShare {
+                file: file.blob().clone(),
+                index: index as u32,
+                of: of as u32,
+                ranges,
+            })?;
+            w.ask(&load, None).await?
+        }
+    };
+    match answer {
         FromWorker::Loaded { .. } => Ok(w),
         FromWorker::LoadFailed { message } => {
             Err(format!("the worker could not load the model: {message}"))

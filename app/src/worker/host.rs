@@ -24,6 +24,10 @@ use wasm_bindgen::prelude::*;
 #[derive(Default)]
 struct Host {
     engine: Option<Rc<Engine>>,
+    /// Where the pool splits the model by rows: how many shares (this worker holds one).
+    shares: usize,
+    /// A share's holder's rows (every share but the lead's, which is in `engine`).
+    share: Option<Rc<lm::shard::ShardFile>>,
     /// The constraint builder over the model's vocabulary (keeps llguidance's token trie).
     builder: Option<Rc<RefCell<ConstraintBuilder>>>,
     /// How to stop each run or enumeration under way, by the page's id.
@@ -112,12 +116,33 @@ fn on_message(data: JsValue) {
             }
         }
         Ok(ToWorker::Load { bytes }) => wasm_bindgen_futures::spawn_local(load(bytes.to_vec())),
+        Ok(ToWorker::LoadShare {
+            file,
+            index,
+            of,
+            ranges,
+        }) => {
+            let shard = lm::shard::Shard {
+                index: index as usize,
+                of: of as usize,
+            };
+            wasm_bindgen_futures::spawn_local(load_share(file, shard, ranges));
+        }
         Ok(ToWorker::Peer { index, port }) => peers::link(index, port, &HOST_VIEW),
         Ok(ToWorker::PeerGone { index }) => peers::gone(index),
-        Ok(ToWorker::Split { buffer }) => match HOST.with(|h| h.borrow().engine.clone()) {
-            Some(engine) => split::install(buffer, engine, &DRIVER_VIEW),
-            None => web_sys::console::error_1(&"worker: a split buffer before the model".into()),
-        },
+        Ok(ToWorker::Split { buffer }) => {
+            let (engine, share, shares) = HOST.with(|h| {
+                let h = h.borrow();
+                (h.engine.clone(), h.share.clone(), h.shares)
+            });
+            match (engine, share) {
+                (Some(engine), _) => split::install(buffer, engine, &DRIVER_VIEW, shares),
+                (None, Some(share)) => split::serve(buffer, share),
+                (None, None) => {
+                    web_sys::console::error_1(&"worker: a split buffer before the model".into())
+                }
+            }
+        }
         // A panic aborts the module (a wasm trap), which the page sees as the worker's
         // `error` event: the path a real crash takes.
         Ok(ToWorker::Crash) => panic!("the page asked this worker to crash (a test hook)"),
@@ -128,25 +153,74 @@ fn on_message(data: JsValue) {
 async fn load(bytes: Vec<u8>) {
     let t0 = crate::clock::now_ms();
     match Engine::load(bytes, Choice::Cpu, "", &|_| {}, &|_| {}).await {
-        Ok(engine) => {
-            open_hmm_engine().await;
-            let builder = Rc::new(RefCell::new(ConstraintBuilder::new(engine.vocab().clone())));
-            HOST.with(|h| {
-                let mut h = h.borrow_mut();
-                h.engine = Some(Rc::new(engine));
-                h.builder = Some(builder.clone());
-            });
+        Ok(engine) => loaded(engine, t0).await,
+        Err(message) => post(&FromWorker::LoadFailed { message }),
+    }
+}
+
+/// Loads this worker's share of a model split by rows (`lm::shard`): the byte `ranges`
+/// of `file` the page planned for it; the lead also reads the header and builds the
+/// engine that runs the jobs, the others keep their rows for `split::serve`.
+async fn load_share(file: web_sys::Blob, shard: lm::shard::Shard, ranges: Vec<(u64, u64)>) {
+    let t0 = crate::clock::now_ms();
+    let file = crate::model_file::ModelFile::from_blob(file);
+    let read = async {
+        let header = if shard.is_lead() {
+            Some(file.header().await?)
+        } else {
+            None
+        };
+        let ranges: Vec<std::ops::Range<usize>> = ranges
+            .iter()
+            .map(|&(a, b)| a as usize..b as usize)
+            .collect();
+        let mut share = lm::shard::ShardFile::new(shard, file.size() as usize, &ranges);
+        for (i, r) in ranges.iter().enumerate() {
+            let bytes = file.read(r.start as u64, r.end as u64).await?;
+            let piece = share.piece_mut(i);
+            if bytes.length() as usize != piece.len() {
+                return Err(format!(
+                    "the model file ends at {} bytes, before the share's range {r:?}",
+                    file.size()
+                ));
+            }
+            bytes.copy_to(piece);
+        }
+        Ok::<_, String>((header, share))
+    };
+    HOST.with(|h| h.borrow_mut().shares = shard.of);
+    match read.await {
+        Ok((Some(header), share)) => match Engine::from_share(header, share) {
+            Ok(engine) => loaded(engine, t0).await,
+            Err(message) => post(&FromWorker::LoadFailed { message }),
+        },
+        Ok((None, share)) => {
+            HOST.with(|h| h.borrow_mut().share = Some(Rc::new(share)));
             post(&FromWorker::Loaded {
                 ms: crate::clock::now_ms() - t0,
             });
-            // llguidance's compiler (its token trie: about 0.2 s in wasm), made now rather
-            // than at the first grammar's run; a run sent meanwhile queues behind it.
-            if let Err(e) = builder.borrow_mut().make_compiler() {
-                let e = format!("worker: llguidance's compiler: {e}");
-                web_sys::console::error_1(&e.into());
-            }
         }
         Err(message) => post(&FromWorker::LoadFailed { message }),
+    }
+}
+
+/// Keeps the loaded `engine`, says so, and makes llguidance's compiler.
+async fn loaded(engine: Engine, t0: f64) {
+    open_hmm_engine().await;
+    let builder = Rc::new(RefCell::new(ConstraintBuilder::new(engine.vocab().clone())));
+    HOST.with(|h| {
+        let mut h = h.borrow_mut();
+        h.engine = Some(Rc::new(engine));
+        h.builder = Some(builder.clone());
+    });
+    post(&FromWorker::Loaded {
+        ms: crate::clock::now_ms() - t0,
+    });
+    // llguidance's compiler (its token trie: about 0.2 s in wasm), made now rather than at
+    // the first grammar's run; a run sent meanwhile queues behind it.
+    if let Err(e) = builder.borrow_mut().make_compiler() {
+        let e = format!("worker: llguidance's compiler: {e}");
+        web_sys::console::error_1(&e.into());
     }
 }
 

@@ -51,6 +51,20 @@ pub enum ToWorker {
         #[serde(with = "serde_wasm_bindgen::preserve")]
         bytes: js_sys::Uint8Array,
     },
+    /// Share `index` of `of` of the model split by rows between the pool's workers
+    /// (`split.rs`): the file's `ranges` to read from `file` (the page's plan; the lead,
+    /// share 0, also reads the header and runs the jobs).
+    LoadShare {
+        /// The model file as the browser keeps it (a `Blob`: not copied by posting).
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        file: web_sys::Blob,
+        /// This worker's share.
+        index: u32,
+        /// Shares in all.
+        of: u32,
+        /// The byte ranges of the file the share holds (`lm::shard::ShardFile::plan`).
+        ranges: Vec<(u64, u64)>,
+    },
     /// Worker `index` of the pool is linked to this one through `port` (transferred).
     Peer {
         /// The other worker.

@@ -17,12 +17,20 @@
 //! answering costs the driver [`LOST_MS`] once: it computes the missing chunks itself and
 //! stops offering.
 //!
-//! Memory: the buffer holds one product's activations and results (about 2 MB); each
-//! worker keeps the copy of the model it has anyway for the pool's other work.
+//! That is with every worker holding the whole model. Where the pool instead splits the
+//! model by rows (`lm::shard`: about one copy between them), the shares are fixed: the
+//! lead (share 0) runs every job and offers every product, and each other worker, which
+//! holds nothing but its share, serves the buffer ([`serve`]): it computes its share of
+//! each product, leaving the loop only briefly, every [`IDLE_MS`] without a job, to read
+//! its messages. A share that never comes fails the lead's forward pass after
+//! [`SHARE_LOST_MS`] with a message (nobody else holds those rows).
+//!
+//! Memory: the buffer holds one product's activations and results (about 2 MB).
 
 use crate::engine::Engine;
 use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
 use lm::forward::split::{JOB_WORDS, MAX_CHUNKS, RowHelpers, SplitJob};
+use lm::shard::{FileRows, ShardFile};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -48,8 +56,10 @@ const WAITED_US: u32 = 7;
 const BATCH_OFFERS: u32 = 8;
 /// Invitations drivers have sent (each `PeerMessage::Assist` carries its number).
 const INVITES: u32 = 9;
+/// Set by the page when a worker crashed: a driver stops waiting on this buffer.
+const GONE: u32 = 10;
 /// The job's words.
-const JOB: u32 = 10;
+const JOB: u32 = 11;
 /// Each chunk's done mark: the epoch it was computed for.
 const DONE: u32 = JOB + JOB_WORDS as u32;
 /// Control words in all.
@@ -69,6 +79,8 @@ const BYTES: u32 = OUT_AT + (OUT_CAP as u32) * 4;
 pub const IDLE_MS: f64 = 30.0;
 /// How long a driver waits for a helper's chunk before computing it itself.
 pub const LOST_MS: f64 = 3_000.0;
+/// How long the lead waits for a share's rows before its forward pass fails.
+pub const SHARE_LOST_MS: f64 = 10_000.0;
 /// Reads of a word a worker makes before it sleeps on it (tens of microseconds).
 const SPIN: u32 = 2_000;
 /// Between two invitations, at least.
@@ -83,6 +95,18 @@ pub fn create() -> Option<SharedArrayBuffer> {
         return None;
     }
     Some(SharedArrayBuffer::new(BYTES))
+}
+
+/// Tells the drivers of `buffer` (a pool's buffer that a crash made the page replace) to
+/// stop waiting on it: their waits for chunks end at once, as if the helpers had lost
+/// them.
+pub fn abandon(buffer: &SharedArrayBuffer) {
+    if let Some(s) = Shared::new(buffer.clone()) {
+        s.store(GONE, 1);
+        for c in 0..MAX_CHUNKS as u32 {
+            s.wake(DONE + c);
+        }
+    }
 }
 
 /// What the pool's sharing has done so far (the page's view of `buffer`).
@@ -173,7 +197,12 @@ thread_local! {
     static IN_BATCH: Cell<bool> = const { Cell::new(false) };
     /// The last invitation sent before this worker last entered the helper loop.
     static SERVED: Cell<Option<i32>> = const { Cell::new(None) };
+    /// Where this worker leads a pool that splits the model by rows: how many shares.
+    static SHARES: Cell<usize> = const { Cell::new(0) };
 }
+
+/// A file of nothing (the rows of a worker without weights: every chunk refused).
+static NO_FILE: Vec<u8> = Vec::new();
 
 /// Whether a batch of `batch` sequences over a `vocab`-token vocabulary is best computed
 /// here with its products' rows shared ([`RowHelpers`]) rather than its sequences split
@@ -185,7 +214,8 @@ thread_local! {
 /// than 64 tokens of SmolLM2's widest input (`X_CAP`: a batch of long new runs, rare
 /// since each sequence's prefix is cached) is computed here alone.
 pub fn keeps_batch(batch: usize, vocab: usize) -> bool {
-    OFFERING.with(Cell::get) && batch * vocab <= OUT_CAP
+    // A lead of shares keeps every batch: its peers hold no model to compute sequences.
+    OFFERING.with(Cell::get) && (SHARES.with(Cell::get) > 0 || batch * vocab <= OUT_CAP)
 }
 
 /// Marks the products offered until it drops as a kept batch's ([`SplitCounts::batch_offers`]).
@@ -217,20 +247,31 @@ pub struct DriverView {
     pub invite: fn(i32, i32),
 }
 
-/// This worker's buffer (`ToWorker::Split`): installs the model's helpers for its products.
-pub fn install(buffer: SharedArrayBuffer, engine: Rc<Engine>, driver: &'static DriverView) {
+/// This worker's buffer (`ToWorker::Split`): installs the model's helpers for its products
+/// (`shares`: 0 where every worker holds the whole model, else the shares of a model split
+/// by rows, this worker being the lead).
+pub fn install(
+    buffer: SharedArrayBuffer,
+    engine: Rc<Engine>,
+    driver: &'static DriverView,
+    shares: usize,
+) {
     let Some(shared) = Shared::new(buffer) else {
         web_sys::console::error_1(&"worker: a split buffer of the wrong size".into());
         return;
     };
     SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
     OFFERING.with(|o| o.set(true));
+    SHARES.with(|s| s.set(shares));
     // A new buffer (one replaced after a crash) numbers its invitations from zero.
     SERVED.with(|v| v.set(None));
     let helpers = SabHelpers {
         shared,
         engine,
         driver,
+        shares,
+        job: Cell::new(None),
+        next: Cell::new(0),
         epoch: Cell::new(0),
         chunks: Cell::new(0),
         mine: RefCell::new(Vec::new()),
@@ -254,6 +295,12 @@ struct SabHelpers {
     shared: Shared,
     engine: Rc<Engine>,
     driver: &'static DriverView,
+    /// 0, or the shares of a model split by rows (this worker the lead).
+    shares: usize,
+    /// The job under way (fixed shares: which chunks are the lead's).
+    job: Cell<Option<SplitJob>>,
+    /// The next chunk to look at for the lead's own (fixed shares).
+    next: Cell<usize>,
     /// The epoch of the job under way.
     epoch: Cell<i32>,
     /// Its chunks.
@@ -264,9 +311,17 @@ struct SabHelpers {
 }
 
 impl RowHelpers for SabHelpers {
-    fn model(&self) -> &[u8] {
+    fn model(&self) -> &dyn FileRows {
         // A worker's engine holds its weights; an empty file would make every chunk refused.
-        self.engine.model_bytes().unwrap_or_default()
+        self.engine.file_rows().unwrap_or(&NO_FILE)
+    }
+
+    fn shards(&self) -> usize {
+        self.shares
+    }
+
+    fn capacity(&self) -> Option<(usize, usize)> {
+        Some((X_CAP, OUT_CAP))
     }
 
     fn offer(&self, job: &SplitJob, x: &[f32]) -> bool {
@@ -279,7 +334,8 @@ impl RowHelpers for SabHelpers {
         {
             return false;
         }
-        if s.load(LISTENING) <= 0 {
+        // The shares' holders always listen (`serve`): no invitation.
+        if self.shares == 0 && s.load(LISTENING) <= 0 {
             let now = crate::clock::now_ms();
             if (self.driver.busy)() && now - self.invited_at.get() > INVITE_EVERY_MS {
                 self.invited_at.set(now);
@@ -305,12 +361,22 @@ impl RowHelpers for SabHelpers {
         }
         self.epoch.set(epoch);
         self.chunks.set(job.chunks());
+        self.job.set(Some(*job));
+        self.next.set(0);
         self.mine.borrow_mut().clear();
         true
     }
 
     fn claim(&self) -> Option<usize> {
-        let c = self.shared.claim(self.epoch.get(), self.chunks.get())?;
+        let c = if self.shares > 0 {
+            // The lead's own share of each matrix, in turn.
+            let job = self.job.get()?;
+            let c = (self.next.get()..job.chunks()).find(|&c| job.is_share_of(c, 0))?;
+            self.next.set(c + 1);
+            c
+        } else {
+            self.shared.claim(self.epoch.get(), self.chunks.get())?
+        };
         self.mine.borrow_mut().push(c);
         Some(c)
     }
@@ -320,10 +386,16 @@ impl RowHelpers for SabHelpers {
         let epoch = self.epoch.get();
         let mine = std::mem::take(&mut *self.mine.borrow_mut());
         let started = crate::clock::now_ms();
-        let deadline = started + LOST_MS;
+        let deadline = started
+            + if self.shares > 0 {
+                SHARE_LOST_MS
+            } else {
+                LOST_MS
+            };
         let mut lost = Vec::new();
         let mut part = Vec::new();
-        for c in (0..job.chunks()).filter(|c| !mine.contains(c)) {
+        let others = (0..job.chunks()).filter(|c| !mine.contains(c) && !job.rows_of(*c).is_empty());
+        for c in others {
             loop {
                 let done = s.load(DONE + c as u32);
                 if done == epoch {
@@ -338,9 +410,14 @@ impl RowHelpers for SabHelpers {
                     continue;
                 }
                 let left = deadline - crate::clock::now_ms();
-                if left <= 0.0 {
+                if left <= 0.0 || s.load(GONE) != 0 {
                     lost.push(c);
-                    OFFERING.with(|o| o.set(false));
+                    // Whole copies: the driver computes alone from now. Shares: nobody
+                    // else holds those rows, so the lead keeps offering (the pool replaces
+                    // a crashed holder).
+                    if self.shares == 0 {
+                        OFFERING.with(|o| o.set(false));
+                    }
                     break;
                 }
                 s.wait(DONE + c as u32, done, left.min(50.0));
@@ -351,7 +428,7 @@ impl RowHelpers for SabHelpers {
             ((crate::clock::now_ms() - started) * 1000.0) as i32,
         );
         s.store(LOCK, 0);
-        if !lost.is_empty() {
+        if !lost.is_empty() && self.shares == 0 {
             web_sys::console::warn_1(
                 &format!(
                     "worker: a helper lost {} chunks; computing alone from now",
@@ -384,7 +461,7 @@ pub fn assist(engine: &Engine, leave_at: i32, invite: i32) {
     if s.load(LEAVE) != leave_at || stale {
         return;
     }
-    let model = engine.model_bytes().unwrap_or_default();
+    let model = engine.file_rows().unwrap_or(&NO_FILE);
     s.add(LISTENING, 1);
     // After listening is raised no driver invites, so every invitation up to this number
     // was sent before this stay began.
@@ -429,4 +506,83 @@ pub fn assist(engine: &Engine, leave_at: i32, invite: i32) {
         }
     }
     s.add(LISTENING, -1);
+}
+
+/// A share's holder in a pool that splits the model by rows (`ToWorker::Split` after
+/// `LoadShare`): serves `buffer` for as long as it is this worker's, computing its share
+/// of every product the lead offers, and turning to its messages every [`IDLE_MS`]
+/// without a job (a new buffer after a crash, a crash asked for by a test).
+pub fn serve(buffer: SharedArrayBuffer, share: Rc<ShardFile>) {
+    let Some(s) = Shared::new(buffer) else {
+        web_sys::console::error_1(&"worker: a split buffer of the wrong size".into());
+        return;
+    };
+    SHARED.with(|sh| *sh.borrow_mut() = Some(s.clone()));
+    wasm_bindgen_futures::spawn_local(async move {
+        let current = || {
+            SHARED.with(|sh| {
+                sh.borrow()
+                    .as_ref()
+                    .is_some_and(|c| js_sys::Object::is(&c.buffer, &s.buffer))
+            })
+        };
+        while current() {
+            serve_a_while(&s, &share);
+            crate::engine::yield_now().await;
+        }
+    });
+}
+
+/// [`serve`]'s stay in the loop: the current job's share if the lead is still waiting
+/// for it, then each new job's, until [`IDLE_MS`] pass without one.
+fn serve_a_while(s: &Shared, share: &ShardFile) {
+    let index = share.shard().index;
+    let (mut x, mut part) = (Vec::new(), Vec::new());
+    let mut compute = |epoch: i32| {
+        let job = s.job();
+        if job.shards != share.shard().of || job.n * job.cols > X_CAP || job.n * job.rows > OUT_CAP
+        {
+            return;
+        }
+        x.resize(job.n * job.cols, 0.0);
+        s.floats(X_AT, x.len()).copy_to(&mut x);
+        for c in (0..job.chunks()).filter(|&c| job.is_share_of(c, index)) {
+            if s.load(DONE + c as u32) == epoch {
+                continue;
+            }
+            let rows = job.rows_of(c);
+            part.resize(job.n * rows.len(), 0.0);
+            if let Err(e) = lm::forward::split::compute_chunk(share, &job, c, &x, &mut part) {
+                // Not this share's job: the lead's pass fails when it gives up waiting.
+                web_sys::console::error_1(&format!("worker: {e}").into());
+                return;
+            }
+            if s.load(EPOCH) != epoch {
+                return; // the lead gave up on this job: its buffer is the next one's
+            }
+            s.floats(OUT_AT + (job.n * rows.start * 4) as u32, part.len())
+                .copy_from(&part);
+            s.store(DONE + c as u32, epoch);
+            s.wake(DONE + c as u32);
+            s.add(HELPED, 1);
+        }
+    };
+    let mut seen = s.load(EPOCH);
+    if s.load(LOCK) != 0 {
+        compute(seen); // offered while this worker read its messages
+    }
+    loop {
+        for _ in 0..SPIN {
+            if s.load(EPOCH) != seen {
+                break;
+            }
+        }
+        s.wait(EPOCH, seen, IDLE_MS);
+        let epoch = s.load(EPOCH);
+        if epoch == seen {
+            return;
+        }
+        seen = epoch;
+        compute(epoch);
+    }
 }
