@@ -15,7 +15,11 @@
 // its KV caches to the next, so the same run again skips the prompt's prefill and draws
 // the same samples (the time to the first token of both is printed). One sequence's
 // matrix products are shared with the idle worker where the page is cross-origin isolated
-// (`?split=off` says not to), with the same samples.
+// (`?split=off` says not to), with the same samples. Where it is, a pool of two splits the
+// model by rows by default (`?pool=shares`; `?pool=copies` gives each worker a whole
+// copy): the workers hold about one copy between them, the lead runs every job, the same
+// samples come out, and a share's holder that crashes mid-run ends the run with a message
+// and is replaced.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -117,13 +121,14 @@ async function measured(page) {
 /** Runs a seeded date-regex run set up by `choose` with one worker, then with two whose
  * matrix products cannot be shared (`?split=off`): the idle worker computes some of the
  * run's sequences (a batched model call split between them); then with two sharing
- * products: the batch stays with one worker and the idle one computes rows of its
- * products. The same samples all three ways. Prints the three times under `name`. */
+ * products, each with a whole copy (`?pool=copies`) and each with a share of the rows
+ * (the default): the batch stays with one worker and the other computes rows of its
+ * products. The same samples all four ways. Prints the four times under `name`. */
 async function sharedWithIdleWorker(name, { n }, choose) {
   await shared.step(async (page) => {
     const results = {};
     for (const [label, workers, extra] of [['1 worker', 1, ''], ['2 workers, by sequence', 2, '&split=off'],
-      ['2 workers, by rows', 2, '']]) {
+      ['2 workers, by rows', 2, '&pool=copies'], ['2 shares of the model, by rows', 2, '']]) {
       await openPool(page, workers, extra);
       await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n, seed: '1' });
       await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
@@ -141,7 +146,7 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       const chunks = Number(split) - chunksBefore;
       const batchOffers = Number(await page.getAttribute('#pg-worker', 'data-split-batch-offers')) - batchOffersBefore;
       if (workers === 1) assert.equal(helped, 0);
-      else if (extra) {
+      else if (extra === '&split=off') {
         assert.equal(split, 'off');
         assert.ok(helped > 0, 'the idle worker computed some of the sequences');
       } else {
@@ -154,12 +159,13 @@ async function sharedWithIdleWorker(name, { n }, choose) {
       results[label] = r.outputs;
       figures[`${name}, ${label}`] = {
         seconds: r.secs, fps: r.fps, sequences_computed_by_the_other_worker: helped,
-        row_chunks_computed_by_the_other_worker: extra || workers === 1 ? 0 : chunks,
+        row_chunks_computed_by_the_other_worker: extra === '&split=off' || workers === 1 ? 0 : chunks,
       };
       console.log(`${name}, ${label}: ${r.secs} s, helped ${helped}, chunks ${chunksBefore} → ${split}, ${JSON.stringify(r.outputs)}`);
     }
     assert.deepEqual(results['2 workers, by sequence'], results['1 worker']);
     assert.deepEqual(results['2 workers, by rows'], results['1 worker']);
+    assert.deepEqual(results['2 shares of the model, by rows'], results['1 worker']);
   });
 }
 
@@ -275,15 +281,23 @@ describe('the playground samples the real model in a Web Worker', () => {
   it('compare mode\'s samplers run side by side in a pool of workers, with the same samples', async () => {
     await shared.step(async (page) => {
       const results = {};
-      for (const workers of [1, 2]) {
-        await openPool(page, workers);
+      for (const [workers, pool] of [[1, 'copies'], [2, 'copies'], [2, 'shares']]) {
+        await openPool(page, workers, `&pool=${pool}`);
         assert.equal(await page.locator('#pg-worker .pool-worker').count(), workers);
         // The workers each hold the model (98.4 MB); the page's thread only its header and
         // tokenizer, read from the file's first megabytes.
         const mem = await wasmMB(page);
         console.log(`# memory with ${workers} worker(s): page wasm ${mem.page.toFixed(1)} MB, workers' ${mem.workers.map((m) => m.toFixed(1)).join(' + ')} MB`);
         assert.equal(mem.workers.length, workers);
-        assert.ok(mem.workers.every((m) => m > 98.4), JSON.stringify(mem));
+        if (pool === 'copies' || workers === 1) {
+          assert.ok(mem.workers.every((m) => m > 98.4), JSON.stringify(mem));
+        } else {
+          // Split by rows: about one copy between them, the second holding only its share.
+          const all = mem.workers.reduce((a, m) => a + m, 0);
+          assert.ok(all < 1.6 * 98.4, `the two workers hold ${all.toFixed(1)} MB in all`);
+          assert.ok(Math.min(...mem.workers) < 64, JSON.stringify(mem));
+          assert.equal(await page.getAttribute('#pg-worker', 'data-shares'), '2');
+        }
         assert.ok(mem.page < 64, `the page's thread holds ${mem.page.toFixed(1)} MB of wasm memory`);
         await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, seed: '11' });
         await page.fill('#pg-prompt', 'Is the sky green? Answer with one lowercase word: yes, no or maybe.');
@@ -314,15 +328,17 @@ describe('the playground samples the real model in a Web Worker', () => {
           assert.equal(c.calls, 40);
           assert.ok(c.drawn.length > 0, JSON.stringify(columns));
         }
-        if (workers === 2) assert.equal(mostBusy, 2, 'both workers had a job at once');
-        results[workers] = columns;
-        figures[`compare lcd + cars, 40 LM calls each, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+        // Whole copies run the two samplers side by side; shares run both on the lead.
+        if (workers === 2) assert.equal(mostBusy, pool === 'copies' ? 2 : 1, `most workers busy at once, ${pool}`);
+        results[`${workers} ${pool}`] = columns;
+        figures[`compare lcd + cars, 40 LM calls each, ${workers} worker${workers > 1 ? 's' : ''}${workers > 1 ? ` (${pool})` : ''}`] = {
           seconds: r.secs, fps: r.fps, most_busy_at_once: mostBusy,
         };
-        console.log(`${workers} worker(s): ${r.secs} s, ${r.fps} frames/s, ${JSON.stringify(columns)}`);
-        await page.screenshot({ path: join(ARTIFACTS, `worker-pool-${workers}.png`), fullPage: true });
+        console.log(`${workers} worker(s), ${pool}: ${r.secs} s, ${r.fps} frames/s, ${JSON.stringify(columns)}`);
+        await page.screenshot({ path: join(ARTIFACTS, `worker-pool-${workers}-${pool}.png`), fullPage: true });
       }
-      assert.deepEqual(results[2], results[1]);
+      assert.deepEqual(results['2 copies'], results['1 copies']);
+      assert.deepEqual(results['2 shares'], results['1 copies']);
     });
   });
 
@@ -333,11 +349,11 @@ describe('the playground samples the real model in a Web Worker', () => {
     });
   });
 
-  it('an SMC run of more particles than the buffer holds splits them by sequence, with the same samples', async () => {
+  it('an SMC run of more particles than the buffer holds splits them by sequence (whole copies) or its products in groups of particles (shares), with the same samples', async () => {
     await shared.step(async (page) => {
       const results = {};
-      for (const workers of [1, 2]) {
-        await openPool(page, workers);
+      for (const [workers, pool] of [[1, 'copies'], [2, 'copies'], [2, 'shares']]) {
+        await openPool(page, workers, `&pool=${pool}`);
         await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n: 1, seed: '1' });
         await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
         await page.selectOption('#pg-method', 'smc-gcd');
@@ -347,13 +363,14 @@ describe('the playground samples the real model in a Web Worker', () => {
         assert.equal(r.state, 'done', r.message);
         await refreshed(page, 2);
         const helped = Number(await page.getAttribute('#pg-worker', 'data-helped')) - before;
-        if (workers === 1) assert.equal(helped, 0);
+        if (workers === 1 || pool === 'shares') assert.equal(helped, 0);
         else assert.ok(helped > 0, '12 particles do not fit the buffer: the idle worker computed some of them');
         assert.ok(r.outputs.length > 0, r.message);
-        results[workers] = r.outputs;
-        console.log(`smc-gcd, 12 particles, ${workers} worker(s): ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
+        results[`${workers} ${pool}`] = r.outputs;
+        console.log(`smc-gcd, 12 particles, ${workers} worker(s), ${pool}: ${r.secs} s, helped ${helped}, ${JSON.stringify(r.outputs)}`);
       }
-      assert.deepEqual(results[2], results[1]);
+      assert.deepEqual(results['2 copies'], results['1 copies']);
+      assert.deepEqual(results['2 shares'], results['1 copies']);
     });
   });
 
@@ -391,6 +408,38 @@ describe('the playground samples the real model in a Web Worker', () => {
         console.log(`products ${split}: ${r.secs} s, chunks ${before} → ${after}, ${JSON.stringify(r.outputs)}`);
       }
       assert.deepEqual(results.on, results.off);
+    });
+  });
+
+  it('a share\'s holder that crashes mid-run ends the run with a message and is replaced', async () => {
+    await shared.step(async (page) => {
+      await openPool(page, 2);
+      assert.equal(await page.getAttribute('#pg-worker', 'data-shares'), '2');
+      assert.match((await worker(page)).text, /share one copy of the model: each holds a half of every matrix's rows/);
+      await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
+      const before = Number(await page.getAttribute('#pg-status', 'data-run'));
+      await page.click('#pg-run');
+      await unlessCrash(page, page.waitForFunction(
+        (n) => Number(document.querySelector('#pg-status').dataset.run) > n
+          && Number(document.querySelector('#pg-status').dataset.items) > 3,
+        before, { timeout: RUN_MS, polling: 100 }));
+      const errorsBefore = page.straitErrors.length;
+      const t0 = Date.now();
+      assert.ok(await page.evaluate(() => window.__straitCrashWorker(1)), 'share 1\'s holder to crash');
+      await page.waitForFunction(() => document.querySelector('#pg-status').dataset.state === 'error',
+        null, { timeout: 30_000, polling: 100 });
+      const ended = Date.now() - t0;
+      assert.match(await page.textContent('#pg-status'),
+        /a sampling worker holding share 1 of 2 of the model's rows stopped answering/);
+      await page.waitForFunction(() => document.querySelector('#pg-worker').dataset.replaced === '1'
+        && document.querySelector('#pg-worker').dataset.workers === '2', null, { timeout: 60_000, polling: 250 })
+        .catch(async () => assert.fail(`no new worker: ${(await worker(page)).text}`));
+      assert.deepEqual(page.straitErrors.slice(errorsBefore), []);
+      console.log(`# the run ended ${ended} ms after share 1's holder crashed`);
+      await setForm(page, { grammar: '(yes|no|maybe)', maxTokens: 4, n: 1 });
+      const after = await measured(page);
+      assert.equal(after.state, 'done', after.message);
+      assert.match(after.outputs[0], /^(yes|no|maybe)×1$/);
     });
   });
 

@@ -1,10 +1,13 @@
 // `cargo xtask bench page`: in one headless Chromium, our page's decode (the CPU path in its
 // sampling workers, and the WebGPU path where there is an adapter) beside wllama's
-// (llama.cpp in wasm) on the same GGUF. Our CPU path twice: one worker computing the
-// sequence alone (`?split=off`), and the pool's workers sharing each matrix product
-// (`split.rs`, the page cross-origin isolated as xtask serves it); wllama on 1, 2 and every
-// core's threads. STRAIT_BENCH_ROUNDS rounds (default 2), interleaved (ours alone, ours
-// shared, wllama 1, 2, all), then the ratios per round. Figures only, nothing asserted.
+// (llama.cpp in wasm) on the same GGUF. Our CPU path three times: one worker computing the
+// sequence alone (`?split=off`), the pool's workers each with a whole copy of the model
+// sharing each matrix product (`?pool=copies`), and the pool splitting the model by rows
+// (the default: `lm::shard`, each worker computing its share of each product); the page
+// cross-origin isolated as xtask serves it, the workers' wasm memory printed for each;
+// wllama on 1, 2 and every core's threads. STRAIT_BENCH_ROUNDS rounds (default 2),
+// interleaved (ours alone, copies, shares, wllama 1, 2, all), then the ratios per round.
+// Figures only, nothing asserted.
 // STRAIT_URL: where xtask serves dist/ (with wllama.html and wllama/ beside it).
 import { BASE_URL, launch, waitForPhase } from '../lib.mjs';
 
@@ -13,11 +16,15 @@ const PROMPT = 'Write a long story about a dragon who learns to fly.';
 const LOAD_MS = 300_000;
 const RUN_MS = 600_000;
 
+const QUERY = { alone: '&split=off', copies: '&pool=copies', shares: '&pool=shares' };
+
 /** Our page: load the model on `backend`, one `lm` run of `tokens` tokens, the rate the
- *  page shows (tokens after the first over the time since the first). `split`: whether
- *  the pool's workers share the sequence's products (else `?split=off`). */
-async function strait(page, backend = 'cpu', tokens = TOKENS, split = true) {
-  await page.goto(`${BASE_URL}?backend=${backend}${split ? '' : '&split=off'}`);
+ *  page shows (tokens after the first over the time since the first). `pool`: `alone`
+ *  (one worker computes the sequence, `?split=off`), `copies` (the workers, each with the
+ *  whole model, share its products) or `shares` (the workers split the model by rows). */
+async function strait(page, backend = 'cpu', tokens = TOKENS, pool = 'shares') {
+  const split = pool !== 'alone';
+  await page.goto(`${BASE_URL}?backend=${backend}${QUERY[pool]}`);
   await waitForPhase(page, ['ready'], LOAD_MS);
   // Every worker of the pool loaded (they load one after another after the page).
   await page.waitForFunction(() => {
@@ -44,12 +51,15 @@ async function strait(page, backend = 'cpu', tokens = TOKENS, split = true) {
   const where = await page.locator('#backend-info').textContent();
   // The worker line reads the pool four times a second.
   await page.waitForTimeout(600);
-  const pool = await page.evaluate(() => ({ ...document.querySelector('#pg-worker')?.dataset }));
-  const delta = (k) => Number(pool[k] ?? 0) - Number(poolBefore[k] ?? 0);
+  const line = await page.evaluate(() => ({ ...document.querySelector('#pg-worker')?.dataset }));
+  const delta = (k) => Number(line[k] ?? 0) - Number(poolBefore[k] ?? 0);
+  const wasm = await Promise.all(page.workers().map((w) => w.evaluate(() => self.__straitWasmBytes?.() ?? 0).catch(() => 0)));
   return {
-    engine: `strait-page-${backend}${backend === 'cpu' ? (split ? '-shared' : '-alone') : ''}`,
+    engine: `strait-page-${backend}${backend === 'cpu' ? `-${pool}` : ''}`,
     runs_on: where.trim(),
-    workers: Number(pool.workers),
+    workers: Number(line.workers),
+    shares: Number(line.shares ?? 0),
+    workers_wasm_mb: wasm.filter((x) => x > 0).map((x) => +(x / 2 ** 20).toFixed(1)),
     // The products shared, the chunks the idle worker computed, and the driver's wait for
     // them, per token of the run (prefill included).
     split_products_per_token: split ? delta('splitOffers') / done : 0,
@@ -85,9 +95,11 @@ try {
   const cores = await b.page.evaluate(() => navigator.hardwareConcurrency);
   const threads = [...new Set([1, 2, cores])];
   for (let round = 1; round <= ROUNDS; round++) {
-    const alone = await strait(b.page, 'cpu', TOKENS, false);
+    const alone = await strait(b.page, 'cpu', TOKENS, 'alone');
     console.log(JSON.stringify({ round, ...alone }));
-    const shared = await strait(b.page, 'cpu', TOKENS, true);
+    const copies = await strait(b.page, 'cpu', TOKENS, 'copies');
+    console.log(JSON.stringify({ round, ...copies }));
+    const shared = await strait(b.page, 'cpu', TOKENS, 'shares');
     console.log(JSON.stringify({ round, ...shared }));
     const theirs = {};
     for (const t of threads) {
@@ -99,6 +111,8 @@ try {
       round,
       ratio: 'decode tokens/s',
       shared_over_alone: shared.decode_tok_s / alone.decode_tok_s,
+      shared_over_copies: shared.decode_tok_s / copies.decode_tok_s,
+      copies_over_wllama_best: copies.decode_tok_s / best,
       alone_over_wllama_1: alone.decode_tok_s / theirs[1].decode_tok_s,
       ...Object.fromEntries(threads.map((t) => [`shared_over_wllama_${t}`, shared.decode_tok_s / theirs[t].decode_tok_s])),
       shared_over_wllama_best: shared.decode_tok_s / best,

@@ -401,7 +401,7 @@ mod tests {
             // A share lost: an error, the cache as it was.
             helpers.lose.set(Some(of - 1));
             let e = lead.forward(&mut cache, &[4], 0).unwrap_err();
-            assert!(e.0.contains("did not answer"), "{e}");
+            assert!(e.0.contains("stopped answering"), "{e}");
             assert_eq!(cache.len(), prompt.len());
             helpers.lose.set(None);
             got.extend(lead.forward(&mut cache, &[4], 0).unwrap());

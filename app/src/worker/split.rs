@@ -21,8 +21,8 @@
 //! model by rows (`lm::shard`: about one copy between them), the shares are fixed: the
 //! lead (share 0) runs every job and offers every product, and each other worker, which
 //! holds nothing but its share, serves the buffer ([`serve`]): it computes its share of
-//! each product, leaving the loop only briefly, every [`IDLE_MS`] without a job, to read
-//! its messages. A share that never comes fails the lead's forward pass after
+//! each product, leaving the loop only briefly, after [`IDLE_MS`] without a job or
+//! [`STAY_MS`] in it, to read its messages. A share that never comes fails the lead's forward pass after
 //! [`SHARE_LOST_MS`] with a message (nobody else holds those rows).
 //!
 //! Memory: the buffer holds one product's activations and results (about 2 MB).
@@ -77,6 +77,10 @@ const BYTES: u32 = OUT_AT + (OUT_CAP as u32) * 4;
 
 /// How long a helper waits for a job before it goes back to its messages.
 pub const IDLE_MS: f64 = 30.0;
+/// How long a share's holder serves the buffer at most before it reads its messages (a
+/// lead busy for minutes would otherwise keep it from hearing a new buffer or a test's
+/// crash); it is back in microseconds.
+pub const STAY_MS: f64 = 100.0;
 /// How long a driver waits for a helper's chunk before computing it itself.
 pub const LOST_MS: f64 = 3_000.0;
 /// How long the lead waits for a share's rows before its forward pass fails.
@@ -534,8 +538,9 @@ pub fn serve(buffer: SharedArrayBuffer, share: Rc<ShardFile>) {
 }
 
 /// [`serve`]'s stay in the loop: the current job's share if the lead is still waiting
-/// for it, then each new job's, until [`IDLE_MS`] pass without one.
+/// for it, then each new job's, until [`IDLE_MS`] pass without one or [`STAY_MS`] in all.
 fn serve_a_while(s: &Shared, share: &ShardFile) {
+    let until = crate::clock::now_ms() + STAY_MS;
     let index = share.shard().index;
     let (mut x, mut part) = (Vec::new(), Vec::new());
     let mut compute = |epoch: i32| {
@@ -584,5 +589,8 @@ fn serve_a_while(s: &Shared, share: &ShardFile) {
         }
         seen = epoch;
         compute(epoch);
+        if crate::clock::now_ms() > until {
+            return;
+        }
     }
 }

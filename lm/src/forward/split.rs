@@ -556,8 +556,8 @@ fn run_offered(
         if local(c, set).is_err() {
             first_error.get_or_insert_with(|| {
                 format!(
-                    "a sampling worker holding share {} of {} of the model's rows did not \
-                     answer",
+                    "a sampling worker holding share {} of {} of the model's rows stopped \
+                     answering",
                     c % job.shards.max(1),
                     job.shards
                 )
