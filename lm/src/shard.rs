@@ -1,12 +1,17 @@
 //! A model file split by rows between the page's workers, so that together they hold about
 //! one copy of the weights instead of one each.
 //!
-//! Worker `index` of `of` holds the same contiguous share of every weight matrix's rows
-//! ([`Shard::rows`]) and nothing else of them; the lead (index 0) also holds what the
-//! forward pass reads outside the products: the token embeddings whole (a token's row is
-//! looked up, not multiplied) and the vectors (norms, biases). Each product of the forward
-//! pass, which runs on the lead, is then computed by every worker for its own rows
-//! (`forward::split`, in its fixed-share mode).
+//! Every weight matrix's rows are cut into `of × CHUNKS_PER_SHARE` chunks; worker `index`
+//! of `of` owns `CHUNKS_PER_SHARE` of them in a row and holds, besides, the
+//! [`MARGIN_CHUNKS`] next to them on each side ([`Shard::rows`]), and nothing else of the
+//! matrices; the lead (index 0) also holds what the forward pass reads outside the
+//! products: the token embeddings whole (a token's row is looked up, not multiplied) and
+//! the vectors (norms, biases). Each product of the forward pass, which runs on the lead,
+//! is computed by every worker: its own chunks first, its edge chunks last, then whichever
+//! of its neighbours' edge chunks (the margin it holds) no one has taken yet
+//! ([`Shard::order`]), so a faster worker takes over some of a slower one's rows (the cores
+//! of a machine are not alike: on the 2-core machine the project develops on, one is about
+//! 1.5 times slower than the other).
 //!
 //! [`ShardFile`] holds a worker's byte ranges of the file packed one after another, and
 //! finds the bytes of a range of the file in them ([`FileRows`], which the whole file's
@@ -24,10 +29,56 @@ pub struct Shard {
     pub of: usize,
 }
 
+/// Chunks each share owns of every matrix.
+pub const CHUNKS_PER_SHARE: usize = 4;
+
+/// Chunks of each neighbour's a share holds too, on each side (taken where that neighbour
+/// is slower): with 4 a share and 1 of margin, each of two workers holds 5/8 of the rows
+/// and computes between 3/8 and 5/8 of them.
+pub const MARGIN_CHUNKS: usize = 1;
+
 impl Shard {
-    /// This share's rows of a matrix of `total` rows: [`shard_rows`].
+    /// Chunks of a matrix in all.
+    pub fn chunks(&self) -> usize {
+        self.of * CHUNKS_PER_SHARE
+    }
+
+    /// The chunks this share holds: its own and the margin on each side.
+    pub fn held_chunks(&self) -> Range<usize> {
+        let own = self.index * CHUNKS_PER_SHARE;
+        own.saturating_sub(MARGIN_CHUNKS)
+            ..(own + CHUNKS_PER_SHARE + MARGIN_CHUNKS).min(self.chunks())
+    }
+
+    /// The rows this share holds of a matrix of `total` rows (its held chunks').
     pub fn rows(&self, total: usize) -> Range<usize> {
-        shard_rows(total, self.index, self.of)
+        let held = self.held_chunks();
+        let n = self.chunks();
+        shard_rows(total, held.start, n).start..shard_rows(total, held.end - 1, n).end
+    }
+
+    /// The chunks (of one matrix's [`Shard::chunks`]) this share computes, in the order it
+    /// tries them: its own, the ones a neighbour also holds last; then its neighbours'
+    /// that it holds, the nearest first (the ones they come to last).
+    pub fn order(&self) -> Vec<usize> {
+        let own = self.index * CHUNKS_PER_SHARE..(self.index + 1) * CHUNKS_PER_SHARE;
+        let n = self.chunks();
+        let shared_edge = |j: usize| {
+            (j < own.start + MARGIN_CHUNKS && own.start > 0)
+                || (j + MARGIN_CHUNKS >= own.end && own.end < n)
+        };
+        let mut order: Vec<usize> = own.clone().filter(|&j| !shared_edge(j)).collect();
+        order.extend(own.clone().filter(|&j| shared_edge(j)));
+        let held = self.held_chunks();
+        for k in 0..MARGIN_CHUNKS {
+            if own.end + k < held.end {
+                order.push(own.end + k);
+            }
+            if let Some(j) = own.start.checked_sub(k + 1).filter(|&j| j >= held.start) {
+                order.push(j);
+            }
+        }
+        order
     }
 
     /// Whether this is the lead (which runs the forward pass and holds the rest).
@@ -224,6 +275,47 @@ mod tests {
     use super::*;
     use crate::forward::split::{RowHelpers, SplitJob, compute_chunk};
 
+    /// Each chunk is owned once; every share holds the chunks it tries, each chunk tried by
+    /// its owner and at most its neighbours, its owner's shared edges last.
+    #[test]
+    fn shares_own_each_chunk_once_and_hold_what_they_try() {
+        for of in 2..=4 {
+            let shards: Vec<Shard> = (0..of).map(|index| Shard { index, of }).collect();
+            let n = shards[0].chunks();
+            for j in 0..n {
+                let owners = shards
+                    .iter()
+                    .filter(|s| s.order()[..CHUNKS_PER_SHARE].contains(&j));
+                assert_eq!(owners.count(), 1, "chunk {j} of {of} shares");
+                let tried: Vec<usize> = shards
+                    .iter()
+                    .filter(|s| s.order().contains(&j))
+                    .map(|s| s.index)
+                    .collect();
+                assert!(tried.len() <= 1 + 2 * MARGIN_CHUNKS, "{tried:?}");
+            }
+            for s in &shards {
+                let held = s.held_chunks();
+                assert!(s.order().iter().all(|j| held.contains(j)), "{s:?}");
+                let rows = s.rows(1536);
+                for &j in &s.order() {
+                    let r = shard_rows(1536, j, n);
+                    assert!(
+                        rows.start <= r.start && r.end <= rows.end,
+                        "{s:?} chunk {j}"
+                    );
+                }
+            }
+            // Two shares: 5/8 of the rows each.
+            if of == 2 {
+                assert_eq!(shards[0].rows(1536), 0..960);
+                assert_eq!(shards[1].rows(1536), 576..1536);
+                assert_eq!(shards[0].order(), [0, 1, 2, 3, 4]);
+                assert_eq!(shards[1].order(), [5, 6, 7, 4, 3]);
+            }
+        }
+    }
+
     #[test]
     fn shares_cover_the_rows_once_in_fours() {
         for total in [8, 64, 192, 576, 1000, 1536, 49_152] {
@@ -270,7 +362,7 @@ mod tests {
                 }
                 if matrix {
                     for (index, f) in files.iter().enumerate() {
-                        let rows = rows_range(t, shard_rows(t.n_rows(), index, of));
+                        let rows = rows_range(t, Shard { index, of }.rows(t.n_rows()));
                         if rows.is_empty() {
                             continue; // the tiny vocabulary's last share of three
                         }
@@ -313,6 +405,34 @@ mod tests {
         job: std::cell::RefCell<Option<(SplitJob, Vec<f32>)>>,
         next: std::cell::Cell<usize>,
         offers: std::cell::Cell<usize>,
+        /// A slow lead: the others take every chunk they hold as the job is offered.
+        helpers_first: std::cell::Cell<bool>,
+        taken: std::cell::RefCell<Vec<usize>>,
+        early: std::cell::RefCell<Vec<(usize, Vec<f32>)>>,
+    }
+
+    impl Shares {
+        /// The other shares' chunks not taken yet, each taken and computed (or, lost,
+        /// only taken): `(chunk, result)`, `None` for a lost one.
+        fn helpers_take(&self, job: &SplitJob, x: &[f32]) -> Vec<(usize, Option<Vec<f32>>)> {
+            let mut done = Vec::new();
+            for (k, file) in self.others.iter().enumerate().map(|(k, f)| (k + 1, f)) {
+                for c in job.order_for(k) {
+                    if self.taken.borrow().contains(&c) {
+                        continue;
+                    }
+                    self.taken.borrow_mut().push(c);
+                    if self.lose.get() == Some(k) {
+                        done.push((c, None));
+                        continue;
+                    }
+                    let mut out = vec![0f32; job.n * job.rows_of(c).len()];
+                    compute_chunk(file, job, c, x, &mut out).unwrap();
+                    done.push((c, Some(out)));
+                }
+            }
+            done
+        }
     }
 
     impl RowHelpers for Shares {
@@ -329,28 +449,45 @@ mod tests {
             assert!(job.n <= 3, "groups of vectors that fit");
             self.offers.set(self.offers.get() + 1);
             self.next.set(0);
+            self.taken.borrow_mut().clear();
             *self.job.borrow_mut() = Some((*job, x.to_vec()));
+            if self.helpers_first.get() {
+                let early = self.helpers_take(job, x);
+                *self.early.borrow_mut() = early
+                    .into_iter()
+                    .filter_map(|(c, o)| Some((c, o?)))
+                    .collect();
+            }
             true
         }
         fn claim(&self) -> Option<usize> {
             let (job, _) = self.job.borrow().clone().unwrap();
-            let c = (self.next.get()..job.chunks()).find(|&c| job.is_share_of(c, 0))?;
-            self.next.set(c + 1);
-            Some(c)
+            let order = job.order_for(0);
+            loop {
+                let k = self.next.get();
+                let c = *order.get(k)?;
+                self.next.set(k + 1);
+                if !self.taken.borrow().contains(&c) {
+                    self.taken.borrow_mut().push(c);
+                    return Some(c);
+                }
+            }
         }
         fn collect(&self, job: &SplitJob, got: &mut dyn FnMut(usize, &[f32])) -> Vec<usize> {
             let (_, x) = self.job.borrow().clone().unwrap();
             let mut lost = Vec::new();
-            for (k, file) in self.others.iter().enumerate().map(|(k, f)| (k + 1, f)) {
-                for c in (0..job.chunks()).filter(|&c| job.is_share_of(c, k)) {
-                    if self.lose.get() == Some(k) {
-                        lost.push(c);
-                        continue;
-                    }
-                    let mut out = vec![0f32; job.n * job.rows_of(c).len()];
-                    compute_chunk(file, job, c, &x, &mut out).unwrap();
-                    got(c, &out);
+            for (c, out) in self.early.borrow_mut().drain(..) {
+                got(c, &out);
+            }
+            for (c, out) in self.helpers_take(job, &x) {
+                match out {
+                    Some(out) => got(c, &out),
+                    None => lost.push(c),
                 }
+            }
+            // Every chunk computed by someone.
+            for c in (0..job.chunks()).filter(|&c| !job.rows_of(c).is_empty()) {
+                assert!(self.taken.borrow().contains(&c), "chunk {c} of {job:?}");
             }
             lost
         }
@@ -394,12 +531,15 @@ mod tests {
                 job: Default::default(),
                 next: Default::default(),
                 offers: Default::default(),
+                helpers_first: Default::default(),
+                taken: Default::default(),
+                early: Default::default(),
             });
             set_helpers(Some(helpers.clone()));
             let mut cache = lead.new_cache();
             let mut got = lead.forward(&mut cache, &prompt, 0).unwrap();
             // A share lost: an error, the cache as it was.
-            helpers.lose.set(Some(of - 1));
+            helpers.lose.set(Some(1));
             let e = lead.forward(&mut cache, &[4], 0).unwrap_err();
             assert!(e.0.contains("stopped answering"), "{e}");
             assert_eq!(cache.len(), prompt.len());
@@ -420,6 +560,16 @@ mod tests {
             .unwrap();
             assert!(batch.iter().zip(&batch_expected).all(|(a, b)| same(a, b)));
             assert!(helpers.offers.get() > 0);
+            // A slow lead: the others take every chunk they hold first, its edge chunks
+            // among them, and it computes the rest. The same logits.
+            helpers.helpers_first.set(true);
+            let before = helpers.offers.get();
+            let mut cache = lead.new_cache();
+            let mut slow = lead.forward(&mut cache, &prompt, 0).unwrap();
+            slow.extend(lead.forward(&mut cache, &[4], 0).unwrap());
+            assert!(same(&slow, &expected), "{of} shares, a slow lead");
+            assert!(helpers.offers.get() > before);
+            helpers.helpers_first.set(false);
             set_helpers(None);
             // Without the other shares the lead cannot run.
             let e = lead.forward(&mut lead.new_cache(), &[1], 0).unwrap_err();

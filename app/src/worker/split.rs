@@ -29,7 +29,7 @@
 
 use crate::engine::Engine;
 use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
-use lm::forward::split::{JOB_WORDS, MAX_CHUNKS, RowHelpers, SplitJob};
+use lm::forward::split::{JOB_WORDS, MAX_CHUNKS, MAX_JOB_CHUNKS, RowHelpers, SplitJob};
 use lm::shard::{FileRows, ShardFile};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -62,8 +62,10 @@ const GONE: u32 = 10;
 const JOB: u32 = 11;
 /// Each chunk's done mark: the epoch it was computed for.
 const DONE: u32 = JOB + JOB_WORDS as u32;
+/// Each chunk's claim with fixed shares: the epoch of the job it was taken in.
+const CLAIMS: u32 = DONE + MAX_JOB_CHUNKS as u32;
 /// Control words in all.
-const CONTROL: u32 = DONE + MAX_CHUNKS as u32;
+const CONTROL: u32 = CLAIMS + MAX_JOB_CHUNKS as u32;
 
 /// Most activation floats a job carries (64 tokens of SmolLM2's widest input, 1536).
 const X_CAP: usize = 64 * 1536;
@@ -107,7 +109,7 @@ pub fn create() -> Option<SharedArrayBuffer> {
 pub fn abandon(buffer: &SharedArrayBuffer) {
     if let Some(s) = Shared::new(buffer.clone()) {
         s.store(GONE, 1);
-        for c in 0..MAX_CHUNKS as u32 {
+        for c in 0..MAX_JOB_CHUNKS as u32 {
             s.wake(DONE + c);
         }
     }
@@ -185,6 +187,11 @@ impl Shared {
                 return Some(next);
             }
         }
+    }
+    /// Takes chunk `c` of the job of `epoch` (fixed shares), unless someone has.
+    fn take(&self, c: usize, epoch: i32) -> bool {
+        let w = self.load(CLAIMS + c as u32);
+        w != epoch && self.cas(CLAIMS + c as u32, w, epoch)
     }
     fn job(&self) -> SplitJob {
         let words: [u32; JOB_WORDS] = std::array::from_fn(|k| self.load(JOB + k as u32) as u32);
@@ -274,7 +281,7 @@ pub fn install(
         engine,
         driver,
         shares,
-        job: Cell::new(None),
+        order: RefCell::new(Vec::new()),
         next: Cell::new(0),
         epoch: Cell::new(0),
         chunks: Cell::new(0),
@@ -301,9 +308,8 @@ struct SabHelpers {
     driver: &'static DriverView,
     /// 0, or the shares of a model split by rows (this worker the lead).
     shares: usize,
-    /// The job under way (fixed shares: which chunks are the lead's).
-    job: Cell<Option<SplitJob>>,
-    /// The next chunk to look at for the lead's own (fixed shares).
+    /// Fixed shares: the chunks the lead tries, in order, and how many it has tried.
+    order: RefCell<Vec<usize>>,
     next: Cell<usize>,
     /// The epoch of the job under way.
     epoch: Cell<i32>,
@@ -331,11 +337,12 @@ impl RowHelpers for SabHelpers {
     fn offer(&self, job: &SplitJob, x: &[f32]) -> bool {
         let s = &self.shared;
         let out = job.n * job.rows;
-        if !OFFERING.with(Cell::get)
-            || x.len() > X_CAP
-            || out > OUT_CAP
-            || job.chunks() > MAX_CHUNKS
-        {
+        let most = if self.shares > 0 {
+            MAX_JOB_CHUNKS
+        } else {
+            MAX_CHUNKS
+        };
+        if !OFFERING.with(Cell::get) || x.len() > X_CAP || out > OUT_CAP || job.chunks() > most {
             return false;
         }
         // The shares' holders always listen (`serve`): no invitation.
@@ -365,7 +372,7 @@ impl RowHelpers for SabHelpers {
         }
         self.epoch.set(epoch);
         self.chunks.set(job.chunks());
-        self.job.set(Some(*job));
+        *self.order.borrow_mut() = job.order_for(0);
         self.next.set(0);
         self.mine.borrow_mut().clear();
         true
@@ -373,11 +380,16 @@ impl RowHelpers for SabHelpers {
 
     fn claim(&self) -> Option<usize> {
         let c = if self.shares > 0 {
-            // The lead's own share of each matrix, in turn.
-            let job = self.job.get()?;
-            let c = (self.next.get()..job.chunks()).find(|&c| job.is_share_of(c, 0))?;
-            self.next.set(c + 1);
-            c
+            // The lead's chunks in its order, those a faster neighbour has not taken.
+            let order = self.order.borrow();
+            loop {
+                let k = self.next.get();
+                let c = *order.get(k)?;
+                self.next.set(k + 1);
+                if self.shared.take(c, self.epoch.get()) {
+                    break c;
+                }
+            }
         } else {
             self.shared.claim(self.epoch.get(), self.chunks.get())?
         };
@@ -551,9 +563,9 @@ fn serve_a_while(s: &Shared, share: &ShardFile) {
         }
         x.resize(job.n * job.cols, 0.0);
         s.floats(X_AT, x.len()).copy_to(&mut x);
-        for c in (0..job.chunks()).filter(|&c| job.is_share_of(c, index)) {
-            if s.load(DONE + c as u32) == epoch {
-                continue;
+        for c in job.order_for(index) {
+            if !s.take(c, epoch) {
+                continue; // taken by a neighbour, or by this worker before it read messages
             }
             let rows = job.rows_of(c);
             part.resize(job.n * rows.len(), 0.0);

@@ -28,7 +28,7 @@ use super::kernels::{Activations, Kernels};
 use super::matmul::{WeightData, matmul_with};
 use super::weights::Matrix;
 use crate::gguf::{BlockQ4_1, BlockQ8_0};
-use crate::shard::{FileRows, shard_rows};
+use crate::shard::{CHUNKS_PER_SHARE, FileRows, Shard, shard_rows};
 use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
@@ -44,8 +44,11 @@ const MIN_CHUNK_ROWS: usize = 32;
 /// than this (a batch's rows carry several vectors' work and stay at [`MIN_CHUNK_ROWS`]).
 const MIN_CHUNK_WORK: usize = 1 << 16;
 
-/// Chunks a product is cut into at most.
+/// Chunks a product is cut into at most, where helpers claim them.
 pub const MAX_CHUNKS: usize = 32;
+
+/// Chunks a job has at most, with fixed shares too (3 matrices of 8 shares).
+pub const MAX_JOB_CHUNKS: usize = MAX_PARTS * 8 * CHUNKS_PER_SHARE;
 
 /// Matrices one job joins at most (q, k and v).
 pub const MAX_PARTS: usize = 3;
@@ -110,7 +113,8 @@ pub struct SplitJob {
     /// The model file's length (a helper checks it holds the same file).
     pub file_len: usize,
     /// 0: chunks claimed by whoever comes; otherwise the workers holding one share each of
-    /// every matrix's rows, chunk `c` being share `c % shards` of one matrix.
+    /// every matrix's rows (`crate::shard`): each matrix is cut into `shards ×
+    /// CHUNKS_PER_SHARE` chunks, its chunks after the previous matrix's.
     pub shards: usize,
 }
 
@@ -133,31 +137,50 @@ impl SplitJob {
     /// How many chunks.
     pub fn chunks(&self) -> usize {
         if self.shards > 0 {
-            return self.count.min(MAX_PARTS) * self.shards;
+            return self.count.min(MAX_PARTS) * self.per_matrix();
         }
         self.rows.div_ceil(self.chunk_rows())
     }
 
+    /// With fixed shares, the chunks of each matrix.
+    fn per_matrix(&self) -> usize {
+        self.shards * CHUNKS_PER_SHARE
+    }
+
     /// The rows of chunk `c` (of all the matrices' rows, one after the other's); with
-    /// fixed shares, share `c % shards` of matrix `c / shards` (possibly empty).
+    /// fixed shares, chunk `c % per_matrix` of matrix `c / per_matrix` (possibly empty).
     pub fn rows_of(&self, c: usize) -> Range<usize> {
-        if let Some(i) = c.checked_div(self.shards) {
-            let s = c % self.shards;
+        let per = self.per_matrix();
+        if let Some(i) = c.checked_div(per) {
             let Some(part) = self.parts[..self.count.min(MAX_PARTS)].get(i) else {
                 return self.rows..self.rows;
             };
             let start: usize = self.parts[..i].iter().map(|p| p.rows).sum();
-            let r = shard_rows(part.rows, s, self.shards);
+            let r = shard_rows(part.rows, c % per, per);
             return start + r.start..start + r.end;
         }
         let r = self.chunk_rows();
         (c * r).min(self.rows)..((c + 1) * r).min(self.rows)
     }
 
-    /// Whether chunk `c` is share `index`'s to compute (fixed shares only; an empty
-    /// share has nothing to compute).
-    pub fn is_share_of(&self, c: usize, index: usize) -> bool {
-        self.shards > 0 && c % self.shards == index && !self.rows_of(c).is_empty()
+    /// With fixed shares, the chunks share `index` computes, in the order it tries them
+    /// ([`Shard::order`], matrix by matrix at each step), empty ones left out; none
+    /// otherwise.
+    pub fn order_for(&self, index: usize) -> Vec<usize> {
+        if self.shards == 0 || index >= self.shards {
+            return Vec::new();
+        }
+        let per = self.per_matrix();
+        let order = Shard {
+            index,
+            of: self.shards,
+        }
+        .order();
+        order
+            .iter()
+            .flat_map(|&j| (0..self.count.min(MAX_PARTS)).map(move |i| i * per + j))
+            .filter(|&c| !self.rows_of(c).is_empty())
+            .collect()
     }
 
     /// The matrices `rows` (of all the rows) falls in: for each, its index, its rows
@@ -214,7 +237,7 @@ impl SplitJob {
             n: w[2] as usize,
             act: w[3],
             file_len: w[4] as usize,
-            shards: (w[5] as usize).min(MAX_CHUNKS),
+            shards: (w[5] as usize).min(MAX_JOB_CHUNKS / MAX_PARTS / CHUNKS_PER_SHARE),
         }
     }
 }
