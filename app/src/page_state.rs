@@ -116,10 +116,15 @@ pub fn split_choice() -> bool {
 
 /// Whether a pool of several workers splits the model by rows between them (about one
 /// copy in all; the lead runs every job) rather than giving each a whole copy (jobs side
-/// by side): `?pool=copies` asks for copies, `?pool=shares` (the default) for shares,
-/// which also need the page cross-origin isolated (`worker::split::create`).
-pub fn shares_choice() -> bool {
-    query_param("pool").is_none_or(|v| v != "copies")
+/// by side): `?pool=shares` asks for shares (which also need the page cross-origin
+/// isolated, `worker::split::create`), `?pool=copies` for copies; `None` leaves it to the
+/// pool's plan (shares where whole copies would not fit every core's worker).
+pub fn pool_choice() -> Option<bool> {
+    match query_param("pool")?.as_str() {
+        "shares" => Some(true),
+        "copies" => Some(false),
+        _ => None,
+    }
 }
 
 /// The pool size asked for by `?workers=N` (a positive number), if any.

@@ -45,10 +45,22 @@ pub const MAX_REQUESTED_POOL: usize = 8;
 /// How many sampling workers the page starts, and why that many.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolPlan {
-    /// Workers to start (at least one).
+    /// Workers to start (at least one), each with a whole copy of the model.
     pub workers: usize,
     /// What decided the number, for the page's worker line (e.g. "4 cores").
     pub why: String,
+    /// Where memory keeps whole copies from every core: how many workers could instead
+    /// split the model by rows between them (`crate::shard`, about one copy and a half
+    /// in all), and why; `None` where copies fit (they run compare mode's samplers side
+    /// by side and, measured on two cores, decode one sequence faster).
+    pub shares: Option<(usize, String)>,
+}
+
+/// What workers splitting a model of `file_bytes` by rows hold together, about: every
+/// matrix once and a quarter (each share's margin), the lead's token embeddings, KV caches
+/// and scratch (measured: 176 MB for SmolLM2's 98 MB on two workers).
+fn shares_bytes(file_bytes: u64) -> f64 {
+    file_bytes as f64 * 1.8
 }
 
 /// The pool for a model file of `file_bytes` on a device with `cores` logical cores
@@ -85,15 +97,30 @@ pub fn worker_pool_plan(
     let per_worker = (file_bytes as f64 * 1.25).max(1.0);
     let fits = (budget / per_worker).floor().max(1.0) as usize;
     if fits < wanted {
+        let shares = (wanted >= 2 && shares_bytes(file_bytes) <= budget).then(|| {
+            let room = match device {
+                Some(gib) => format!("half of the {gib} GB this device reports"),
+                None => "2 GB".into(),
+            };
+            (
+                wanted,
+                format!("{why}; one copy of the model split between them fits in {room}"),
+            )
+        });
         why = match device {
             Some(gib) => format!("{why}; {fits} fit in half of the {gib} GB this device reports"),
             None => format!("{why}; {fits} copies of the model fit in 2 GB"),
         };
-        return PoolPlan { workers: fits, why };
+        return PoolPlan {
+            workers: fits,
+            why,
+            shares,
+        };
     }
     PoolPlan {
         workers: wanted,
         why,
+        shares: None,
     }
 }
 
@@ -129,6 +156,22 @@ mod tests {
         assert!(mid.why.contains("2 GB"), "{}", mid.why);
         // A nonsense memory report counts as none.
         assert_eq!(plan(Some(4), Some(f64::NAN), None).workers, 4);
+        // Copies that fit need no shares; where they do not, the same cores can share one
+        // copy split by rows, if that fits.
+        assert_eq!(plan(Some(4), Some(8.0), None).shares, None);
+        assert_eq!(mid.shares.as_ref().map(|s| s.0), Some(8), "{mid:?}");
+        assert!(
+            mid.shares
+                .as_ref()
+                .unwrap()
+                .1
+                .contains("split between them")
+        );
+        assert_eq!(big.shares.as_ref().map(|s| s.0), Some(4), "{big:?}");
+        // 1 GB on 2 GiB (1.07 GB for the workers): one copy is started anyway (it is
+        // 1.25 GB); shares (1.8 GB) would not fit either.
+        let tight = worker_pool_plan(1_000_000_000, Some(4), Some(2.0), None);
+        assert_eq!((tight.workers, tight.shares), (1, None));
     }
 
     #[test]

@@ -121,8 +121,8 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                      copy of the model: each holds {} of every matrix's rows (loaded in \
                      {:.1} s). The first runs the jobs, one after another ({}), and every \
                      worker computes its rows of each matrix product; ?pool=copies gives \
-                     each worker a whole copy instead, to run compare mode's samplers side by \
-                     side.",
+                     each worker a whole copy instead, which runs compare mode's samplers \
+                     side by side and decodes faster, where memory allows.",
                     pool.shares,
                     pool.why,
                     share_name(pool.shares),
@@ -140,7 +140,8 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                 format!(
                     "Real-model runs sample in a pool of {ready} of {} Web Workers ({}), each \
                      with its own copy of the model (the first loaded in {:.1} s): {busy} busy, \
-                     {} idle. Compare mode's samplers and the exact P^L run side by side; {}.",
+                     {} idle. Compare mode's samplers and the exact P^L run side by side; {} \
+                     (?pool=shares splits one copy between them instead).",
                     pool.planned,
                     pool.why,
                     ms / 1000.0,

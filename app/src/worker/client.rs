@@ -432,13 +432,33 @@ pub async fn start(file: ModelFile, plan: lm::page_memory::PoolPlan) {
 
 /// [`start`]'s loading of the workers, one after another.
 async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start: u64) {
-    PLAN.with(|p| *p.borrow_mut() = (plan.workers, plan.why));
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
-    let shares = share_plans(plan.workers);
+    // Shares where asked (`?pool=shares`), or where the plan says whole copies would not
+    // fit every core's worker; copies where asked, where shares cannot be (no split buffer,
+    // a model of other types), and otherwise.
+    let want_shares = match (crate::page_state::pool_choice(), &plan.shares) {
+        (Some(choice), _) => choice,
+        (None, shares) => shares.is_some(),
+    };
+    let (share_workers, share_why) = plan
+        .shares
+        .clone()
+        .unwrap_or_else(|| (plan.workers, plan.why.clone()));
+    let shares = if want_shares {
+        share_plans(share_workers)
+    } else {
+        Vec::new()
+    };
+    let (workers, why) = if shares.is_empty() {
+        (plan.workers, plan.why)
+    } else {
+        (share_workers, share_why)
+    };
+    PLAN.with(|p| *p.borrow_mut() = (workers, why));
     SHARES.with(|s| *s.borrow_mut() = shares.clone());
     set_state(WorkerState::Loading);
     let t0 = crate::clock::now_ms();
-    for i in 0..plan.workers {
+    for i in 0..workers {
         let load = load_for(i);
         let result = start_one(file, load).await;
         if STARTS.with(|n| n.get()) != this_start {
@@ -451,7 +471,7 @@ async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start
                 link_peers(&w);
                 share_split(&w);
                 // Shares: ready when every share is (the lead cannot run without them).
-                let whole = shares.is_empty() || i + 1 == plan.workers;
+                let whole = shares.is_empty() || i + 1 == workers;
                 if whole && !matches!(state(), WorkerState::Ready { .. }) {
                     set_state(WorkerState::Ready {
                         ms: crate::clock::now_ms() - t0,
@@ -481,13 +501,12 @@ async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start
     }
 }
 
-/// Where a pool of `workers` splits the model by rows (`?pool=shares`, the default, with
-/// at least two workers, a split buffer, and matrices the workers can split): each
-/// share's byte ranges of the file, planned from the page's header; empty otherwise (each
-/// worker gets the whole file), the console saying why where the model is the reason.
+/// Where a pool of `workers` can split the model by rows (at least two workers, a split
+/// buffer, and matrices the workers can split): each share's byte ranges of the file,
+/// planned from the page's header; empty otherwise (each worker gets the whole file), the
+/// console saying why where the model is the reason.
 fn share_plans(workers: usize) -> Vec<Vec<(u64, u64)>> {
-    let wanted =
-        workers >= 2 && crate::page_state::shares_choice() && SPLIT.with(|s| s.borrow().is_some());
+    let wanted = workers >= 2 && SPLIT.with(|s| s.borrow().is_some());
     let Some(engine) = crate::page_state::engine().filter(|_| wanted) else {
         return Vec::new();
     };

@@ -89,6 +89,11 @@ pub const LOST_MS: f64 = 3_000.0;
 pub const SHARE_LOST_MS: f64 = 10_000.0;
 /// Reads of a word a worker makes before it sleeps on it (tens of microseconds).
 const SPIN: u32 = 2_000;
+/// With fixed shares, how long a worker watches a word before it sleeps on it: a share's
+/// rows have no other taker, so each wake-up from `Atomics.wait` (a good part of a
+/// product's time) would be waited for, where claimed chunks let the awake worker take
+/// the sleeper's. A token's products come a fraction of a millisecond apart.
+const SHARE_SPIN_MS: f64 = 0.5;
 /// Between two invitations, at least.
 const INVITE_EVERY_MS: f64 = 20.0;
 
@@ -166,6 +171,19 @@ impl Shared {
     }
     fn wake(&self, i: u32) {
         let _ = Atomics::notify(&self.ctl, i);
+    }
+    /// Watches word `i` while it holds `v`, at most `ms` (without sleeping): whether it
+    /// changed.
+    fn spin(&self, i: u32, v: i32, ms: f64) -> bool {
+        let until = crate::clock::now_ms() + ms;
+        loop {
+            if (0..256).any(|_| self.load(i) != v) {
+                return true;
+            }
+            if crate::clock::now_ms() > until {
+                return false;
+            }
+        }
     }
     /// Waits while word `i` holds `v`, at most `ms`.
     fn wait(&self, i: u32, v: i32, ms: f64) {
@@ -422,7 +440,12 @@ impl RowHelpers for SabHelpers {
                     got(c, &part);
                     break;
                 }
-                if (0..SPIN).any(|_| s.load(DONE + c as u32) != done) {
+                let changed = if self.shares > 0 {
+                    s.spin(DONE + c as u32, done, SHARE_SPIN_MS)
+                } else {
+                    (0..SPIN).any(|_| s.load(DONE + c as u32) != done)
+                };
+                if changed {
                     continue;
                 }
                 let left = deadline - crate::clock::now_ms();
@@ -589,12 +612,9 @@ fn serve_a_while(s: &Shared, share: &ShardFile) {
         compute(seen); // offered while this worker read its messages
     }
     loop {
-        for _ in 0..SPIN {
-            if s.load(EPOCH) != seen {
-                break;
-            }
+        if !s.spin(EPOCH, seen, SHARE_SPIN_MS) {
+            s.wait(EPOCH, seen, IDLE_MS);
         }
-        s.wait(EPOCH, seen, IDLE_MS);
         let epoch = s.load(EPOCH);
         if epoch == seen {
             return;
