@@ -93,6 +93,17 @@ async function refreshed(page, n) {
     now + n, { timeout: 30_000, polling: 50 });
 }
 
+/** Starts a run of five samples of up to 60 tokens and waits until it has drawn some. */
+async function startLongRun(page) {
+  await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
+  const before = Number(await page.getAttribute('#pg-status', 'data-run'));
+  await page.click('#pg-run');
+  await unlessCrash(page, page.waitForFunction(
+    (n) => Number(document.querySelector('#pg-status').dataset.run) > n
+      && Number(document.querySelector('#pg-status').dataset.items) > 3,
+    before, { timeout: RUN_MS, polling: 100 }));
+}
+
 /** Runs the form's setup while counting animation frames in the page. */
 async function measured(page) {
   await startFrameCount(page);
@@ -250,13 +261,7 @@ describe('the playground samples the real model in a Web Worker', () => {
       // The worker crashes mid-run (a panic aborts its module, as a bug or running out of
       // memory would): the run ends with a message saying so, a new worker takes its
       // place, and the next run works on it.
-      await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
-      const before = Number(await page.getAttribute('#pg-status', 'data-run'));
-      await page.click('#pg-run');
-      await unlessCrash(page, page.waitForFunction(
-        (n) => Number(document.querySelector('#pg-status').dataset.run) > n
-          && Number(document.querySelector('#pg-status').dataset.items) > 3,
-        before, { timeout: RUN_MS, polling: 100 }));
+      await startLongRun(page);
       const errorsBefore = page.straitErrors.length;
       const workers = await page.getAttribute('#pg-worker', 'data-workers');
       assert.ok(await page.evaluate(() => window.__straitCrashWorker()), 'a busy worker to crash');
@@ -416,14 +421,8 @@ describe('the playground samples the real model in a Web Worker', () => {
     await shared.step(async (page) => {
       await openPool(page, 2, '&pool=shares');
       assert.equal(await page.getAttribute('#pg-worker', 'data-shares'), '2');
-      assert.match((await worker(page)).text, /share one copy of the model: each holds a half of every matrix's rows/);
-      await setForm(page, { grammar: '[a-z ]{1,60}', maxTokens: 60, n: 5 });
-      const before = Number(await page.getAttribute('#pg-status', 'data-run'));
-      await page.click('#pg-run');
-      await unlessCrash(page, page.waitForFunction(
-        (n) => Number(document.querySelector('#pg-status').dataset.run) > n
-          && Number(document.querySelector('#pg-status').dataset.items) > 3,
-        before, { timeout: RUN_MS, polling: 100 }));
+      assert.match((await worker(page)).text, /share one copy of the model: each holds a half of every matrix's rows and a margin of its neighbours'/);
+      await startLongRun(page);
       const errorsBefore = page.straitErrors.length;
       const t0 = Date.now();
       assert.ok(await page.evaluate(() => window.__straitCrashWorker(1)), 'share 1\'s holder to crash');

@@ -338,17 +338,7 @@ mod tests {
         let bytes = crate::test_gguf::tiny_llama();
         let g = Gguf::parse(&bytes).unwrap();
         for of in 2..=3 {
-            let files: Vec<ShardFile> = (0..of)
-                .map(|index| {
-                    let shard = Shard { index, of };
-                    let plan = ShardFile::plan(&g, shard).unwrap();
-                    let mut f = ShardFile::new(shard, bytes.len(), &plan);
-                    for (i, r) in plan.iter().enumerate() {
-                        f.piece_mut(i).copy_from_slice(&bytes[r.clone()]);
-                    }
-                    f
-                })
-                .collect();
+            let files = shares(&bytes, of);
             for t in &g.tensors {
                 let matrix = t.dims.len() == 2;
                 let held: Vec<bool> = files.iter().map(|f| f.get(t.range()).is_some()).collect();

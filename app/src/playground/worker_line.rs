@@ -62,8 +62,8 @@ pub fn WorkerLine() -> impl IntoView {
                 let mut title = match m {
                     Member::Loading => format!("worker {}: loading the model", i + 1),
                     Member::Idle if pool.shares > 0 && i > 0 => format!(
-                        "worker {}: holds {} of every matrix's rows and computes them for \
-                         worker 1's runs",
+                        "worker {}: holds {} of every matrix's rows (and a margin of its \
+                         neighbours') and computes them for worker 1's runs",
                         i + 1,
                         share_name(pool.shares)
                     ),
@@ -118,8 +118,8 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
             let mut s = if pool.shares > 0 {
                 format!(
                     "Real-model runs sample in a pool of {} Web Workers ({}) that share one \
-                     copy of the model: each holds {} of every matrix's rows (loaded in \
-                     {:.1} s). The first runs the jobs, one after another ({}), and every \
+                     copy of the model: each holds {} of every matrix's rows and a margin of \
+                     its neighbours' (loaded in {:.1} s). The first runs the jobs, one after another ({}), and every \
                      worker computes its rows of each matrix product; ?pool=copies gives \
                      each worker a whole copy instead, which runs compare mode's samplers \
                      side by side and decodes faster, where memory allows.",
