@@ -521,6 +521,13 @@ fn try_split(
         }
         return must;
     }
+    if per >= n {
+        // One group: the products as they are (no per-product allocation).
+        return match offer_group(&*h, model, &job, x, set) {
+            Ok(()) => true,
+            Err(why) => settle(set, must, why),
+        };
+    }
     let mut v0 = 0;
     while v0 < n {
         let v1 = (v0 + per).min(n);
@@ -536,18 +543,37 @@ fn try_split(
             })
             .collect();
         let xg = &x[v0 * cols..v1 * cols];
-        if !h.offer(&group, xg) {
-            if must {
-                fail(set, || "the other workers could not be reached".into());
-                return true;
-            }
-            return false; // computed alone, every group again
-        }
-        if let Err(e) = run_offered(&*h, model, &group, xg, &mut sub) {
-            fail(set, || e);
-            return true;
+        if let Err(why) = offer_group(&*h, model, &group, xg, &mut sub) {
+            return settle(set, must, why);
         }
         v0 = v1;
+    }
+    true
+}
+
+/// Offers `job` over `x` and runs it into `set`: `Err(None)` where the helpers refused
+/// it (nothing computed), `Err(Some(why))` where a chunk could not be computed.
+fn offer_group(
+    h: &dyn RowHelpers,
+    model: &dyn FileRows,
+    job: &SplitJob,
+    x: &[f32],
+    set: &mut [Product<'_, '_>],
+) -> Result<(), Option<String>> {
+    if !h.offer(job, x) {
+        return Err(None);
+    }
+    run_offered(h, model, job, x, set).map_err(Some)
+}
+
+/// What [`try_split`] answers after a group was refused (`why` `None`) or failed: a
+/// refused product that need not be shared is computed alone (every group again); one
+/// that must be, or a failed one, is filled with NaN and the reason kept.
+fn settle(set: &mut [Product<'_, '_>], must: bool, why: Option<String>) -> bool {
+    match why {
+        Some(e) => fail(set, || e),
+        None if must => fail(set, || "the other workers could not be reached".into()),
+        None => return false,
     }
     true
 }
