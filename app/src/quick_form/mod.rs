@@ -125,17 +125,19 @@ pub fn QuickForm(phase: RwSignal<Phase>, backend_info: RwSignal<(String, bool)>)
         });
         phase.set(Phase::Running);
         spawn_local(async move {
-            let mut out = PageOutput { tokens, stats };
+            let mut out = PageOutput::new(tokens, stats);
             let stop_check: StopCheck = Rc::new(|| STOP.load(Ordering::Relaxed));
             // On the CPU path the sampling workers run it (once they have loaded).
             crate::worker::client::settled(&*stop_check).await;
             let r = match crate::worker::client::ready() {
-                Some(w) => w.generate(&req, Box::new(out), stop_check).await,
+                Some(w) => w.generate(&req, Box::new(out.clone()), stop_check).await,
                 None => match crate::page_state::engine_with_weights().await {
                     Ok(engine) => engine.generate(&req, &mut out, stop_check).await,
                     Err(e) => Err(Ended::Failed(e)),
                 },
             };
+            // The tokens not yet shown, before the run's end is.
+            out.flush();
             match r {
                 Ok(f) => {
                     let stopped = STOP.load(Ordering::Relaxed);

@@ -4,6 +4,8 @@
 use crate::clock::now_ms;
 use crate::engine::{Output, TokenOut};
 use leptos::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Timing of the current run, in milliseconds of `performance.now()`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -39,30 +41,110 @@ impl Stats {
     }
 }
 
-/// What the sampler's tokens do to the page.
+/// The least time between two paints of the streamed tokens, in milliseconds. Tokens that
+/// come faster are shown together: at 30 tokens a second each would otherwise cost the page
+/// a layout and a paint (measured at about 13 ms of CPU each in headless Chromium on two
+/// cores, time the sampling workers lose; `docs/bench/page.md`).
+pub(super) const PAINT_MS: f64 = 100.0;
+
+/// What the sampler's tokens do to the page: the first token at once, the next at most
+/// every [`PAINT_MS`] (the timing counts each token when it came).
+#[derive(Clone)]
 pub(super) struct PageOutput {
     pub(super) tokens: RwSignal<Vec<(usize, TokenOut)>>,
     pub(super) stats: RwSignal<Stats>,
+    pending: Rc<RefCell<Pending>>,
+}
+
+/// Tokens come but not yet shown.
+#[derive(Default)]
+struct Pending {
+    tokens: Vec<TokenOut>,
+    /// When the first of them came (the run's first token if none were shown before).
+    first: Option<f64>,
+    /// When the last of them came.
+    last: f64,
+    /// When tokens were last shown.
+    shown_at: Option<f64>,
+    /// Whether a paint is scheduled.
+    scheduled: bool,
+}
+
+impl PageOutput {
+    /// An output into `tokens` and `stats`, nothing pending.
+    pub(super) fn new(tokens: RwSignal<Vec<(usize, TokenOut)>>, stats: RwSignal<Stats>) -> Self {
+        PageOutput {
+            tokens,
+            stats,
+            pending: Rc::default(),
+        }
+    }
+
+    /// Shows every token that came (the run's end calls it, and anything that must come
+    /// after them).
+    pub(super) fn flush(&self) {
+        let (tokens, first, last) = {
+            let mut p = self.pending.borrow_mut();
+            p.scheduled = false;
+            if p.tokens.is_empty() {
+                return;
+            }
+            p.shown_at = Some(now_ms());
+            (std::mem::take(&mut p.tokens), p.first.take(), p.last)
+        };
+        let n = tokens.len();
+        self.stats.update(|s| {
+            if let Some(f) = first {
+                s.first.get_or_insert(f);
+            }
+            s.last = last;
+            s.tokens += n;
+        });
+        self.tokens.update(|v| {
+            for t in tokens {
+                let i = v.len();
+                v.push((i, t));
+            }
+        });
+    }
 }
 
 impl Output for PageOutput {
     fn token(&mut self, t: TokenOut) {
         let now = now_ms();
-        self.stats.update(|s| {
-            s.first.get_or_insert(now);
-            s.last = now;
-            s.tokens += 1;
-        });
-        self.tokens.update(|v| {
-            let i = v.len();
-            v.push((i, t));
-        });
+        let wait = {
+            let mut p = self.pending.borrow_mut();
+            p.first.get_or_insert(now);
+            p.last = now;
+            p.tokens.push(t);
+            match p.shown_at {
+                Some(at) if now - at < PAINT_MS => {
+                    let schedule = !p.scheduled;
+                    p.scheduled = true;
+                    schedule.then_some(at + PAINT_MS - now)
+                }
+                _ => None,
+            }
+        };
+        match wait {
+            Some(ms) => {
+                let out = self.clone();
+                set_timeout(
+                    move || out.flush(),
+                    std::time::Duration::from_micros((ms * 1000.0) as u64),
+                );
+            }
+            None if !self.pending.borrow().scheduled => self.flush(),
+            None => {}
+        }
     }
     fn rejected(&mut self) {
+        self.flush();
         self.stats.update(|s| s.rejected += 1);
         self.tokens.set(Vec::new());
     }
     fn unlikely(&mut self, mass_bound: f64) {
+        self.flush();
         self.stats.update(|s| {
             s.unlikely = Some(Unlikely {
                 attempts: s.rejected,
