@@ -12,11 +12,13 @@
 //!   say to each other.
 //! - [`split`]: a worker's products (one sequence's, or a batch's of up to 8) shared by
 //!   rows with the idle workers through a `SharedArrayBuffer` (where the page is
-//!   cross-origin isolated).
+//!   cross-origin isolated); [`atomics`]: the `Atomics` calls on its control words, declared
+//!   so that the workers' watching allocates nothing.
 //! - [`client`]: the page's side: starts the worker, hands it the model, sends runs and
 //!   Stop, applies the batches to the page's own [`playground::runner::Run`], and measures
 //!   the message overhead.
 
+mod atomics;
 pub mod client;
 pub mod host;
 pub mod peer_protocol;

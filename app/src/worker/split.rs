@@ -27,6 +27,7 @@
 //!
 //! Memory: the buffer holds one product's activations and results (about 2 MB).
 
+use super::atomics;
 use crate::engine::Engine;
 use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
 use lm::forward::split::{JOB_WORDS, MAX_CHUNKS, MAX_JOB_CHUNKS, RowHelpers, SplitJob};
@@ -158,19 +159,19 @@ impl Shared {
         })
     }
     fn load(&self, i: u32) -> i32 {
-        Atomics::load(&self.ctl, i).unwrap_or(0)
+        atomics::load(&self.ctl, i)
     }
     fn store(&self, i: u32, v: i32) {
-        let _ = Atomics::store(&self.ctl, i, v);
+        atomics::store(&self.ctl, i, v);
     }
     fn add(&self, i: u32, v: i32) -> i32 {
-        Atomics::add(&self.ctl, i, v).unwrap_or(0)
+        atomics::add(&self.ctl, i, v)
     }
     fn cas(&self, i: u32, expected: i32, to: i32) -> bool {
-        Atomics::compare_exchange(&self.ctl, i, expected, to).is_ok_and(|old| old == expected)
+        atomics::compare_exchange(&self.ctl, i, expected, to) == expected
     }
     fn wake(&self, i: u32) {
-        let _ = Atomics::notify(&self.ctl, i);
+        atomics::notify(&self.ctl, i);
     }
     /// Watches word `i` while it holds `v`, at most `ms` (without sleeping): whether it
     /// changed.
