@@ -16,9 +16,9 @@
 // the same samples (the time to the first token of both is printed). One sequence's
 // matrix products are shared with the idle worker where the page is cross-origin isolated
 // (`?split=off` says not to), with the same samples. Where it is, a pool of two can split
-// the model by rows instead of giving each worker a whole copy (`?pool=shares`, chosen by
-// the page where copies would not fit every core's worker): the workers hold about one
-// copy and a half between them, the lead runs every job, the same samples come out, and a
+// the model by rows instead of giving each worker a whole copy (the page's default wherever
+// it can, `?pool=copies` for whole copies): the workers hold about one copy and a quarter
+// between them, the lead runs every job, the same samples come out, and a
 // share's holder that crashes mid-run ends the run with a message and is replaced.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,14 +132,14 @@ async function measured(page) {
 /** Runs a seeded date-regex run set up by `choose` with one worker, then with two whose
  * matrix products cannot be shared (`?split=off`): the idle worker computes some of the
  * run's sequences (a batched model call split between them); then with two sharing
- * products, each with a whole copy (the default here) and each with a share of the rows
- * (`?pool=shares`): the batch stays with one worker and the other computes rows of its
+ * products, each with a whole copy (`?pool=copies`) and each with a share of the rows
+ * (the default here): the batch stays with one worker and the other computes rows of its
  * products. The same samples all four ways. Prints the four times under `name`. */
 async function sharedWithIdleWorker(name, { n }, choose) {
   await shared.step(async (page) => {
     const results = {};
     for (const [label, workers, extra] of [['1 worker', 1, ''], ['2 workers, by sequence', 2, '&split=off'],
-      ['2 workers, by rows', 2, ''], ['2 shares of the model, by rows', 2, '&pool=shares']]) {
+      ['2 workers, by rows', 2, '&pool=copies'], ['2 shares of the model, by rows', 2, '']]) {
       await openPool(page, workers, extra);
       await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n, seed: '1' });
       await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
@@ -287,7 +287,7 @@ describe('the playground samples the real model in a Web Worker', () => {
     await shared.step(async (page) => {
       const results = {};
       for (const [workers, pool] of [[1, 'copies'], [2, 'copies'], [2, 'shares']]) {
-        await openPool(page, workers, `&pool=${pool}`);
+        await openPool(page, workers, pool === 'shares' ? '' : `&pool=${pool}`); // shares: the default
         assert.equal(await page.locator('#pg-worker .pool-worker').count(), workers);
         // The workers each hold the model (98.4 MB); the page's thread only its header and
         // tokenizer, read from the file's first megabytes.
@@ -359,7 +359,7 @@ describe('the playground samples the real model in a Web Worker', () => {
     await shared.step(async (page) => {
       const results = {};
       for (const [workers, pool] of [[1, 'copies'], [2, 'copies'], [2, 'shares']]) {
-        await openPool(page, workers, `&pool=${pool}`);
+        await openPool(page, workers, pool === 'shares' ? '' : `&pool=${pool}`); // shares: the default
         await setForm(page, { grammar: '[0-9]{4}-[0-9]{2}-[0-9]{2}', maxTokens: 16, n: 1, seed: '1' });
         await page.fill('#pg-prompt', 'Reply with today\'s date in the format YYYY-MM-DD and nothing else.');
         await page.selectOption('#pg-method', 'smc-gcd');

@@ -45,14 +45,15 @@ pub const MAX_REQUESTED_POOL: usize = 8;
 /// How many sampling workers the page starts, and why that many.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolPlan {
-    /// Workers to start (at least one), each with a whole copy of the model.
+    /// Workers to start (at least one) where each holds a whole copy of the model.
     pub workers: usize,
     /// What decided the number, for the page's worker line (e.g. "4 cores").
     pub why: String,
-    /// Where memory keeps whole copies from every core: how many workers could instead
-    /// split the model by rows between them (`crate::shard`, about one copy and a half
-    /// in all), and why; `None` where copies fit (they run compare mode's samplers side
-    /// by side and, measured on two cores, decode one sequence faster).
+    /// How many workers split one copy of the model by rows between them
+    /// (`crate::shard`, about one copy and a quarter in all), and why: the page's default
+    /// wherever two or more workers would run and that fits (the page falls back to
+    /// `workers` whole copies where the model's types cannot be split, or with
+    /// `?pool=copies`). `None` where one worker would run, or where even that would not fit.
     pub shares: Option<(usize, String)>,
 }
 
@@ -68,8 +69,10 @@ fn shares_bytes(file_bytes: u64) -> f64 {
 /// where reported): one worker per core up to [`MAX_POOL`], each holding its own copy of
 /// the model, so the copies stay within half the reported memory and within 2 GB where
 /// none is reported (the page's thread holds none while its workers run the model: it
-/// reads the file's header alone). `requested` (`?workers=N`) overrides the core count
-/// (1 to [`MAX_REQUESTED_POOL`]) but not the memory cap.
+/// reads the file's header alone), and, where two or more would run, the same workers
+/// splitting one copy between them ([`PoolPlan::shares`], what the page starts where it
+/// can). `requested` (`?workers=N`) overrides the core count (1 to
+/// [`MAX_REQUESTED_POOL`]) but not the memory cap.
 pub fn worker_pool_plan(
     file_bytes: u64,
     cores: Option<usize>,
@@ -96,17 +99,21 @@ pub fn worker_pool_plan(
     // Each worker: the file's bytes plus about a quarter more for KV caches and scratch.
     let per_worker = (file_bytes as f64 * 1.25).max(1.0);
     let fits = (budget / per_worker).floor().max(1.0) as usize;
+    let room = || match device {
+        Some(gib) => format!("half of the {gib} GB this device reports"),
+        None => "2 GB".into(),
+    };
+    let shares = (wanted >= 2 && shares_bytes(file_bytes) <= budget).then(|| {
+        let why = match fits < wanted {
+            true => format!(
+                "{why}; one copy of the model split between them fits in {}",
+                room()
+            ),
+            false => why.clone(),
+        };
+        (wanted, why)
+    });
     if fits < wanted {
-        let shares = (wanted >= 2 && shares_bytes(file_bytes) <= budget).then(|| {
-            let room = match device {
-                Some(gib) => format!("half of the {gib} GB this device reports"),
-                None => "2 GB".into(),
-            };
-            (
-                wanted,
-                format!("{why}; one copy of the model split between them fits in {room}"),
-            )
-        });
         why = match device {
             Some(gib) => format!("{why}; {fits} fit in half of the {gib} GB this device reports"),
             None => format!("{why}; {fits} copies of the model fit in 2 GB"),
@@ -120,7 +127,7 @@ pub fn worker_pool_plan(
     PoolPlan {
         workers: wanted,
         why,
-        shares: None,
+        shares,
     }
 }
 
@@ -156,9 +163,13 @@ mod tests {
         assert!(mid.why.contains("2 GB"), "{}", mid.why);
         // A nonsense memory report counts as none.
         assert_eq!(plan(Some(4), Some(f64::NAN), None).workers, 4);
-        // Copies that fit need no shares; where they do not, the same cores can share one
-        // copy split by rows, if that fits.
-        assert_eq!(plan(Some(4), Some(8.0), None).shares, None);
+        // Every core's worker sharing one copy split by rows, where two or more would run;
+        // where whole copies would not fit, the same cores can still share one, if that fits.
+        let four = plan(Some(4), Some(8.0), None);
+        assert_eq!(four.shares.as_ref().map(|s| s.0), Some(4), "{four:?}");
+        assert_eq!(four.shares.unwrap().1, "4 cores");
+        assert_eq!(plan(Some(1), Some(8.0), None).shares, None);
+        assert_eq!(plan(Some(2), Some(8.0), Some(1)).shares, None);
         assert_eq!(mid.shares.as_ref().map(|s| s.0), Some(8), "{mid:?}");
         assert!(
             mid.shares

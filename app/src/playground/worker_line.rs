@@ -121,8 +121,8 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                      copy of the model: each holds {} of every matrix's rows and a margin of \
                      its neighbours' (loaded in {:.1} s). The first runs the jobs, one after another ({}), and every \
                      worker computes its rows of each matrix product; ?pool=copies gives \
-                     each worker a whole copy instead, which runs compare mode's samplers \
-                     side by side and decodes faster, where memory allows.",
+                     each worker a whole copy instead (the memory of one copy for each), which \
+                     runs compare mode's samplers side by side.",
                     pool.shares,
                     pool.why,
                     share_name(pool.shares),

@@ -433,9 +433,9 @@ pub async fn start(file: ModelFile, plan: lm::page_memory::PoolPlan) {
 /// [`start`]'s loading of the workers, one after another.
 async fn load_pool(file: &ModelFile, plan: lm::page_memory::PoolPlan, this_start: u64) {
     SPLIT.with(|s| *s.borrow_mut() = super::split::create());
-    // Shares where asked (`?pool=shares`), or where the plan says whole copies would not
-    // fit every core's worker; copies where asked, where shares cannot be (no split buffer,
-    // a model of other types), and otherwise.
+    // Shares where the plan has them (two or more workers, and one copy split between them
+    // fits) or where asked (`?pool=shares`); copies where asked (`?pool=copies`), where
+    // shares cannot be (no split buffer, a model of other types), and with one worker.
     let want_shares = match (crate::page_state::pool_choice(), &plan.shares) {
         (Some(choice), _) => choice,
         (None, shares) => shares.is_some(),
@@ -853,11 +853,18 @@ impl SamplingWorker {
                     progress(lm_calls);
                 }
             }
-            FromWorker::Token { id, token, sent_at } => {
+            FromWorker::Tokens {
+                id,
+                tokens,
+                sent_at,
+            } => {
+                let n = tokens.len() as u64;
                 if let Some(p) = self.generates.borrow_mut().get_mut(&id) {
-                    p.out.token(token);
+                    for token in tokens {
+                        p.out.token(token);
+                    }
                 }
-                self.count(1, received - sent_at, t0);
+                self.count(n, received - sent_at, t0);
             }
             FromWorker::Rejected { id } => {
                 if let Some(p) = self.generates.borrow_mut().get_mut(&id) {
