@@ -47,8 +47,9 @@ impl Stats {
 /// cores, time the sampling workers lose; `docs/bench/page.md`).
 pub(super) const PAINT_MS: f64 = 100.0;
 
-/// What the sampler's tokens do to the page: the first token at once, the next at most
-/// every [`PAINT_MS`] (the timing counts each token when it came).
+/// What the sampler's tokens do to the page: shown in the browser's next task (with any that
+/// came in the same message), then at most every [`PAINT_MS`] (the timing counts each
+/// token when it came).
 #[derive(Clone)]
 pub(super) struct PageOutput {
     pub(super) tokens: RwSignal<Vec<(usize, TokenOut)>>,
@@ -117,26 +118,19 @@ impl Output for PageOutput {
             p.first.get_or_insert(now);
             p.last = now;
             p.tokens.push(t);
-            match p.shown_at {
-                Some(at) if now - at < PAINT_MS => {
-                    let schedule = !p.scheduled;
-                    p.scheduled = true;
-                    schedule.then_some(at + PAINT_MS - now)
-                }
-                _ => None,
+            if p.scheduled {
+                return;
             }
+            p.scheduled = true;
+            // At once (after the tokens that came with this one) if none were shown for
+            // PAINT_MS, else when that has passed.
+            p.shown_at.map_or(0.0, |at| (at + PAINT_MS - now).max(0.0))
         };
-        match wait {
-            Some(ms) => {
-                let out = self.clone();
-                set_timeout(
-                    move || out.flush(),
-                    std::time::Duration::from_micros((ms * 1000.0) as u64),
-                );
-            }
-            None if !self.pending.borrow().scheduled => self.flush(),
-            None => {}
-        }
+        let out = self.clone();
+        set_timeout(
+            move || out.flush(),
+            std::time::Duration::from_micros((wait * 1000.0) as u64),
+        );
     }
     fn rejected(&mut self) {
         self.flush();

@@ -305,41 +305,71 @@ fn stop_flag(id: u64) -> StopCheck {
     Rc::new(move || cancelled.get())
 }
 
-/// Runs the quick form's request, posting each token as it is drawn.
+/// Runs the quick form's request, posting its tokens as they are drawn ([`PostTokens`]).
 async fn generate(id: u64, request: Request) {
     let stop = stop_flag(id);
     let engine = HOST.with(|h| h.borrow().engine.clone());
+    let mut out = PostTokens::new(id);
     let result = match engine {
-        Some(engine) => {
-            engine
-                .generate(&request, &mut PostTokens { id }, stop)
-                .await
-        }
+        Some(engine) => engine.generate(&request, &mut out, stop).await,
         None => Err(Ended::Failed(
             "the sampling worker has no model loaded".into(),
         )),
     };
+    out.flush();
     HOST.with(|h| h.borrow_mut().jobs.remove(&id));
     post(&FromWorker::Generated { id, result });
 }
 
-/// Posts each token of generation `id`.
+/// Posts the tokens of generation `id`: the first at once, the next together at most every
+/// [`super::protocol::TOKENS_EVERY_MS`] (a token waits at most until the next is drawn or
+/// the run ends), and all of them before anything else about the run.
 struct PostTokens {
     id: u64,
+    pending: Vec<TokenOut>,
+    posted_at: Option<f64>,
+}
+
+impl PostTokens {
+    fn new(id: u64) -> Self {
+        PostTokens {
+            id,
+            pending: Vec::new(),
+            posted_at: None,
+        }
+    }
+
+    /// Posts the tokens not yet posted.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        post(&FromWorker::Tokens {
+            id: self.id,
+            tokens: std::mem::take(&mut self.pending),
+            sent_at: shared_clock_ms(),
+        });
+        self.posted_at = Some(crate::clock::now_ms());
+    }
 }
 
 impl Output for PostTokens {
     fn token(&mut self, token: TokenOut) {
-        post(&FromWorker::Token {
-            id: self.id,
-            token,
-            sent_at: shared_clock_ms(),
-        });
+        self.pending.push(token);
+        let now = crate::clock::now_ms();
+        if self
+            .posted_at
+            .is_none_or(|at| now - at >= super::protocol::TOKENS_EVERY_MS)
+        {
+            self.flush();
+        }
     }
     fn rejected(&mut self) {
+        self.flush();
         post(&FromWorker::Rejected { id: self.id });
     }
     fn unlikely(&mut self, mass_bound: f64) {
+        self.flush();
         post(&FromWorker::Unlikely {
             id: self.id,
             mass_bound,

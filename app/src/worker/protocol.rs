@@ -128,12 +128,13 @@ pub enum FromWorker {
         /// The distribution.
         result: Result<ExactDistribution, String>,
     },
-    /// Generation `id` drew a token.
-    Token {
+    /// Generation `id` drew these tokens: its first at once, the next together at most
+    /// every [`TOKENS_EVERY_MS`].
+    Tokens {
         /// The job.
         id: u64,
-        /// The token as the page shows it.
-        token: TokenOut,
+        /// The tokens as the page shows them, in the order drawn.
+        tokens: Vec<TokenOut>,
         /// [`crate::clock::shared_clock_ms`] when it was posted.
         sent_at: f64,
     },
@@ -170,6 +171,11 @@ pub enum FromWorker {
         outcome: Outcome,
     },
 }
+
+/// The least time between two of a generation's [`FromWorker::Tokens`], in milliseconds:
+/// each message wakes the page's thread, which on a machine with as many cores as workers
+/// takes a core from them (the page paints no faster anyway: `quick_form`'s `PAINT_MS`).
+pub const TOKENS_EVERY_MS: f64 = 100.0;
 
 /// Converts a message to a JS value: u64s (seeds, counters) as BigInts, so seeds above
 /// 2^53 survive (serde-wasm-bindgen reads both numbers and BigInts back).
