@@ -63,6 +63,9 @@ describe('the page samples from SmolLM2', () => {
       assert.ok(fullMatch(DATE, r.text), `lcd output ${JSON.stringify(r.text)} is not a date`);
       assert.equal(r.valid, 'true');
       assert.equal(r.tokens.at(-1).eos, true, 'the run ends with EOS');
+      // Every token drawn is shown and counted by the time the run is done (the worker
+      // posts them together, the page paints them together).
+      assert.equal(Number(r.stats.match(/^(\d+) tokens/)?.[1]), r.tokens.length, r.stats);
       for (const t of r.tokens) {
         assert.ok(t.z !== null && t.z > 0 && t.z <= 1 + 1e-9, `Z = ${t.z}`);
         assert.ok(t.p > 0 && t.p <= 1 + 1e-9, `p = ${t.p}`);
