@@ -130,7 +130,7 @@ test('a file from disk: too large for the device is asked about first, an unsupp
     await page.setInputFiles('#model-file', MODEL_FILE);
     await page.waitForFunction(() => [...document.querySelectorAll('#status .note')].some((n) => n.textContent.includes('was not loaded')),
       null, { timeout: 30_000 });
-    assert.match(asked ?? '', /0\.1 GB; the page and its sampling worker hold about twice that/);
+    assert.match(asked ?? '', /0\.1 GB; the page's sampling workers hold about twice that between them/);
     assert.match(asked, /Load it anyway\?/);
     assert.equal(await page.locator('main').getAttribute('data-phase'), 'ready');
     assert.equal(await page.locator('#model-info').textContent(), before);

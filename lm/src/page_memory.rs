@@ -11,14 +11,15 @@ pub const PAGE_COMFORT_BYTES: u64 = 1_400_000_000;
 
 /// A warning for a file of `file_bytes` on a device reporting `device_memory_gib`
 /// (`navigator.deviceMemory`, Chromium only, rounded down and capped at 8), or `None`
-/// when it should fit: the page and its worker hold about twice the file.
+/// when it should fit: the page's workers hold about twice the file between them (1.8 times
+/// where two share one copy, [`worker_pool_plan`]).
 pub fn page_load_warning(file_bytes: u64, device_memory_gib: Option<f64>) -> Option<String> {
     let gb = |b: f64| format!("{:.1} GB", b / 1e9);
     let size = file_bytes as f64;
     if file_bytes > PAGE_COMFORT_BYTES {
         return Some(format!(
             "This file is {}. The page keeps the model in WebAssembly memory (4 GB at most, \
-             often less), and its sampling worker holds a second copy: loading will likely \
+             often less), and its sampling workers hold it again: loading will likely \
              fail or make the tab run out of memory. Files up to {} load reliably.",
             gb(size),
             gb(PAGE_COMFORT_BYTES as f64)
@@ -27,8 +28,9 @@ pub fn page_load_warning(file_bytes: u64, device_memory_gib: Option<f64>) -> Opt
     let device = device_memory_gib.filter(|m| m.is_finite() && *m > 0.0)? * 1024f64.powi(3);
     (2.0 * size > device / 2.0).then(|| {
         format!(
-            "This file is {}; the page and its sampling worker hold about twice that, more \
-             than half of the {} of memory this device reports. The tab may run out of memory.",
+            "This file is {}; the page's sampling workers hold about twice that between them \
+             (more with a whole copy each), more than half of the {} of memory this device \
+             reports. The tab may run out of memory.",
             gb(size),
             gb(device)
         )
