@@ -57,7 +57,7 @@ pub(super) struct PageOutput {
     pending: Rc<RefCell<Pending>>,
 }
 
-/// Tokens come but not yet shown.
+/// Tokens that came and are not shown yet.
 #[derive(Default)]
 struct Pending {
     tokens: Vec<TokenOut>,
