@@ -101,18 +101,15 @@ pub fn worker_pool_plan(
     // Each worker: the file's bytes plus about a quarter more for KV caches and scratch.
     let per_worker = (file_bytes as f64 * 1.25).max(1.0);
     let fits = (budget / per_worker).floor().max(1.0) as usize;
-    let room = || match device {
-        Some(gib) => format!("half of the {gib} GB this device reports"),
-        None => "2 GB".into(),
-    };
     let shares = (wanted >= 2 && shares_bytes(file_bytes) <= budget).then(|| {
-        let why = match fits < wanted {
-            true => format!(
-                "{why}; one copy of the model split between them fits in {}",
-                room()
-            ),
-            false => why.clone(),
+        if fits >= wanted {
+            return (wanted, why.clone());
+        }
+        let room = match device {
+            Some(gib) => format!("half of the {gib} GB this device reports"),
+            None => "2 GB".into(),
         };
+        let why = format!("{why}; one copy of the model split between them fits in {room}");
         (wanted, why)
     });
     if fits < wanted {
