@@ -11,8 +11,8 @@ pub const PAGE_COMFORT_BYTES: u64 = 1_400_000_000;
 
 /// A warning for a file of `file_bytes` on a device reporting `device_memory_gib`
 /// (`navigator.deviceMemory`, Chromium only, rounded down and capped at 8), or `None`
-/// when it should fit: the page's workers hold about twice the file between them (1.8 times
-/// where two share one copy, [`worker_pool_plan`]).
+/// when it should fit: the page's workers hold about twice the file between them (1.75
+/// times where two split it by rows, [`worker_pool_plan`]).
 pub fn page_load_warning(file_bytes: u64, device_memory_gib: Option<f64>) -> Option<String> {
     let gb = |b: f64| format!("{:.1} GB", b / 1e9);
     let size = file_bytes as f64;
@@ -51,19 +51,20 @@ pub struct PoolPlan {
     pub workers: usize,
     /// What decided the number, for the page's worker line (e.g. "4 cores").
     pub why: String,
-    /// How many workers split one copy of the model by rows between them
-    /// (`crate::shard`, about one copy and a quarter in all), and why: the page's default
+    /// How many workers split the model by rows between them (`crate::shard`: the lead
+    /// holds it whole, each other worker its share of every matrix), and why: the page's default
     /// wherever two or more workers would run and that fits (the page falls back to
     /// `workers` whole copies where the model's types cannot be split, or with
     /// `?pool=copies`). `None` where one worker would run, or where even that would not fit.
     pub shares: Option<(usize, String)>,
 }
 
-/// What workers splitting a model of `file_bytes` by rows hold together, about: every
-/// matrix once and a quarter (each share's margin), the lead's token embeddings, KV caches
-/// and scratch (measured: 176 MB for SmolLM2's 98 MB on two workers).
-fn shares_bytes(file_bytes: u64) -> f64 {
-    file_bytes as f64 * 1.8
+/// What `workers` splitting a model of `file_bytes` by rows hold together, about: the
+/// lead a whole copy with its KV caches and scratch (as each worker of whole copies), each
+/// other worker its share of the matrices.
+fn shares_bytes(file_bytes: u64, workers: usize) -> f64 {
+    let helpers = workers.saturating_sub(1) as f64 / workers.max(1) as f64;
+    file_bytes as f64 * (1.25 + helpers)
 }
 
 /// The pool for a model file of `file_bytes` on a device with `cores` logical cores
@@ -101,7 +102,7 @@ pub fn worker_pool_plan(
     // Each worker: the file's bytes plus about a quarter more for KV caches and scratch.
     let per_worker = (file_bytes as f64 * 1.25).max(1.0);
     let fits = (budget / per_worker).floor().max(1.0) as usize;
-    let shares = (wanted >= 2 && shares_bytes(file_bytes) <= budget).then(|| {
+    let shares = (wanted >= 2 && shares_bytes(file_bytes, wanted) <= budget).then(|| {
         if fits >= wanted {
             return (wanted, why.clone());
         }
@@ -109,7 +110,7 @@ pub fn worker_pool_plan(
             Some(gib) => format!("half of the {gib} GB this device reports"),
             None => "2 GB".into(),
         };
-        let why = format!("{why}; one copy of the model split between them fits in {room}");
+        let why = format!("{why}; the model split between them fits in {room}");
         (wanted, why)
     });
     if fits < wanted {
@@ -162,8 +163,9 @@ mod tests {
         assert!(mid.why.contains("2 GB"), "{}", mid.why);
         // A nonsense memory report counts as none.
         assert_eq!(plan(Some(4), Some(f64::NAN), None).workers, 4);
-        // Every core's worker sharing one copy split by rows, where two or more would run;
-        // where whole copies would not fit, the same cores can still share one, if that fits.
+        // Every core's worker splitting the model by rows, where two or more would run;
+        // where whole copies would not fit, the same cores can still split it, if that fits
+        // (a 1 GB file on 4 workers: 2 GB).
         let four = plan(Some(4), Some(8.0), None);
         assert_eq!(four.shares.as_ref().map(|s| s.0), Some(4), "{four:?}");
         assert_eq!(four.shares.unwrap().1, "4 cores");
@@ -179,7 +181,7 @@ mod tests {
         );
         assert_eq!(big.shares.as_ref().map(|s| s.0), Some(4), "{big:?}");
         // 1 GB on 2 GiB (1.07 GB for the workers): one copy is started anyway (it is
-        // 1.25 GB); shares (1.8 GB) would not fit either.
+        // 1.25 GB); shares (1.75 GB on two workers) would not fit either.
         let tight = worker_pool_plan(1_000_000_000, Some(4), Some(2.0), None);
         assert_eq!((tight.workers, tight.shares), (1, None));
     }

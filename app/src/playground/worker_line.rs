@@ -62,8 +62,8 @@ pub fn WorkerLine() -> impl IntoView {
                 let mut title = match m {
                     Member::Loading => format!("worker {}: loading the model", i + 1),
                     Member::Idle if pool.shares > 0 && i > 0 => format!(
-                        "worker {}: holds {} of every matrix's rows (and a margin of its \
-                         neighbours') and computes them for worker 1's runs",
+                        "worker {}: holds {} of every matrix's rows and computes them for \
+                         worker 1's runs (worker 1 takes over the ones it comes to late)",
                         i + 1,
                         share_name(pool.shares)
                     ),
@@ -117,17 +117,26 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
         WorkerState::Ready { ms } => {
             let mut s = if pool.shares > 0 {
                 format!(
-                    "Real-model runs sample in a pool of {} Web Workers ({}) that share one \
-                     copy of the model: each holds {} of every matrix's rows and a margin of \
-                     its neighbours' (loaded in {:.1} s). The first runs the jobs, one after another ({}), and every \
-                     worker computes its rows of each matrix product; ?pool=copies gives \
-                     each worker a whole copy instead (the memory of one copy for each), which \
+                    "Real-model runs sample in a pool of {} Web Workers ({}) that split the \
+                     model by rows: the first holds it whole and runs the jobs, one after \
+                     another ({}); {} (loaded in {:.1} s) and compute{} them for each \
+                     matrix product, and the first takes over any rows a busy one has not \
+                     started. ?pool=copies gives each \
+                     worker a whole copy instead (the memory of one copy for each), which \
                      runs compare mode's samplers side by side.",
                     pool.shares,
                     pool.why,
-                    share_name(pool.shares),
-                    ms / 1000.0,
                     if busy > 0 { "busy" } else { "idle" },
+                    match pool.shares {
+                        2 => "the second holds a half of every matrix's rows".to_string(),
+                        n => format!(
+                            "the other {} hold {} of every matrix's rows each",
+                            n - 1,
+                            share_name(n)
+                        ),
+                    },
+                    ms / 1000.0,
+                    if pool.shares == 2 { "s" } else { "" },
                 )
             } else if pool.planned <= 1 {
                 format!(
@@ -141,7 +150,7 @@ fn describe(state: &WorkerState, o: &Overhead, pool: &Pool, ready: usize, busy: 
                     "Real-model runs sample in a pool of {ready} of {} Web Workers ({}), each \
                      with its own copy of the model (the first loaded in {:.1} s): {busy} busy, \
                      {} idle. Compare mode's samplers and the exact P^L run side by side; {} \
-                     (?pool=shares splits one copy between them instead).",
+                     (?pool=shares splits the model by rows between them instead).",
                     pool.planned,
                     pool.why,
                     ms / 1000.0,

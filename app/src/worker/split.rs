@@ -18,12 +18,14 @@
 //! stops offering.
 //!
 //! That is with every worker holding the whole model. Where the pool instead splits the
-//! model by rows (`lm::shard`: about one copy between them), the shares are fixed: the
-//! lead (share 0) runs every job and offers every product, and each other worker, which
-//! holds nothing but its share, serves the buffer ([`serve`]): it computes its share of
-//! each product, leaving the loop only briefly, after [`IDLE_MS`] without a job or
-//! [`STAY_MS`] in it, to read its messages. A share that never comes fails the lead's forward pass after
-//! [`SHARE_LOST_MS`] with a message (nobody else holds those rows).
+//! model by rows (`lm::shard`: the lead holds it whole, each other worker one share of
+//! every matrix), the lead (share 0) runs every job and offers every product, and each
+//! other worker serves the buffer ([`serve`]): it takes its share's chunks of each product
+//! (one claim word a chunk), leaving the loop only briefly, after [`IDLE_MS`] without a
+//! job or [`STAY_MS`] in it, to read its messages. The lead takes its own chunks and then
+//! any of the others' not yet taken, so it waits only for chunks a helper has started; one
+//! not done after [`LOST_MS`] (or at once where the page says a worker crashed) it
+//! computes itself, and it keeps offering.
 //!
 //! Memory: the buffer holds one product's activations and results (about 2 MB).
 
@@ -86,15 +88,16 @@ pub const IDLE_MS: f64 = 30.0;
 pub const STAY_MS: f64 = 100.0;
 /// How long a driver waits for a helper's chunk before computing it itself.
 pub const LOST_MS: f64 = 3_000.0;
-/// How long the lead waits for a share's rows before its forward pass fails.
-pub const SHARE_LOST_MS: f64 = 10_000.0;
 /// Reads of a word a worker makes before it sleeps on it (tens of microseconds).
 const SPIN: u32 = 2_000;
-/// With fixed shares, how long a worker watches a word before it sleeps on it: a share's
-/// rows have no other taker, so each wake-up from `Atomics.wait` (a good part of a
-/// product's time) would be waited for, where claimed chunks let the awake worker take
-/// the sleeper's. A token's products come a fraction of a millisecond apart.
+/// With fixed shares, how long the lead watches a chunk a helper has started before it
+/// sleeps on it (the chunk is a fraction of a millisecond's work).
 const SHARE_SPIN_MS: f64 = 0.5;
+/// How long a share's holder watches for the next job before it sleeps: a token's
+/// products come a fraction of a millisecond apart, but a helper that watches longer
+/// takes the core from the lead wherever the machine is busy with something else (a job
+/// it sleeps through costs little: the lead takes its rows).
+const HELPER_SPIN_MS: f64 = 0.05;
 /// Between two invitations, at least.
 const INVITE_EVERY_MS: f64 = 20.0;
 
@@ -361,7 +364,12 @@ impl RowHelpers for SabHelpers {
         } else {
             MAX_CHUNKS
         };
-        if !OFFERING.with(Cell::get) || x.len() > X_CAP || out > OUT_CAP || job.chunks() > most {
+        if !OFFERING.with(Cell::get)
+            || x.len() > X_CAP
+            || out > OUT_CAP
+            || job.chunks() > most
+            || s.load(GONE) != 0
+        {
             return false;
         }
         // The shares' holders always listen (`serve`): no invitation.
@@ -421,12 +429,7 @@ impl RowHelpers for SabHelpers {
         let epoch = self.epoch.get();
         let mine = std::mem::take(&mut *self.mine.borrow_mut());
         let started = crate::clock::now_ms();
-        let deadline = started
-            + if self.shares > 0 {
-                SHARE_LOST_MS
-            } else {
-                LOST_MS
-            };
+        let deadline = started + LOST_MS;
         let mut lost = Vec::new();
         let mut part = Vec::new();
         let others = (0..job.chunks()).filter(|c| !mine.contains(c) && !job.rows_of(*c).is_empty());
@@ -452,9 +455,9 @@ impl RowHelpers for SabHelpers {
                 let left = deadline - crate::clock::now_ms();
                 if left <= 0.0 || s.load(GONE) != 0 {
                     lost.push(c);
-                    // Whole copies: the driver computes alone from now. Shares: nobody
-                    // else holds those rows, so the lead keeps offering (the pool replaces
-                    // a crashed holder).
+                    // Whole copies: the driver computes alone from now. Shares: the lead
+                    // computes the lost chunks and keeps offering (its batches have no
+                    // other taker; the pool replaces a crashed holder).
                     if self.shares == 0 {
                         OFFERING.with(|o| o.set(false));
                     }
@@ -613,7 +616,7 @@ fn serve_a_while(s: &Shared, share: &ShardFile) {
         compute(seen); // offered while this worker read its messages
     }
     loop {
-        if !s.spin(EPOCH, seen, SHARE_SPIN_MS) {
+        if !s.spin(EPOCH, seen, HELPER_SPIN_MS) {
             s.wait(EPOCH, seen, IDLE_MS);
         }
         let epoch = s.load(EPOCH);

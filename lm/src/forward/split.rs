@@ -346,7 +346,7 @@ fn job_for(
     (shards, must): (usize, bool),
 ) -> Option<SplitJob> {
     let rows: usize = set.iter().map(|p| p.rows).sum();
-    if set.is_empty() || set.len() > MAX_PARTS || (!must && rows * cols * n < MIN_WORK) {
+    if set.is_empty() || set.len() > MAX_PARTS || (shards == 0 && !must && rows * cols * n < MIN_WORK) {
         return None;
     }
     if u32::try_from(file_len).is_err() {

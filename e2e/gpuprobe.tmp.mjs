@@ -1,0 +1,11 @@
+import { launch } from './lib.mjs';
+const extra = process.argv.slice(2);
+const b = await launch({ webgpu: true, extraArgs: extra });
+await b.page.goto('chrome://gpu');
+await b.page.waitForTimeout(2000);
+const t = await b.page.evaluate(() => document.querySelector('info-view')?.shadowRoot?.textContent ?? document.body.innerText);
+const m = t.replace(/\s+/g,' ');
+const i = m.indexOf('Graphics Feature Status');
+console.log(m.slice(i, i+900));
+const j = m.indexOf('GL_RENDERER'); console.log(m.slice(j, j+200));
+await b.close();
