@@ -293,7 +293,10 @@ mod tests {
                 let rows = s.rows(1536);
                 for &j in &s.order() {
                     let r = shard_rows(1536, j, n);
-                    assert!(rows.start <= r.start && r.end <= rows.end, "{s:?} chunk {j}");
+                    assert!(
+                        rows.start <= r.start && r.end <= rows.end,
+                        "{s:?} chunk {j}"
+                    );
                 }
                 assert!(rows.len() <= 1536 / of + 4, "{s:?} holds {rows:?}");
             }

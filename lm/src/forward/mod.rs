@@ -51,7 +51,6 @@ pub(crate) async fn forward(
     pause: &mut impl Pause,
 ) -> Result<Vec<f32>, LmError> {
     check(c, cache, tokens)?;
-    let before = cache.len;
     let mut logits = Vec::with_capacity(tokens.len().saturating_sub(logits_from) * c.vocab_size);
     for (i, chunk) in tokens.chunks(CHUNK).enumerate() {
         let start = i * CHUNK;
@@ -62,21 +61,8 @@ pub(crate) async fn forward(
             logits_from: from,
         }];
         forward_chunk(c, w, bytes, &mut segs, &mut logits, pause).await;
-        if let Err(e) = shares_delivered() {
-            cache.truncate(before); // no position of a failed pass stays cached
-            return Err(e);
-        }
     }
     Ok(logits)
-}
-
-/// An error where a product of this pass could not be computed (a share of the model
-/// that its holder never delivered: `split`'s fixed shares).
-fn shares_delivered() -> Result<(), LmError> {
-    match split::take_failure() {
-        Some(why) => Err(LmError(why)),
-        None => Ok(()),
-    }
 }
 
 /// Runs several sequences at once, each `tokens[i]` after the positions in `caches[i]`
@@ -99,7 +85,6 @@ pub(crate) async fn forward_batch(
             ));
         }
     }
-    let before: Vec<usize> = caches.iter().map(|c| c.len).collect();
     let mut out = vec![Vec::new(); tokens.len()];
     // Rounds of up to CHUNK tokens of each unfinished sequence.
     let rounds = tokens
@@ -125,12 +110,6 @@ pub(crate) async fn forward_batch(
         }
         let mut logits = Vec::new();
         forward_chunk(c, w, bytes, &mut segs, &mut logits, pause).await;
-        if let Err(e) = shares_delivered() {
-            for (cache, before) in caches.iter_mut().zip(&before) {
-                cache.truncate(*before); // no position of a failed pass stays cached
-            }
-            return Err(e);
-        }
         let mut rows = logits.chunks_exact(c.vocab_size);
         for (i, last) in idx {
             if last {

@@ -11,12 +11,12 @@
 //!   same kernels on its own copy ([`compute_chunk`]), and the caller gathers the helpers'
 //!   ([`RowHelpers::collect`]). A helper that never answers costs only time: the caller
 //!   computes the chunks it did not get.
-//! - **Fixed shares** (`SplitJob::shards` workers each hold one share of every matrix's
-//!   rows, `crate::shard`): chunk `c` is share `c % shards` of one matrix, computed by the
-//!   worker holding it. The caller (the lead, share 0) cannot compute the others', so
-//!   a share never delivered fails the forward pass ([`take_failure`]) instead of being
-//!   computed alone; every product of a share is offered, however small, in groups of
-//!   vectors that fit the helpers' buffer ([`RowHelpers::capacity`]).
+//! - **Fixed shares** (`SplitJob::shards` workers, `crate::shard`: the caller, share 0,
+//!   holds the whole model, each other worker one share of every matrix's rows): chunk `c`
+//!   is chunk `c % per_matrix` of matrix `c / per_matrix`; a helper takes its share's
+//!   chunks, the caller its own and then any a helper has not taken ([`Shard::order`]).
+//!   Every product is offered, however small, in groups of vectors that fit the helpers'
+//!   buffer ([`RowHelpers::capacity`]).
 //!
 //! Either way a row's result does not depend on the chunk or the worker that computed it,
 //! so the split product is bit for bit the product computed alone.
@@ -268,29 +268,6 @@ pub trait RowHelpers {
 
 thread_local! {
     static HELPERS: RefCell<Option<Rc<dyn RowHelpers>>> = const { RefCell::new(None) };
-    /// Why a product of a share could not be computed since [`take_failure`] last asked.
-    static FAILED: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Why a product could not be computed since the last call, if one could not (a share of
-/// the model never delivered): its results were NaN, and the forward pass that asks ends
-/// with this instead.
-pub fn take_failure() -> Option<String> {
-    FAILED.with(|f| f.borrow_mut().take())
-}
-
-/// Records why the products of `set` cannot be computed (the first reason kept) and
-/// fills their results with NaN.
-fn fail(set: &mut [Product<'_, '_>], why: impl FnOnce() -> String) {
-    FAILED.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.is_none() {
-            *f = Some(why());
-        }
-    });
-    for p in set {
-        p.out.fill(f32::NAN);
-    }
 }
 
 /// Installs (or with `None` removes) the calling thread's helpers.
@@ -305,12 +282,10 @@ fn helpers() -> Option<Rc<dyn RowHelpers>> {
 
 /// One matrix of a product over shared activations, and where its `n × rows` go.
 pub(crate) struct Product<'a, 'o> {
-    /// Its weights: the rows `held`.
+    /// Its weights.
     pub w: WeightData<'a>,
     /// Its rows.
     pub rows: usize,
-    /// The rows this worker holds (all but in a share of the model).
-    pub held: Range<usize>,
     /// The whole matrix's bytes in the file, where a helper can find them.
     pub file: Option<Range<usize>>,
     /// Its result, vector by vector.
@@ -323,30 +298,24 @@ impl<'a, 'o> Product<'a, 'o> {
         Product {
             w: m.data(bytes),
             rows: m.rows(),
-            held: m.held(),
             file: m.in_file(),
             out,
         }
     }
-
-    /// Whether this worker holds only some of its rows.
-    fn partial(&self) -> bool {
-        self.held != (0..self.rows)
-    }
 }
 
 /// The job for products of `set` that helpers could share: Q4_1 or Q8_0 matrices inside
-/// the model file, with enough work to pay for the round trip unless `must` (a share of
-/// the model, which the helpers' shares complete).
+/// the model file, with enough work to pay for the round trip where helpers claim chunks
+/// (a share's holder computes its rows of every product).
 fn job_for(
     file_len: usize,
     set: &[Product<'_, '_>],
     (cols, n): (usize, usize),
     act: Activations,
-    (shards, must): (usize, bool),
+    shards: usize,
 ) -> Option<SplitJob> {
     let rows: usize = set.iter().map(|p| p.rows).sum();
-    if set.is_empty() || set.len() > MAX_PARTS || (shards == 0 && !must && rows * cols * n < MIN_WORK) {
+    if set.is_empty() || set.len() > MAX_PARTS || (shards == 0 && rows * cols * n < MIN_WORK) {
         return None;
     }
     if u32::try_from(file_len).is_err() {
@@ -451,8 +420,8 @@ fn place(job: &SplitJob, c: usize, part: &[f32], set: &mut [Product<'_, '_>]) {
 
 /// `out (n × rows) = x (n × cols) · Wᵀ`, with the activations in precision `act`: every
 /// product of the forward pass. Shared with the thread's helpers where it has some (the
-/// page's idle workers) and it is large enough, or must be (a share of the model);
-/// otherwise [`matmul_with`] alone.
+/// page's idle workers, or the holders of a model's shares) and they take it; otherwise
+/// [`matmul_with`] alone.
 pub(crate) fn matmul(p: Product<'_, '_>, cols: usize, x: &[f32], n: usize, act: Activations) {
     matmul_set(&mut [p], cols, x, n, act)
 }
@@ -473,10 +442,9 @@ pub(crate) fn matmul_set(
     }
 }
 
-/// The products shared with the calling thread's helpers, if it has any and they are
-/// worth it; `false` where the caller computes them alone. Products of a share of the
-/// model are always shared (or, where that fails, filled with NaN and the failure kept
-/// for [`take_failure`]).
+/// The products shared with the calling thread's helpers, if it has any and they take
+/// them; `false` where the caller computes them alone (also after a group of vectors the
+/// helpers refused or one that could not be computed: every group again, alone).
 fn try_split(
     set: &mut [Product<'_, '_>],
     cols: usize,
@@ -484,31 +452,13 @@ fn try_split(
     n: usize,
     act: Activations,
 ) -> bool {
-    let must = set.iter().any(Product::partial);
-    if must && FAILED.with(|f| f.borrow().is_some()) {
-        // A share already lost in this pass: the rest of it is not worth waiting for.
-        fail(set, String::new);
-        return true;
-    }
     let Some(h) = helpers() else {
-        if must {
-            fail(set, || {
-                "this worker holds only its share of the model, and no worker holds the \
-                 rest"
-                    .into()
-            });
-        }
-        return must;
+        return false;
     };
     let model = h.model();
     let shards = h.shards();
-    let Some(job) = job_for(model.file_len(), set, (cols, n), act, (shards, must)) else {
-        if must {
-            fail(set, || {
-                "a product of this worker's share cannot be handed to the others".into()
-            });
-        }
-        return must;
+    let Some(job) = job_for(model.file_len(), set, (cols, n), act, shards) else {
+        return false;
     };
     // Fixed shares offer every product, in groups of vectors that fit the buffer.
     let per = match (shards, h.capacity()) {
@@ -516,17 +466,11 @@ fn try_split(
         _ => n,
     };
     if per == 0 {
-        if must {
-            fail(set, || "a product too wide for the workers' buffer".into());
-        }
-        return must;
+        return false;
     }
     if per >= n {
         // One group: the products as they are (no per-product allocation).
-        return match offer_group(&*h, model, &job, x, set) {
-            Ok(()) => true,
-            Err(why) => settle(set, must, why),
-        };
+        return offer_group(&*h, model, &job, x, set);
     }
     let mut v0 = 0;
     while v0 < n {
@@ -537,49 +481,37 @@ fn try_split(
             .map(|p| Product {
                 w: p.w,
                 rows: p.rows,
-                held: p.held.clone(),
                 file: p.file.clone(),
                 out: &mut p.out[v0 * p.rows..v1 * p.rows],
             })
             .collect();
         let xg = &x[v0 * cols..v1 * cols];
-        if let Err(why) = offer_group(&*h, model, &group, xg, &mut sub) {
-            return settle(set, must, why);
+        if !offer_group(&*h, model, &group, xg, &mut sub) {
+            return false;
         }
         v0 = v1;
     }
     true
 }
 
-/// Offers `job` over `x` and runs it into `set`: `Err(None)` where the helpers refused
-/// it (nothing computed), `Err(Some(why))` where a chunk could not be computed.
+/// Offers `job` over `x` and runs it into `set`: whether it was computed (`false` where
+/// the helpers refused it, or where a chunk could not be computed here: the caller then
+/// computes the products alone).
 fn offer_group(
     h: &dyn RowHelpers,
     model: &dyn FileRows,
     job: &SplitJob,
     x: &[f32],
     set: &mut [Product<'_, '_>],
-) -> Result<(), Option<String>> {
+) -> bool {
     if !h.offer(job, x) {
-        return Err(None);
+        return false;
     }
-    run_offered(h, model, job, x, set).map_err(Some)
-}
-
-/// What [`try_split`] answers after a group was refused (`why` `None`) or failed: a
-/// refused product that need not be shared is computed alone (every group again); one
-/// that must be, or a failed one, is filled with NaN and the reason kept.
-fn settle(set: &mut [Product<'_, '_>], must: bool, why: Option<String>) -> bool {
-    match why {
-        Some(e) => fail(set, || e),
-        None if must => fail(set, || "the other workers could not be reached".into()),
-        None => return false,
-    }
-    true
+    run_offered(h, model, job, x, set).is_ok()
 }
 
 /// Computes the caller's chunks of the offered `job` and gathers the helpers'; computes
-/// itself the chunks a helper lost, where it holds their rows (an error where not).
+/// itself the chunks a helper lost (an error where one cannot be computed here).
 fn run_offered(
     h: &dyn RowHelpers,
     model: &dyn FileRows,
@@ -602,15 +534,8 @@ fn run_offered(
     }
     let lost = h.collect(job, &mut |c, got| place(job, c, got, set));
     for c in lost {
-        if local(c, set).is_err() {
-            first_error.get_or_insert_with(|| {
-                format!(
-                    "a sampling worker holding share {} of {} of the model's rows stopped \
-                     answering",
-                    c % job.shards.max(1),
-                    job.shards
-                )
-            });
+        if let Err(e) = local(c, set) {
+            first_error.get_or_insert(e);
         }
     }
     first_error.map_or(Ok(()), Err)
@@ -722,7 +647,6 @@ mod tests {
         Product {
             w,
             rows,
-            held: 0..rows,
             file: Some(at..at + len),
             out,
         }

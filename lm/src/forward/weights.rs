@@ -1,15 +1,16 @@
 //! The model's tensors as the forward pass reads them: byte ranges of quantized blocks in
-//! the file (or, for a lead worker's share, in its [`ShardFile`]), small vectors (norm
+//! the file (or in the lead worker's [`ShardFile`], the whole file packed), small vectors (norm
 //! weights) copied out as f32.
 
 use super::matmul::WeightData;
 use crate::config::LlamaConfig;
 use crate::error::LoadError;
 use crate::gguf::{GgmlType, Gguf, GgufError, TensorInfo, dequantize_q4_1, dequantize_q8_0};
-use crate::shard::{ShardFile, rows_range};
+use crate::shard::ShardFile;
 use std::ops::Range;
 
-/// Where the tensors' bytes are: the whole file, or the share of it a lead worker holds.
+/// Where the tensors' bytes are: the whole file, or the lead worker's share of it (every
+/// tensor, packed).
 #[derive(Clone, Copy)]
 pub(crate) enum Layout<'a> {
     /// The bytes are the whole file.
@@ -30,16 +31,14 @@ impl Layout<'_> {
     }
 }
 
-/// A `rows × cols` weight matrix, or the rows of it this worker holds.
+/// A `rows × cols` weight matrix.
 #[derive(Debug)]
 pub(crate) struct Matrix {
     ty: GgmlType,
     rows: usize,
-    /// The whole matrix's bytes in the file.
+    /// The matrix's bytes in the file.
     file: Range<usize>,
-    /// The rows held (all but in a share of the model).
-    held: Range<usize>,
-    /// Where the held rows' bytes lie in the bytes the weights read.
+    /// Where its bytes lie in the bytes the weights read.
     range: Range<usize>,
     cols: usize,
     /// F32 matrices, copied out of the file (which need not align them).
@@ -49,14 +48,13 @@ pub(crate) struct Matrix {
 }
 
 impl Matrix {
-    /// Matrix `name` of `rows × cols`; in a share, only its rows (`whole`: all of them).
+    /// Matrix `name` of `rows × cols`.
     fn new(
         g: &Gguf,
         bytes: &[u8],
         layout: Layout<'_>,
         name: &str,
         (rows, cols): (usize, usize),
-        whole: bool,
     ) -> Result<Self, LoadError> {
         let t = tensor(g, name)?;
         if t.dims != [cols as u64, rows as u64] {
@@ -65,16 +63,12 @@ impl Matrix {
                 t.dims
             )));
         }
-        let held = match layout {
-            Layout::Shard(s) if !whole => s.shard().rows(rows),
-            _ => 0..rows,
-        };
-        let range = layout.locate(rows_range(t, held.clone()), name)?;
+        let range = layout.locate(t.range(), name)?;
         let as_q4_1 = (t.ty == GgmlType::Q4_0)
             .then(|| quant::q4_0_as_q4_1(&bytes[range.clone()]))
             .flatten();
         let dense = (t.ty == GgmlType::F32).then(|| {
-            let mut out = vec![0f32; held.len() * cols];
+            let mut out = vec![0f32; rows * cols];
             t.ty.dequantize(&bytes[range.clone()], &mut out);
             out
         });
@@ -82,17 +76,11 @@ impl Matrix {
             ty: t.ty,
             rows,
             file: t.range(),
-            held,
             range,
             cols,
             dense,
             as_q4_1,
         })
-    }
-
-    /// The rows this worker holds (all of them but in a share of the model).
-    pub(crate) fn held(&self) -> Range<usize> {
-        self.held.clone()
     }
 
     /// The whole matrix's bytes in the file, where the products read them as they are
@@ -237,7 +225,7 @@ impl Weights {
             .map(|i| {
                 let m = |n: &str, rows, cols| {
                     let name = format!("blk.{i}.{n}.weight");
-                    Matrix::new(g, bytes, layout, &name, (rows, cols), false)
+                    Matrix::new(g, bytes, layout, &name, (rows, cols))
                 };
                 let vector = |n: &str, len| vector(g, bytes, layout, n, len);
                 let bias = |n: &str, len| {
@@ -274,10 +262,10 @@ impl Weights {
         };
         let shape = (c.vocab_size, d);
         Ok(Weights {
-            embd: Matrix::new(g, bytes, layout, "token_embd.weight", shape, true)?,
+            embd: Matrix::new(g, bytes, layout, "token_embd.weight", shape)?,
             layers,
             output_norm: vector(g, bytes, layout, "output_norm.weight", d)?,
-            output: Matrix::new(g, bytes, layout, output_name, shape, false)?,
+            output: Matrix::new(g, bytes, layout, output_name, shape)?,
             output_tied,
             activations: super::Activations::default(),
         })
