@@ -17,9 +17,10 @@
 // matrix products are shared with the idle worker where the page is cross-origin isolated
 // (`?split=off` says not to), with the same samples. Where it is, a pool of two can split
 // the model by rows instead of giving each worker a whole copy (the page's default wherever
-// it can, `?pool=copies` for whole copies): the workers hold about one copy and a quarter
-// between them, the lead runs every job, the same samples come out, and a
-// share's holder that crashes mid-run ends the run with a message and is replaced.
+// it can, `?pool=copies` for whole copies): the lead holds the whole model and runs every
+// job, the other worker its half of every matrix's rows (about one copy and a half between
+// them), the same samples come out, and when the half's holder crashes mid-run the lead
+// computes its rows, the run ends with the same samples, and the holder is replaced.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

@@ -407,7 +407,8 @@ impl RowHelpers for SabHelpers {
 
     fn claim(&self) -> Option<usize> {
         let c = if self.shares > 0 {
-            // The lead's chunks in its order, those a faster neighbour has not taken.
+            // The chunks in the lead's order (its own, then the helpers'), those no helper
+            // has taken.
             let order = self.order.borrow();
             loop {
                 let k = self.next.get();
@@ -592,7 +593,7 @@ fn serve_a_while(s: &Shared, share: &ShardFile) {
         s.floats(X_AT, x.len()).copy_to(&mut x);
         for c in job.order_for(index) {
             if !s.take(c, epoch) {
-                continue; // taken by a neighbour, or by this worker before it read messages
+                continue; // taken by the lead, or by this worker before it read messages
             }
             let rows = job.rows_of(c);
             part.resize(job.n * rows.len(), 0.0);
