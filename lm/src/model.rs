@@ -15,7 +15,8 @@ use std::path::Path;
 enum Held {
     /// The whole file.
     Whole(Box<dyn AsRef<[u8]> + Send + Sync>),
-    /// A lead worker's share ([`crate::shard`]): the other workers hold the other rows.
+    /// A lead worker's share ([`crate::shard`]): every tensor, packed; the other workers
+    /// hold shares of the matrices' rows.
     Shard(ShardFile),
 }
 
@@ -68,7 +69,7 @@ impl Model {
 
     /// The lead's share of a model split by rows between workers ([`crate::shard`]): its
     /// forward pass computes every product with the other shares' holders, through the
-    /// thread's split helpers (`forward::split`), and fails without them.
+    /// thread's split helpers (`forward::split`), and alone without them.
     pub fn from_shard(header: ModelHeader, file: ShardFile) -> Result<Model, LoadError> {
         if !file.shard().is_lead() || file.file_len() != header.file_len() {
             return Err(LoadError::Config(format!(
