@@ -507,38 +507,36 @@ fn offer_group(
     if !h.offer(job, x) {
         return false;
     }
-    run_offered(h, model, job, x, set).is_ok()
+    run_offered(h, model, job, x, set)
 }
 
 /// Computes the caller's chunks of the offered `job` and gathers the helpers'; computes
-/// itself the chunks a helper lost (an error where one cannot be computed here).
+/// itself the chunks a helper lost. Whether every chunk was computed (`false` where one
+/// could not be here; the caller then computes the products alone).
 fn run_offered(
     h: &dyn RowHelpers,
     model: &dyn FileRows,
     job: &SplitJob,
     x: &[f32],
     set: &mut [Product<'_, '_>],
-) -> Result<(), String> {
+) -> bool {
     let mut part = Vec::new();
     let mut local = |c: usize, set: &mut [Product<'_, '_>]| {
         part.resize(job.n * job.rows_of(c).len(), 0.0);
-        compute_chunk(model, job, c, x, &mut part)?;
-        place(job, c, &part, set);
-        Ok::<(), String>(())
+        let ok = compute_chunk(model, job, c, x, &mut part).is_ok();
+        if ok {
+            place(job, c, &part, set);
+        }
+        ok
     };
-    let mut first_error = None;
+    let mut ok = true;
     while let Some(c) = h.claim() {
-        if let Err(e) = local(c, set) {
-            first_error.get_or_insert(e);
-        }
+        ok &= local(c, set);
     }
-    let lost = h.collect(job, &mut |c, got| place(job, c, got, set));
-    for c in lost {
-        if let Err(e) = local(c, set) {
-            first_error.get_or_insert(e);
-        }
+    for c in h.collect(job, &mut |c, got| place(job, c, got, set)) {
+        ok &= local(c, set);
     }
-    first_error.map_or(Ok(()), Err)
+    ok
 }
 
 #[cfg(test)]
