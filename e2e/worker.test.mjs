@@ -115,19 +115,21 @@ async function measured(page) {
       && ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
     runs, { timeout: RUN_MS, polling: 250 }));
   const frames = await stopFrameCount(page);
-  return {
-    ...frames,
-    ...await page.evaluate(() => {
-      const s = document.querySelector('#pg-status');
-      return {
-        state: s.dataset.state,
-        message: s.textContent,
-        firstTokenMs: Number(s.dataset.firstTokenMs),
-        outputs: [...document.querySelectorAll('#view-results .output-row')]
-          .filter((r) => Number(r.dataset.count) > 0).map((r) => `${r.dataset.text}×${r.dataset.count}`),
-      };
-    }),
-  };
+  return { ...frames, ...await runResult(page) };
+}
+
+/** The playground's last run: its state, status line, first token and outputs. */
+async function runResult(page) {
+  return page.evaluate(() => {
+    const s = document.querySelector('#pg-status');
+    return {
+      state: s.dataset.state,
+      message: s.textContent,
+      firstTokenMs: Number(s.dataset.firstTokenMs),
+      outputs: [...document.querySelectorAll('#view-results .output-row')]
+        .filter((r) => Number(r.dataset.count) > 0).map((r) => `${r.dataset.text}×${r.dataset.count}`),
+    };
+  });
 }
 
 /** Runs a seeded date-regex run set up by `choose` with one worker, then with two whose
@@ -434,12 +436,7 @@ describe('the playground samples the real model in a Web Worker', () => {
         () => ['done', 'stopped', 'error'].includes(document.querySelector('#pg-status').dataset.state),
         null, { timeout: RUN_MS, polling: 100 }));
       const ended = Date.now() - t0;
-      const crashed = await page.evaluate(() => ({
-        state: document.querySelector('#pg-status').dataset.state,
-        message: document.querySelector('#pg-status').textContent,
-        outputs: [...document.querySelectorAll('#view-results .output-row')]
-          .filter((r) => Number(r.dataset.count) > 0).map((r) => `${r.dataset.text}×${r.dataset.count}`),
-      }));
+      const crashed = await runResult(page);
       assert.equal(crashed.state, 'done', crashed.message);
       assert.deepEqual(crashed.outputs, reference.outputs);
       await page.waitForFunction(() => document.querySelector('#pg-worker').dataset.replaced === '1'
